@@ -1,0 +1,15 @@
+/* stepctl.h - the subcommands of stepctl, one entry point each.
+ *
+ * Every command takes the argv that follows its name (argv[0] is the command
+ * name) and returns the process exit code documented in docs/cli.md.
+ */
+#ifndef STEPCTL_H
+#define STEPCTL_H
+
+int stepctl_cmd_decide(int argc, char **argv);     /* controller/decide_cli.c */
+int stepctl_cmd_decisions(int argc, char **argv);  /* controller/decide_cli.c */
+int stepctl_cmd_replay(int argc, char **argv);     /* controller/decide_cli.c */
+int stepctl_cmd_explain(int argc, char **argv);    /* controller/decide_cli.c */
+int stepctl_cmd_plan(int argc, char **argv);       /* controller/plan/plan_cli.c */
+
+#endif

@@ -1,0 +1,50 @@
+/* stepctl_main.c - entry point of stepctl: dispatches to one subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "stepctl.h"
+
+struct stepctl_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct stepctl_command commands[] = {
+    {"decide", stepctl_cmd_decide, "check conditions, prefer, record one step decision"},
+    {"decisions", stepctl_cmd_decisions, "list or show recorded decisions"},
+    {"replay", stepctl_cmd_replay, "recompute a recorded decision from its inputs"},
+    {"explain", stepctl_cmd_explain, "explain a recorded decision in plain words"},
+    {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: stepctl COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'stepctl COMMAND --help' for a command's options.\n"
+                 "Exit codes: see docs/cli.md.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 64;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("stepctl %s\n", STEPCTL_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "stepctl: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 64;
+}

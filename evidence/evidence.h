@@ -1,0 +1,166 @@
+/* The evidence store: one SQLite file holding every Exact-AV check result
+ * with its scope and its real observation time (docs/evidence.md).
+ *
+ * Written by exactav (verify, evidence import), read read-only by
+ * `exactav evidence list|show|latest` and by stepctl.  The store knows
+ * nothing of either program's logic: it validates, stores and returns rows.
+ *
+ * Conventions:
+ *  - every enum's zero value is the failing / safe one (EVIDENCE_E_INTERNAL,
+ *    EVIDENCE_VERDICT_UNKNOWN, EVIDENCE_OPEN_RO), so a forgotten
+ *    initialisation can never read as success or MATCH;
+ *  - strings in structs passed in are borrowed (NULL = SQL NULL);
+ *  - query results are jansson values owned by the caller (json_decref);
+ *  - err/errlen receive a one-line human message on failure (may be NULL/0).
+ */
+#ifndef EVIDENCE_H
+#define EVIDENCE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The schema version this build writes and reads (PRAGMA user_version). */
+#define EVIDENCE_SCHEMA_VERSION 1
+/* The only check kind this build stores. */
+#define EVIDENCE_CHECK_KIND "exact-av-v1"
+/* Bounds on untrusted input. */
+#define EVIDENCE_MAX_REPORT_BYTES (16u * 1024u * 1024u)
+#define EVIDENCE_MAX_FETCHES 65536u
+#define EVIDENCE_MAX_ID_LEN 128u
+/* An observation time later than now + this is refused: it would stay
+ * "fresh" for longer than it should. */
+#define EVIDENCE_MAX_CLOCK_SKEW_MS (300 * 1000)
+/* SQLite busy time-out, and the total time we keep retrying BEGIN IMMEDIATE. */
+#define EVIDENCE_BUSY_TIMEOUT_MS 10000
+#define EVIDENCE_LOCK_DEADLINE_MS 60000
+
+enum evidence_rc {
+    EVIDENCE_E_INTERNAL = 0, /* zero value: failure (SQLite/OpenSSL/memory) */
+    EVIDENCE_OK,
+    EVIDENCE_E_NOTFOUND,     /* show: no such id */
+    EVIDENCE_E_INVALID,      /* a record/report lacks or mistypes a field */
+    EVIDENCE_E_CONFLICT,     /* id already stored with different content */
+    EVIDENCE_E_OPEN,         /* cannot open / not an evidence database */
+    EVIDENCE_E_VERSION,      /* schema version newer (or other) than this build */
+};
+
+enum evidence_open_mode {
+    EVIDENCE_OPEN_RO = 0, /* SQLITE_OPEN_READONLY: never creates, never migrates */
+    EVIDENCE_OPEN_RW = 1, /* creates, sets WAL, migrates forward */
+};
+
+enum evidence_verdict {
+    EVIDENCE_VERDICT_UNKNOWN = 0,
+    EVIDENCE_VERDICT_MATCH,
+    EVIDENCE_VERDICT_MISMATCH,
+};
+
+/* A nullable INTEGER column: the zero value is SQL NULL. */
+struct evidence_int {
+    bool present;
+    int64_t value;
+};
+
+/* One row of `fetches` (one HTTP request of the check). */
+struct evidence_fetch {
+    int64_t seq;                    /* 0-based order in the check */
+    const char *url;                /* required, redacted */
+    const char *effective_url;      /* redacted, after redirects */
+    struct evidence_int http_status;
+    struct evidence_int bytes;
+    struct evidence_int content_length;
+    struct evidence_int started_at_ms;
+    struct evidence_int ended_at_ms;
+    const char *redirects_json;     /* JSON array of redacted URLs, or NULL */
+    const char *age, *via, *x_cache, *server, *etag, *content_type;
+    const char *error;              /* NULL on success */
+};
+
+/* One row of `evidence` plus its fetches. */
+struct evidence_record {
+    const char *id;                 /* required; see evidence_new_id */
+    const char *check_kind;         /* required: EVIDENCE_CHECK_KIND */
+    enum evidence_verdict verdict;
+    const char *reason;             /* required, stable reason code */
+    const char *profile_id;         /* required */
+    const char *profile_fingerprint;/* required */
+    const char *path_id, *channel, *rendition, *program_version;
+    const char *reference_version;
+    const char *object;             /* redacted URL or file */
+    struct evidence_int interval_start, interval_end; /* 90 kHz ticks */
+    int64_t observed_at_ms;         /* UTC ms, when the bytes were fetched */
+    int64_t observed_end_ms;        /* >= observed_at_ms */
+    int64_t recorded_at_ms;         /* 0: the insert sets "now" */
+    const char *report;             /* required: the full JSON report (object) */
+    size_t fetch_count;
+    const struct evidence_fetch *fetches;
+};
+
+/* Query filters; the zero value selects everything. */
+struct evidence_filter {
+    const char *path_id, *channel, *rendition, *program_version; /* NULL: any */
+    const char *verdict;            /* "MATCH"|"MISMATCH"|"UNKNOWN", NULL: any */
+    bool has_max_age;
+    int64_t max_age_s;              /* keep rows with now_ms - observed_at_ms <= max_age_s*1000 */
+    int64_t now_ms;                 /* the "now" max_age is measured against */
+    int64_t limit;                  /* <= 0: no limit */
+};
+
+struct evidence_db; /* opaque: one SQLite connection */
+
+enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
+                               struct evidence_db **db, char *err, size_t errlen);
+void evidence_close(struct evidence_db *db);
+/* The schema version found in the file (after migration for RW). */
+int evidence_schema_version(const struct evidence_db *db);
+
+/* One evidence row and its fetch rows in one BEGIN IMMEDIATE transaction:
+ * all or nothing.  An existing id is EVIDENCE_E_CONFLICT. */
+enum evidence_rc evidence_insert(struct evidence_db *db, const struct evidence_record *rec,
+                                 char *err, size_t errlen);
+
+/* Parses a verifier JSON report and inserts it (recorded_at_ms = now).
+ * Idempotent by evidence_id: the same report again inserts nothing
+ * (*inserted = 0) and never touches the stored row; the same id with a
+ * different report is EVIDENCE_E_CONFLICT.  A missing/mistyped required
+ * field is EVIDENCE_E_INVALID and err names the field. */
+enum evidence_rc evidence_import_report(struct evidence_db *db, const char *json_text, size_t len,
+                                        int *inserted, char *err, size_t errlen);
+/* Same, with an explicit "now" (for tests and replays). */
+enum evidence_rc evidence_import_report_at(struct evidence_db *db, const char *json_text,
+                                           size_t len, int64_t now_ms, int *inserted,
+                                           char *err, size_t errlen);
+
+/* 128 random bits (OpenSSL RAND_bytes) formatted like a UUIDv4. */
+enum evidence_rc evidence_new_id(char out[37]);
+/* Wall clock, UTC milliseconds since the Unix epoch. */
+int64_t evidence_now_ms(void);
+
+const char *evidence_verdict_name(enum evidence_verdict v);
+/* Parses "MATCH"/"MISMATCH"/"UNKNOWN"; false for anything else. */
+bool evidence_verdict_parse(const char *s, enum evidence_verdict *out);
+const char *evidence_rc_name(enum evidence_rc rc);
+
+/* Queries.  Rows are JSON objects keyed by column name (SQL NULL -> null,
+ * `redirects` and `report` parsed back to JSON when valid).  list: newest
+ * observation first; latest: the newest observed_at_ms per (path_id,
+ * channel, rendition, program_version) among the rows the filter selects;
+ * neither includes `report`.  show: every column, `report`, and `fetches`
+ * ordered by seq; EVIDENCE_E_NOTFOUND when the id is absent. */
+enum evidence_rc evidence_list(struct evidence_db *db, const struct evidence_filter *f,
+                               json_t **rows, char *err, size_t errlen);
+enum evidence_rc evidence_latest(struct evidence_db *db, const struct evidence_filter *f,
+                                 json_t **rows, char *err, size_t errlen);
+enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **record,
+                               char *err, size_t errlen);
+
+/* Writers: format what the queries returned, compute nothing.  Untrusted
+ * text is printed with control characters replaced by '?'. */
+int evidence_write_table(FILE *out, const json_t *rows, int64_t now_ms);
+int evidence_write_record(FILE *out, const json_t *record);
+int evidence_write_json(FILE *out, const json_t *value);
+
+#endif

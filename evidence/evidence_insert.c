@@ -1,0 +1,210 @@
+/* Writing one record: validation, then the evidence row and its fetch rows
+ * in one transaction (all or nothing). */
+#include "evidence_internal.h"
+
+#include <assert.h>
+#include <string.h>
+
+static bool nonempty(const char *s)
+{
+    return s && *s;
+}
+
+static enum evidence_rc invalid(char *err, size_t errlen, const char *field, const char *why)
+{
+    evidence_seterr(err, errlen, "%s: %s", field, why);
+    return EVIDENCE_E_INVALID;
+}
+
+static bool is_json_kind(const char *text, json_type want)
+{
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    bool ok = v && json_typeof(v) == want;
+    json_decref(v);
+    return ok;
+}
+
+static enum evidence_rc validate_fetch(const struct evidence_fetch *f, size_t i, char *err,
+                                       size_t errlen)
+{
+    char field[64];
+    if (!nonempty(f->url)) {
+        snprintf(field, sizeof field, "fetches[%zu].url", i);
+        return invalid(err, errlen, field, "required");
+    }
+    if (f->seq < 0) {
+        snprintf(field, sizeof field, "fetches[%zu].seq", i);
+        return invalid(err, errlen, field, "must be >= 0");
+    }
+    if (f->redirects_json && !is_json_kind(f->redirects_json, JSON_ARRAY)) {
+        snprintf(field, sizeof field, "fetches[%zu].redirects", i);
+        return invalid(err, errlen, field, "must be a JSON array");
+    }
+    return EVIDENCE_OK;
+}
+
+static enum evidence_rc validate_times(const struct evidence_record *r, int64_t now_ms, char *err,
+                                       size_t errlen)
+{
+    /* 0 is the zero value, i.e. "never set": never store it as a time. */
+    if (r->observed_at_ms <= 0)
+        return invalid(err, errlen, "observed_at_ms", "required (UTC ms > 0)");
+    if (r->observed_end_ms < r->observed_at_ms)
+        return invalid(err, errlen, "observed_end_ms", "earlier than observed_at_ms");
+    if (r->observed_at_ms > now_ms + EVIDENCE_MAX_CLOCK_SKEW_MS)
+        return invalid(err, errlen, "observed_at_ms", "lies in the future");
+    return EVIDENCE_OK;
+}
+
+enum evidence_rc evidence_validate_record(const struct evidence_record *r, int64_t now_ms,
+                                          char *err, size_t errlen)
+{
+    assert(r);
+    if (!evidence_id_valid(r->id))
+        return invalid(err, errlen, "evidence_id", "required, 1-128 chars of [A-Za-z0-9._:-]");
+    if (!r->check_kind || strcmp(r->check_kind, EVIDENCE_CHECK_KIND) != 0)
+        return invalid(err, errlen, "check_kind", "must be \"" EVIDENCE_CHECK_KIND "\"");
+    if (r->verdict != EVIDENCE_VERDICT_UNKNOWN && r->verdict != EVIDENCE_VERDICT_MATCH &&
+        r->verdict != EVIDENCE_VERDICT_MISMATCH)
+        return invalid(err, errlen, "verdict", "must be MATCH, MISMATCH or UNKNOWN");
+    if (!nonempty(r->reason))
+        return invalid(err, errlen, "reason", "required");
+    if (!nonempty(r->profile_id))
+        return invalid(err, errlen, "profile.id", "required");
+    if (!nonempty(r->profile_fingerprint))
+        return invalid(err, errlen, "profile.fingerprint", "required");
+    enum evidence_rc rc = validate_times(r, now_ms, err, errlen);
+    if (rc != EVIDENCE_OK)
+        return rc;
+    if (!r->report || strlen(r->report) > EVIDENCE_MAX_REPORT_BYTES ||
+        !is_json_kind(r->report, JSON_OBJECT))
+        return invalid(err, errlen, "report", "must be a JSON object");
+    if (r->fetch_count > EVIDENCE_MAX_FETCHES || (r->fetch_count && !r->fetches))
+        return invalid(err, errlen, "fetches", "too many or missing");
+    for (size_t i = 0; i < r->fetch_count; i++)
+        if ((rc = validate_fetch(&r->fetches[i], i, err, errlen)) != EVIDENCE_OK)
+            return rc;
+    return EVIDENCE_OK;
+}
+
+static void bind_text(sqlite3_stmt *st, int col, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static void bind_int(sqlite3_stmt *st, int col, struct evidence_int v)
+{
+    if (v.present)
+        sqlite3_bind_int64(st, col, v.value);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+/* Runs a prepared, bound statement to completion.  Maps a constraint
+ * failure (duplicate id / seq, NOT NULL, CHECK) to CONFLICT or INVALID. */
+static enum evidence_rc step_done(sqlite3 *sql, sqlite3_stmt *st, const char *what, char *err,
+                                  size_t errlen)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return EVIDENCE_OK;
+    evidence_seterr(err, errlen, "%s: %s", what, sqlite3_errmsg(sql));
+    if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+        return strcmp(what, "evidence") == 0 ? EVIDENCE_E_CONFLICT : EVIDENCE_E_INVALID;
+    if ((rc & 0xff) == SQLITE_CONSTRAINT)
+        return EVIDENCE_E_INVALID;
+    return EVIDENCE_E_INTERNAL;
+}
+
+static const char INSERT_EVIDENCE[] =
+    "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
+    " path_id, channel, rendition, program_version, reference_version, object,"
+    " interval_start, interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)";
+
+static const char INSERT_FETCH[] =
+    "INSERT INTO fetches (evidence_id, seq, url, effective_url, http_status, bytes,"
+    " content_length, started_at_ms, ended_at_ms, redirects, age, via, x_cache, server,"
+    " etag, content_type, error)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)";
+
+static enum evidence_rc insert_evidence_row(sqlite3 *sql, const struct evidence_record *r,
+                                            char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(sql, INSERT_EVIDENCE, -1, &st, NULL) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "prepare evidence: %s", sqlite3_errmsg(sql));
+        return EVIDENCE_E_INTERNAL;
+    }
+    const char *text[] = {r->id, r->check_kind, evidence_verdict_name(r->verdict), r->reason,
+                          r->profile_id, r->profile_fingerprint, r->path_id, r->channel,
+                          r->rendition, r->program_version, r->reference_version, r->object};
+    for (int i = 0; i < (int)(sizeof text / sizeof text[0]); i++)
+        bind_text(st, i + 1, text[i]);
+    bind_int(st, 13, r->interval_start);
+    bind_int(st, 14, r->interval_end);
+    sqlite3_bind_int64(st, 15, r->observed_at_ms);
+    sqlite3_bind_int64(st, 16, r->observed_end_ms);
+    sqlite3_bind_int64(st, 17, r->recorded_at_ms);
+    bind_text(st, 18, r->report);
+    return step_done(sql, st, "evidence", err, errlen);
+}
+
+static enum evidence_rc insert_fetch_row(sqlite3 *sql, const char *id,
+                                         const struct evidence_fetch *f, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(sql, INSERT_FETCH, -1, &st, NULL) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "prepare fetches: %s", sqlite3_errmsg(sql));
+        return EVIDENCE_E_INTERNAL;
+    }
+    bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, f->seq);
+    bind_text(st, 3, f->url);
+    bind_text(st, 4, f->effective_url);
+    const struct evidence_int ints[] = {f->http_status, f->bytes, f->content_length,
+                                        f->started_at_ms, f->ended_at_ms};
+    for (int i = 0; i < 5; i++)
+        bind_int(st, 5 + i, ints[i]);
+    const char *text[] = {f->redirects_json, f->age, f->via, f->x_cache, f->server,
+                          f->etag, f->content_type, f->error};
+    for (int i = 0; i < 8; i++)
+        bind_text(st, 10 + i, text[i]);
+    return step_done(sql, st, "fetches", err, errlen);
+}
+
+enum evidence_rc evidence_insert_in_txn(sqlite3 *sql, const struct evidence_record *r, char *err,
+                                        size_t errlen)
+{
+    assert(!sqlite3_get_autocommit(sql)); /* the caller holds the transaction */
+    enum evidence_rc rc = insert_evidence_row(sql, r, err, errlen);
+    for (size_t i = 0; rc == EVIDENCE_OK && i < r->fetch_count; i++)
+        rc = insert_fetch_row(sql, r->id, &r->fetches[i], err, errlen);
+    return rc;
+}
+
+enum evidence_rc evidence_insert(struct evidence_db *db, const struct evidence_record *rec,
+                                 char *err, size_t errlen)
+{
+    assert(db && rec);
+    int64_t now = evidence_now_ms();
+    enum evidence_rc rc = evidence_validate_record(rec, now, err, errlen);
+    if (rc != EVIDENCE_OK)
+        return rc;
+    struct evidence_record r = *rec;
+    if (r.recorded_at_ms == 0)
+        r.recorded_at_ms = now;
+    rc = evidence_begin_immediate(db->sql, err, errlen);
+    if (rc != EVIDENCE_OK)
+        return rc;
+    rc = evidence_insert_in_txn(db->sql, &r, err, errlen);
+    if (rc != EVIDENCE_OK) {
+        evidence_rollback(db->sql);
+        return rc;
+    }
+    return evidence_commit(db->sql, err, errlen);
+}

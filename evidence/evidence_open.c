@@ -1,0 +1,278 @@
+/* Opening the store: pragmas, schema versioning and forward migrations,
+ * and the transaction helpers every writer uses. */
+#include "evidence_internal.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern const char evidence_schema_v1_sql[];
+
+/* Forward migrations, applied in order inside one BEGIN IMMEDIATE
+ * transaction.  Step i takes the file from version i to version i + 1;
+ * schema v2 is one more line here (e.g. evidence_schema_v2_sql holding
+ * ALTER TABLE / CREATE INDEX statements). */
+static const char *const MIGRATIONS[] = {
+    evidence_schema_v1_sql, /* 0 -> 1 */
+};
+#define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
+_Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+void evidence_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+void evidence_sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static bool is_busy(int rc)
+{
+    int primary = rc & 0xff;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+/* Runs one statement, retrying while the database is busy: the busy
+ * handler does not cover every case (WAL recovery, journal mode change). */
+static int exec_retry(sqlite3 *sql, const char *stmt)
+{
+    int64_t deadline = evidence_now_ms() + EVIDENCE_LOCK_DEADLINE_MS;
+    int delay = 1;
+    for (;;) {
+        int rc = sqlite3_exec(sql, stmt, NULL, NULL, NULL);
+        if (!is_busy(rc) || evidence_now_ms() >= deadline)
+            return rc;
+        evidence_sleep_ms(delay);
+        delay = delay < 64 ? delay * 2 : 64;
+    }
+}
+
+enum evidence_rc evidence_begin_immediate(sqlite3 *sql, char *err, size_t errlen)
+{
+    int rc = exec_retry(sql, "BEGIN IMMEDIATE");
+    if (rc == SQLITE_OK)
+        return EVIDENCE_OK;
+    evidence_seterr(err, errlen, "BEGIN IMMEDIATE: %s", sqlite3_errmsg(sql));
+    return EVIDENCE_E_INTERNAL;
+}
+
+enum evidence_rc evidence_commit(sqlite3 *sql, char *err, size_t errlen)
+{
+    int rc = exec_retry(sql, "COMMIT");
+    if (rc == SQLITE_OK)
+        return EVIDENCE_OK;
+    evidence_seterr(err, errlen, "COMMIT: %s", sqlite3_errmsg(sql));
+    evidence_rollback(sql);
+    return EVIDENCE_E_INTERNAL;
+}
+
+void evidence_rollback(sqlite3 *sql)
+{
+    if (!sqlite3_get_autocommit(sql))
+        sqlite3_exec(sql, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Reads a single-integer pragma such as user_version. */
+static int pragma_int(sqlite3 *sql, const char *stmt, int *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(sql, stmt, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int(st, 0);
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* PRAGMA journal_mode=WAL answers with the resulting mode; anything other
+ * than "wal" (e.g. a file system without shared memory) is refused, because
+ * concurrent writers would then block readers. */
+static enum evidence_rc set_wal(sqlite3 *sql, char *err, size_t errlen)
+{
+    int64_t deadline = evidence_now_ms() + EVIDENCE_LOCK_DEADLINE_MS;
+    for (;;) {
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(sql, "PRAGMA journal_mode=WAL", -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            const char *mode = (const char *)sqlite3_column_text(st, 0);
+            bool wal = mode && strcmp(mode, "wal") == 0;
+            sqlite3_finalize(st);
+            if (wal)
+                return EVIDENCE_OK;
+            evidence_seterr(err, errlen, "cannot switch to WAL journal mode");
+            return EVIDENCE_E_OPEN;
+        }
+        sqlite3_finalize(st);
+        if (!is_busy(rc) || evidence_now_ms() >= deadline) {
+            evidence_seterr(err, errlen, "PRAGMA journal_mode=WAL: %s", sqlite3_errmsg(sql));
+            return EVIDENCE_E_OPEN;
+        }
+        evidence_sleep_ms(5);
+    }
+}
+
+static enum evidence_rc set_pragmas_rw(sqlite3 *sql, char *err, size_t errlen)
+{
+    enum evidence_rc rc = set_wal(sql, err, errlen);
+    if (rc != EVIDENCE_OK)
+        return rc;
+    /* FULL: a committed verdict survives a power loss (WAL + NORMAL could
+     * lose the last commits, and evidence must not silently vanish). */
+    if (exec_retry(sql, "PRAGMA synchronous=FULL") != SQLITE_OK ||
+        exec_retry(sql, "PRAGMA foreign_keys=ON") != SQLITE_OK) {
+        evidence_seterr(err, errlen, "pragma: %s", sqlite3_errmsg(sql));
+        return EVIDENCE_E_OPEN;
+    }
+    return EVIDENCE_OK;
+}
+
+/* A version-0 file must be empty: we never add our tables to somebody
+ * else's database. */
+static enum evidence_rc check_empty(sqlite3 *sql, char *err, size_t errlen)
+{
+    int n = -1;
+    if (pragma_int(sql, "SELECT count(*) FROM sqlite_master", &n) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(sql));
+        return EVIDENCE_E_OPEN;
+    }
+    if (n != 0) {
+        evidence_seterr(err, errlen, "not an evidence database (user_version 0 but %d schema objects)", n);
+        return EVIDENCE_E_OPEN;
+    }
+    return EVIDENCE_OK;
+}
+
+static enum evidence_rc apply_migrations(sqlite3 *sql, int from, char *err, size_t errlen)
+{
+    for (int v = from; v < MIGRATION_COUNT; v++) {
+        char setv[64];
+        snprintf(setv, sizeof setv, "PRAGMA user_version=%d", v + 1);
+        if (sqlite3_exec(sql, MIGRATIONS[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(sql, setv, NULL, NULL, NULL) != SQLITE_OK) {
+            evidence_seterr(err, errlen, "migration to v%d: %s", v + 1, sqlite3_errmsg(sql));
+            return EVIDENCE_E_INTERNAL;
+        }
+    }
+    return EVIDENCE_OK;
+}
+
+/* Inside BEGIN IMMEDIATE so that concurrent first openers of a new file
+ * migrate it exactly once. */
+static enum evidence_rc migrate(struct evidence_db *db, char *err, size_t errlen)
+{
+    enum evidence_rc rc = evidence_begin_immediate(db->sql, err, errlen);
+    if (rc != EVIDENCE_OK)
+        return rc;
+    int v = -1;
+    if (pragma_int(db->sql, "PRAGMA user_version", &v) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(db->sql));
+        rc = EVIDENCE_E_OPEN;
+    } else if (v > EVIDENCE_SCHEMA_VERSION || v < 0) {
+        evidence_seterr(err, errlen, "schema version %d is not known to this build (knows up to %d)",
+                        v, EVIDENCE_SCHEMA_VERSION);
+        rc = EVIDENCE_E_VERSION;
+    } else if (v == 0 && (rc = check_empty(db->sql, err, errlen)) != EVIDENCE_OK) {
+        /* rc already set */
+    } else {
+        rc = apply_migrations(db->sql, v, err, errlen);
+    }
+    if (rc != EVIDENCE_OK) {
+        evidence_rollback(db->sql);
+        return rc;
+    }
+    rc = evidence_commit(db->sql, err, errlen);
+    db->schema_version = EVIDENCE_SCHEMA_VERSION;
+    return rc;
+}
+
+/* Read-only: the version must be exactly the one this build reads. */
+static enum evidence_rc check_version_ro(struct evidence_db *db, char *err, size_t errlen)
+{
+    int v = -1;
+    if (pragma_int(db->sql, "PRAGMA user_version", &v) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(db->sql));
+        return EVIDENCE_E_OPEN;
+    }
+    db->schema_version = v;
+    if (v == 0) {
+        evidence_seterr(err, errlen, "not an evidence database (schema version 0)");
+        return EVIDENCE_E_OPEN;
+    }
+    if (v != EVIDENCE_SCHEMA_VERSION) {
+        evidence_seterr(err, errlen, "schema version %d, this build reads version %d", v,
+                        EVIDENCE_SCHEMA_VERSION);
+        return EVIDENCE_E_VERSION;
+    }
+    return EVIDENCE_OK;
+}
+
+enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
+                               struct evidence_db **out, char *err, size_t errlen)
+{
+    assert(out);
+    *out = NULL;
+    if (!path || !*path) {
+        evidence_seterr(err, errlen, "no database path");
+        return EVIDENCE_E_OPEN;
+    }
+    struct evidence_db *db = calloc(1, sizeof *db);
+    if (!db) {
+        evidence_seterr(err, errlen, "out of memory");
+        return EVIDENCE_E_INTERNAL;
+    }
+    db->mode = mode;
+    int flags = mode == EVIDENCE_OPEN_RW ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                         : SQLITE_OPEN_READONLY;
+    enum evidence_rc rc = EVIDENCE_OK;
+    if (sqlite3_open_v2(path, &db->sql, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "%s", db->sql ? sqlite3_errmsg(db->sql) : "cannot open");
+        rc = EVIDENCE_E_OPEN;
+    } else {
+        sqlite3_busy_timeout(db->sql, EVIDENCE_BUSY_TIMEOUT_MS);
+        sqlite3_extended_result_codes(db->sql, 1);
+        if (mode == EVIDENCE_OPEN_RW) {
+            rc = set_pragmas_rw(db->sql, err, errlen);
+            if (rc == EVIDENCE_OK)
+                rc = migrate(db, err, errlen);
+        } else {
+            rc = check_version_ro(db, err, errlen);
+        }
+    }
+    if (rc != EVIDENCE_OK) {
+        evidence_close(db);
+        return rc;
+    }
+    *out = db;
+    return EVIDENCE_OK;
+}
+
+void evidence_close(struct evidence_db *db)
+{
+    if (!db)
+        return;
+    sqlite3_close_v2(db->sql);
+    free(db);
+}
+
+int evidence_schema_version(const struct evidence_db *db)
+{
+    return db ? db->schema_version : -1;
+}

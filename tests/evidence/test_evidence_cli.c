@@ -1,0 +1,357 @@
+/* `exactav evidence ...` through exactav_cmd_evidence_io with real files:
+ * outputs, exit codes, read-only behaviour.  (End-to-end runs of the
+ * exactav binary belong to the lead once main is wired.) */
+#include "cli_evidence.h"
+#include "ev_test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct run {
+    int rc;
+    char *out, *err;
+};
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Runs the command with a NULL-terminated argument list. */
+static struct run run_cmd(const char *first, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    struct run r = {0};
+    size_t no = 0, ne = 0;
+    FILE *out = open_memstream(&r.out, &no), *err = open_memstream(&r.err, &ne);
+    assert_non_null(out);
+    assert_non_null(err);
+    r.rc = exactav_cmd_evidence_io(argc, argv, out, err);
+    fclose(out);
+    fclose(err);
+    return r;
+}
+
+static int setup(void **state)
+{
+    struct ev_tmp *t = calloc(1, sizeof *t);
+    if (!t || ev_tmp_make(t) != 0) {
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ev_tmp_remove(*state);
+    free(*state);
+    return 0;
+}
+
+/* Writes a sample report file and returns its path in out. */
+static void report_file(struct ev_tmp *t, const char *name, const char *id, const char *verdict,
+                        int64_t observed, const char *path_id, char *out, size_t n)
+{
+    char *text = ev_sample_report(id, verdict, observed, path_id, "ch1", "720p", "pv7");
+    assert_non_null(text);
+    assert_int_equal(ev_write_file(t, name, text, out, n), 0);
+    free(text);
+}
+
+static void expect_rc(struct run r, int rc)
+{
+    if (r.rc != rc)
+        print_error("rc %d, want %d\nstdout:\n%s\nstderr:\n%s\n", r.rc, rc, r.out, r.err);
+    assert_int_equal(r.rc, rc);
+}
+
+static void cli_01_empty_store_lists_nothing_with_exit_0(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct run r = run_cmd("evidence", "import", "--evidence", t->db, "--json", NULL); /* no files */
+    expect_rc(r, 64);
+    run_free(&r);
+    char rep[160];
+    report_file(t, "r.json", "id-1", "MATCH", evidence_now_ms() - 1000, "cdn-c", rep, sizeof rep);
+    r = run_cmd("evidence", "import", rep, "--evidence", t->db, NULL); /* creates the file */
+    expect_rc(r, 0);
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--path-id", "nowhere", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "ID"));
+    assert_non_null(strstr(r.out, "VERDICT"));
+    assert_null(strstr(r.out, "id-1"));
+    run_free(&r);
+    r = run_cmd("evidence", "latest", "--evidence", t->db, "--path-id=nowhere", "--json", NULL);
+    expect_rc(r, 0);
+    assert_string_equal(r.out, "[]\n");
+    run_free(&r);
+}
+
+static void cli_02_import_then_list_show_latest(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    char a[160], b[160];
+    report_file(t, "a.json", "id-a", "MATCH", now - 7200 * 1000, "cdn-a", a, sizeof a);
+    report_file(t, "b.json", "id-b", "MISMATCH", now - 60 * 1000, "cdn-b", b, sizeof b);
+    struct run r = run_cmd("evidence", "import", a, b, "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "imported"));
+    assert_non_null(strstr(r.out, "id-b"));
+    run_free(&r);
+
+    r = run_cmd("evidence", "list", "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    char *pa = strstr(r.out, "id-a"), *pb = strstr(r.out, "id-b");
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_true(pb < pa); /* newest observation first */
+    assert_non_null(strstr(r.out, "MISMATCH"));
+    run_free(&r);
+
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--max-age", "3600", "--json", NULL);
+    expect_rc(r, 0);
+    json_t *rows = json_loads(r.out, 0, NULL);
+    assert_int_equal(json_array_size(rows), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "id")), "id-b");
+    json_decref(rows);
+    run_free(&r);
+
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--verdict", "MATCH", "--limit", "5", "--json", NULL);
+    expect_rc(r, 0);
+    rows = json_loads(r.out, 0, NULL);
+    assert_int_equal(json_array_size(rows), 1);
+    json_decref(rows);
+    run_free(&r);
+
+    r = run_cmd("evidence", "show", "id-a", "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "observed_at_ms"));
+    assert_non_null(strstr(r.out, "fetch 1"));
+    assert_non_null(strstr(r.out, "connect timeout"));
+    run_free(&r);
+
+    r = run_cmd("evidence", "show", "--json", "id-a", "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    json_t *rec = json_loads(r.out, 0, NULL);
+    assert_non_null(rec);
+    assert_int_equal(json_array_size(json_object_get(rec, "fetches")), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(rec, "report"), "video"), "frames")), 150);
+    json_decref(rec);
+    run_free(&r);
+
+    r = run_cmd("evidence", "latest", "--evidence", t->db, "--channel", "ch1", "--json", NULL);
+    expect_rc(r, 0);
+    rows = json_loads(r.out, 0, NULL);
+    assert_int_equal(json_array_size(rows), 2); /* two paths, two scopes */
+    json_decref(rows);
+    run_free(&r);
+}
+
+static void cli_03_show_unknown_id_exits_3(void **state)
+{
+    struct ev_tmp *t = *state;
+    char a[160];
+    report_file(t, "a.json", "id-a", "MATCH", evidence_now_ms(), "cdn-a", a, sizeof a);
+    struct run r = run_cmd("evidence", "import", a, "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    run_free(&r);
+    r = run_cmd("evidence", "show", "id-zzz", "--evidence", t->db, NULL);
+    expect_rc(r, 3);
+    assert_non_null(strstr(r.err, "id-zzz"));
+    run_free(&r);
+}
+
+static void cli_04_usage_errors_exit_64(void **state)
+{
+    struct ev_tmp *t = *state;
+    const char *db = t->db;
+    const char *cases[][8] = {
+        {"evidence", NULL},
+        {"evidence", "frobnicate", "--evidence", db, NULL},
+        {"evidence", "list", NULL},                                   /* no --evidence */
+        {"evidence", "list", "--evidence", NULL},                     /* no value */
+        {"evidence", "list", "--evidence", db, "--bogus", NULL},
+        {"evidence", "list", "--evidence", db, "--verdict", "PASS", NULL},
+        {"evidence", "list", "--evidence", db, "--max-age", "-5", NULL},
+        {"evidence", "list", "--evidence", db, "--max-age", "10s", NULL},
+        {"evidence", "list", "--evidence", db, "--limit", "0", NULL},
+        {"evidence", "list", "--evidence", db, "extra", NULL},
+        {"evidence", "show", "--evidence", db, NULL},                 /* no id */
+        {"evidence", "show", "a", "b", "--evidence", db, NULL},
+        {"evidence", "show", "a", "--evidence", db, "--path-id", "p", NULL},
+        {"evidence", "import", "--evidence", db, NULL},
+        {"evidence", "import", "x.json", "--evidence", db, "--max-age", "5", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int argc = 0;
+        while (cases[i][argc])
+            argc++;
+        size_t no = 0, ne = 0;
+        char *out = NULL, *err = NULL;
+        FILE *fo = open_memstream(&out, &no), *fe = open_memstream(&err, &ne);
+        int rc = exactav_cmd_evidence_io(argc, (char **)cases[i], fo, fe);
+        fclose(fo);
+        fclose(fe);
+        if (rc != 64)
+            print_error("case %zu: rc %d\n%s", i, rc, err);
+        assert_int_equal(rc, 64);
+        assert_non_null(strstr(err, "usage:"));
+        free(out);
+        free(err);
+    }
+    assert_int_equal(access(db, F_OK), -1); /* nothing was created */
+}
+
+static void cli_05_invalid_report_exits_65_naming_file_and_field(void **state)
+{
+    struct ev_tmp *t = *state;
+    char bad[160], good[160], conflict[160];
+    assert_int_equal(ev_write_file(t, "bad.json",
+                                   "{\"check_kind\":\"exact-av-v1\",\"evidence_id\":\"x\",\"verdict\":\"MATCH\","
+                                   "\"reason\":\"r\",\"profile\":{\"id\":\"exact-av-v1\"},"
+                                   "\"observed_at_ms\":1,\"observed_end_ms\":2}",
+                                   bad, sizeof bad), 0);
+    int64_t now = evidence_now_ms();
+    report_file(t, "good.json", "id-g", "MATCH", now, "cdn-a", good, sizeof good);
+    report_file(t, "conflict.json", "id-g", "MISMATCH", now, "cdn-a", conflict, sizeof conflict);
+    /* every file is tried: the good one is stored, the run exits 65 */
+    struct run r = run_cmd("evidence", "import", bad, good, "--evidence", t->db, NULL);
+    expect_rc(r, 65);
+    assert_non_null(strstr(r.err, bad));
+    assert_non_null(strstr(r.err, "profile.fingerprint"));
+    assert_non_null(strstr(r.out, "id-g"));
+    run_free(&r);
+    r = run_cmd("evidence", "import", conflict, "--evidence", t->db, NULL);
+    expect_rc(r, 65);
+    assert_non_null(strstr(r.err, "conflict.json"));
+    assert_non_null(strstr(r.err, "different report"));
+    run_free(&r);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence WHERE verdict='MATCH'"), 1);
+}
+
+static void cli_06_unopenable_files_exit_66(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct run r = run_cmd("evidence", "list", "--evidence", t->db, NULL); /* does not exist */
+    expect_rc(r, 66);
+    assert_non_null(strstr(r.err, t->db));
+    run_free(&r);
+    assert_int_equal(access(t->db, F_OK), -1); /* reading never creates */
+    char missing[160];
+    ev_tmp_path(t, "missing.json", missing, sizeof missing);
+    r = run_cmd("evidence", "import", missing, "--evidence", t->db, NULL);
+    expect_rc(r, 66);
+    assert_non_null(strstr(r.err, "missing.json"));
+    run_free(&r);
+    char junk[160];
+    assert_int_equal(ev_write_file(t, "junk.db", "definitely not an SQLite file, but long enough to look", junk, sizeof junk), 0);
+    r = run_cmd("evidence", "show", "x", "--evidence", junk, NULL);
+    expect_rc(r, 66);
+    run_free(&r);
+}
+
+static void cli_07_help_exits_0(void **state)
+{
+    (void)state;
+    const char *subs[] = {"list", "show", "latest", "import"};
+    for (size_t i = 0; i < 4; i++) {
+        struct run r = run_cmd("evidence", subs[i], "--help", NULL);
+        expect_rc(r, 0);
+        assert_non_null(strstr(r.out, subs[i]));
+        assert_non_null(strstr(r.out, "--evidence"));
+        run_free(&r);
+    }
+    struct run r = run_cmd("evidence", "--help", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "latest"));
+    run_free(&r);
+}
+
+static void cli_08_import_twice_reports_unchanged(void **state)
+{
+    struct ev_tmp *t = *state;
+    char a[160];
+    int64_t old = evidence_now_ms() - 86400 * 1000LL;
+    report_file(t, "a.json", "id-a", "MATCH", old, "cdn-a", a, sizeof a);
+    struct run r = run_cmd("evidence", "import", a, "--evidence", t->db, "--json", NULL);
+    expect_rc(r, 0);
+    json_t *s = json_loads(r.out, 0, NULL);
+    assert_true(json_is_true(json_object_get(json_array_get(s, 0), "inserted")));
+    json_decref(s);
+    run_free(&r);
+    r = run_cmd("evidence", "import", a, "--evidence", t->db, "--json", NULL);
+    expect_rc(r, 0);
+    s = json_loads(r.out, 0, NULL);
+    assert_true(json_is_false(json_object_get(json_array_get(s, 0), "inserted")));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(s, 0), "evidence_id")), "id-a");
+    json_decref(s);
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--max-age", "3600", "--json", NULL);
+    expect_rc(r, 0);
+    assert_string_equal(r.out, "[]\n"); /* re-importing did not make it fresh */
+    run_free(&r);
+}
+
+static void cli_09_table_output_neutralises_control_characters(void **state)
+{
+    struct ev_tmp *t = *state;
+    char *text = ev_sample_report("id-esc", "MATCH", evidence_now_ms(), "cdn-\x1b[31mred", "ch1", "720p", "pv7");
+    char path[160];
+    assert_int_equal(ev_write_file(t, "esc.json", text, path, sizeof path), 0);
+    free(text);
+    struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    assert_null(strchr(r.out, '\x1b'));
+    assert_non_null(strstr(r.out, "cdn-?[31mred"));
+    run_free(&r);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        T(cli_01_empty_store_lists_nothing_with_exit_0),
+        T(cli_02_import_then_list_show_latest),
+        T(cli_03_show_unknown_id_exits_3),
+        T(cli_04_usage_errors_exit_64),
+        T(cli_05_invalid_report_exits_65_naming_file_and_field),
+        T(cli_06_unopenable_files_exit_66),
+        T(cli_07_help_exits_0),
+        T(cli_08_import_twice_reports_unchanged),
+        T(cli_09_table_output_neutralises_control_characters),
+    };
+    if (argc > 1) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+            known = known || strcmp(tests[i].name, argv[1]) == 0;
+        if (!known) {
+            fprintf(stderr, "no test named %s\n", argv[1]);
+            return 1;
+        }
+        cmocka_set_test_filter(argv[1]);
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/* test_e2e_verify.c - the exactav binary end to end: every fixture of
+ * fixtures/expected.tsv, bindings, usage and profile errors, and real
+ * segments of the shared corpus (skipped when it is absent). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#define FX FIXTURES_DIR "/"
+
+/* Runs `exactav ARGS`, returns its exit code; *out gets stdout parsed as
+ * JSON when it is JSON (else NULL). */
+static int run(json_t **out, const char *fmt, ...)
+{
+    char args[4096], cmd[4400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", EXACTAV_BIN, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int c;
+    while ((c = fgetc(p)) != EOF) {
+        if (len + 1 >= cap) {
+            cap = cap ? cap * 2 : 65536;
+            buf = realloc(buf, cap);
+        }
+        buf[len++] = (char)c;
+    }
+    int status = pclose(p);
+    if (out) {
+        *out = buf ? json_loadb(buf, len, 0, NULL) : NULL;
+    }
+    free(buf);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *jstr(const json_t *o, const char *path1, const char *path2)
+{
+    const json_t *v = json_object_get(o, path1);
+    if (path2)
+        v = json_object_get(v, path2);
+    return json_string_value(v);
+}
+
+static long long jint(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    return (long long)json_integer_value(v);
+}
+
+/* The contract's required fields, on every report. */
+static void check_contract(const json_t *r)
+{
+    static const char *top[] = {"verdict", "reason", "observed_at", "evidence_id", "check_kind"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        assert_true(json_is_string(json_object_get(r, top[i])));
+    assert_true(json_is_string(json_object_get(json_object_get(r, "profile"), "id")));
+    assert_int_equal(strlen(jstr(r, "profile", "fingerprint")), 64);
+    assert_true(json_is_integer(json_object_get(json_object_get(r, "interval"), "start")));
+    assert_true(json_is_integer(json_object_get(json_object_get(r, "interval"), "end")));
+    const json_t *v = json_object_get(r, "video");
+    static const char *vk[] = {"reference_frames", "candidate_frames", "compared_frames"};
+    for (size_t i = 0; i < 3; i++)
+        assert_true(json_is_integer(json_object_get(v, vk[i])));
+    assert_non_null(json_object_get(v, "first_mismatch"));
+    const json_t *a = json_object_get(r, "audio");
+    assert_non_null(a);
+    if (json_is_object(a)) {
+        assert_true(json_is_integer(json_object_get(a, "reference_samples")));
+        assert_true(json_is_integer(json_object_get(a, "candidate_samples")));
+        assert_non_null(json_object_get(a, "first_mismatch"));
+    }
+}
+
+static void check_case(const char *name, const char *ref, const char *cand, const char *args,
+                       const char *verdict, int exit_code)
+{
+    json_t *r = NULL;
+    int rc = run(&r, "verify --json --reference " FX "%s --candidate " FX "%s %s", ref, cand,
+                 strcmp(args, "-") ? args : "");
+    print_message("  %-22s exit %d (want %d) %s\n", name, rc, exit_code, r ? jstr(r, "verdict", NULL) : "-");
+    assert_int_equal(rc, exit_code);
+    if (!strcmp(verdict, "REFUSED")) {
+        json_decref(r);
+        return;
+    }
+    assert_non_null(r);
+    check_contract(r);
+    assert_string_equal(jstr(r, "verdict", NULL), verdict);
+    const json_t *v = json_object_get(r, "video"), *a = json_object_get(r, "audio");
+    bool has_first = !json_is_null(json_object_get(v, "first_mismatch")) ||
+                     (json_is_object(a) && !json_is_null(json_object_get(a, "first_mismatch")));
+    if (!strcmp(verdict, "MATCH")) {
+        /* never MATCH over nothing, never MATCH with anything left uncompared */
+        assert_true(jint(r, "video", "reference_frames") > 0);
+        assert_int_equal(jint(r, "video", "compared_frames"), jint(r, "video", "reference_frames"));
+        assert_int_equal(jint(r, "video", "candidate_frames"), jint(r, "video", "reference_frames"));
+        if (json_is_object(a))
+            assert_int_equal(jint(r, "audio", "candidate_samples"), jint(r, "audio", "reference_samples"));
+    }
+    assert_true(has_first == !strcmp(verdict, "MISMATCH"));
+    json_decref(r);
+}
+
+static void t01_every_fixture_gives_its_expected_verdict(void **state)
+{
+    (void)state;
+    FILE *f = fopen(FX "expected.tsv", "r");
+    assert_non_null(f);
+    char line[2048];
+    int cases = 0;
+    assert_non_null(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        char *fields[7], *save = NULL;
+        int n = 0;
+        line[strcspn(line, "\n")] = '\0';
+        for (char *tok = strtok_r(line, "\t", &save); tok && n < 7; tok = strtok_r(NULL, "\t", &save))
+            fields[n++] = tok;
+        if (n < 6)
+            continue;
+        check_case(fields[0], fields[1], fields[2], fields[3], fields[4], atoi(fields[5]));
+        cases++;
+    }
+    fclose(f);
+    assert_true(cases >= 20);
+}
+
+static void t02_first_differences_are_located_exactly(void **state)
+{
+    (void)state;
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref.ts --candidate " FX "cand_pixels.ts"), 1);
+    const json_t *fm = json_object_get(json_object_get(r, "video"), "first_mismatch");
+    assert_int_equal(jint(fm, "index", NULL), 60);
+    assert_int_equal(jint(fm, "pts", NULL), 312000);
+    assert_string_equal(jstr(fm, "plane", NULL), "Y");
+    assert_int_equal(jint(fm, "x", NULL), 200);
+    assert_int_equal(jint(fm, "y", NULL), 120);
+    assert_string_equal(jstr(r, "audio", "verdict"), "MATCH");
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref.ts --candidate " FX "cand_audio.ts"), 1);
+    fm = json_object_get(json_object_get(r, "audio"), "first_mismatch");
+    assert_int_equal(jint(fm, "sample_index", NULL), 95232);
+    assert_int_equal(jint(fm, "channel", NULL), 0);
+    assert_int_equal(jint(fm, "pts", NULL), 310560);
+    assert_string_equal(jstr(r, "video", "verdict"), "MATCH");
+    json_decref(r);
+}
+
+static void t03_damage_never_matches_and_names_its_reason(void **state)
+{
+    (void)state;
+    static const struct { const char *cand, *reason; } cases[] = {
+        {"cand_trunc_mid_packet.ts", "truncated_ts_packet"},
+        {"cand_lost_video.ts", "continuity_gap"},
+        {"cand_lost_audio.ts", "continuity_gap"},
+        {"cand_corrupt_video.ts", "corrupt_frame"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r;
+        assert_int_equal(run(&r, "verify --json --reference " FX "ref.ts --candidate " FX "%s", cases[i].cand), 2);
+        assert_string_equal(jstr(r, "reason", NULL), cases[i].reason);
+        json_decref(r);
+    }
+}
+
+static void t04_binding_round_trip_and_tampering(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-e2e-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp " FX "ref.ts %s/ref.ts", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run(NULL, "bind --channel ch1 --program-version pv7 --rendition 360p --out %s/ref.json %s/ref.ts",
+                         dir, dir), 0);
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s/ref.json --candidate " FX "cand_repack.ts", dir), 0);
+    assert_string_equal(jstr(r, "context", "channel"), "ch1");
+    assert_string_equal(jstr(r, "context", "program_version"), "pv7");
+    assert_int_equal(strlen(jstr(r, "context", "reference_version")), 64);
+    json_decref(r);
+    /* a binding and --interval together is a usage error */
+    assert_int_equal(run(NULL, "verify --reference %s/ref.json --candidate " FX "cand_copy.ts --interval 0:1", dir), 64);
+    /* the reference file changed after binding: refused before use */
+    snprintf(cmd, sizeof cmd, "printf 'x' | dd of=%s/ref.ts bs=1 seek=5000 conv=notrunc status=none", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run(NULL, "verify --reference %s/ref.json --candidate " FX "cand_copy.ts", dir), 65);
+    /* the binding itself edited: refused */
+    snprintf(cmd, sizeof cmd, "cp " FX "ref.ts %s/ref.ts && sed -i 's/pv7/pv8/' %s/ref.json", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run(NULL, "verify --reference %s/ref.json --candidate " FX "cand_copy.ts", dir), 65);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void t05_usage_and_unopenable_inputs(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "verify --reference " FX "ref.ts"), 64);
+    assert_int_equal(run(NULL, "verify --reference " FX "ref.ts --candidate " FX "cand_copy.ts --interval 5"), 64);
+    assert_int_equal(run(NULL, "verify --reference " FX "ref.ts --candidate " FX "cand_copy.ts --time-offset x"), 64);
+    assert_int_equal(run(NULL, "frobnicate"), 64);
+    assert_int_equal(run(NULL, "verify --reference /nonexistent.ts --candidate " FX "cand_copy.ts"), 66);
+    assert_int_equal(run(NULL, "verify --reference " FX "ref.ts --candidate /nonexistent.ts"), 66);
+    assert_int_equal(run(NULL, "verify --help"), 0);
+    assert_int_equal(run(NULL, "bind --help"), 0);
+    assert_int_equal(run(NULL, "profile --help"), 0);
+    /* a candidate that is not MPEG-TS at all is an invalid delivery */
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref.ts --candidate " FX "expected.tsv"), 2);
+    assert_string_equal(jstr(r, "verdict", NULL), "UNKNOWN");
+    json_decref(r);
+}
+
+static void t06_runtime_drift_refuses_to_verify(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/exactav-e2e-profile-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    json_t *p = json_load_file(EXACTAV_SOURCE_PROFILE, 0, NULL);
+    assert_non_null(p);
+    json_object_set_new(json_object_get(p, "runtime"), "ffmpeg_configuration_sha256", json_string("0000"));
+    assert_int_equal(json_dump_file(p, path, 0), 0);
+    json_decref(p);
+    assert_int_equal(run(NULL, "verify --profile %s --reference " FX "ref.ts --candidate " FX "cand_copy.ts", path), 65);
+    assert_int_equal(run(NULL, "profile --profile %s", path), 65);
+    json_t *r;
+    assert_int_equal(run(&r, "profile --json"), 0);
+    assert_true(json_is_true(json_object_get(r, "runtime_matches")));
+    assert_int_equal(strlen(jstr(r, "fingerprint", NULL)), 64);
+    json_decref(r);
+    unlink(path);
+}
+
+/* ---- the shared corpus ---- */
+
+static bool corpus(const char *rel, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/%s", CORPUS_DIR, rel);
+    struct stat st;
+    return stat(out, &st) == 0;
+}
+
+static void t07_corpus_pts_wrap_inside_a_real_segment(void **state)
+{
+    (void)state;
+    char seg[1024];
+    if (!corpus("media/hls-ts-rollover/360p30_h264_48k_160_aac_ts-0000000028.ts", seg, sizeof seg)) {
+        print_message("skipped: %s absent\n", CORPUS_DIR);
+        skip();
+    }
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", seg, seg), 0);
+    assert_true(jint(r, "interval", "start") > jint(r, "interval", "end"));  /* the wrap */
+    assert_true(jint(r, "video", "compared_frames") > 0);
+    json_decref(r);
+    /* an interval that crosses 2^33 */
+    assert_int_equal(run(&r, "verify --json --interval 8589900000:9000 --reference %s --candidate %s", seg, seg), 0);
+    assert_true(jint(r, "video", "compared_frames") > 0);
+    assert_true(jint(r, "audio", "reference_samples") > 0);
+    json_decref(r);
+}
+
+static void t08_corpus_other_segments_and_renditions_differ(void **state)
+{
+    (void)state;
+    char a[1024], b[1024];
+    if (!corpus("media/hls-multivideo/red_1.ts", a, sizeof a) || !corpus("media/hls-multivideo/green_1.ts", b, sizeof b)) {
+        print_message("skipped: %s absent\n", CORPUS_DIR);
+        skip();
+    }
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", a, b), 1);
+    assert_string_equal(jstr(r, "video", "reason"), "video_pixels");
+    json_decref(r);
+}
+
+static void t09_corpus_out_of_profile_and_video_only(void **state)
+{
+    (void)state;
+    char p[1024];
+    if (!corpus("media/single/shaka_id3-metadata.ts", p, sizeof p)) {
+        print_message("skipped: %s absent\n", CORPUS_DIR);
+        skip();
+    }
+    assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* HE-AACv2, no video */
+    assert_true(corpus("media/single/muxjs_test-segment.ts", p, sizeof p));
+    assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* AAC 44.1 kHz */
+    assert_true(corpus("media/single/shaka_hls-ts-b-frames_1.ts", p, sizeof p));
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", p, p), 0);  /* B-frames, video only */
+    assert_true(json_is_null(json_object_get(r, "audio")));
+    json_decref(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t01_every_fixture_gives_its_expected_verdict),
+        cmocka_unit_test(t02_first_differences_are_located_exactly),
+        cmocka_unit_test(t03_damage_never_matches_and_names_its_reason),
+        cmocka_unit_test(t04_binding_round_trip_and_tampering),
+        cmocka_unit_test(t05_usage_and_unopenable_inputs),
+        cmocka_unit_test(t06_runtime_drift_refuses_to_verify),
+        cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
+        cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
+        cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

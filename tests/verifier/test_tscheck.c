@@ -1,0 +1,213 @@
+/* test_tscheck.c - MPEG-TS integrity scanning on synthetic packets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tscheck.h"
+
+/* A packet with payload on pid, counter cc; pes_len > 0 starts a PES with
+ * that PES_packet_length. */
+static void make_packet(uint8_t *p, int pid, int cc, bool unit_start, int pes_len)
+{
+    memset(p, 0xFF, TS_PACKET_SIZE);
+    p[0] = 0x47;
+    p[1] = (uint8_t)((unit_start ? 0x40 : 0) | (pid >> 8));
+    p[2] = (uint8_t)(pid & 0xFF);
+    p[3] = (uint8_t)(0x10 | (cc & 15));
+    if (unit_start) {
+        p[4] = 0, p[5] = 0, p[6] = 1, p[7] = 0xE0;
+        p[8] = (uint8_t)(pes_len >> 8), p[9] = (uint8_t)(pes_len & 0xFF);
+    }
+}
+
+static struct tscheck *feed_all(const uint8_t *buf, size_t len, size_t chunk)
+{
+    struct tscheck *ts = tscheck_new();
+    assert_non_null(ts);
+    for (size_t off = 0; off < len; off += chunk)
+        tscheck_feed(ts, buf + off, len - off < chunk ? len - off : chunk);
+    tscheck_finish(ts);
+    return ts;
+}
+
+static void t01_clean_stream_is_complete(void **state)
+{
+    (void)state;
+    uint8_t buf[10 * TS_PACKET_SIZE];
+    for (int i = 0; i < 10; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 256, i, i == 0, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_true(tscheck_complete(ts));
+    assert_int_equal(ts->packets, 10);
+    tscheck_free(ts);
+}
+
+static void t02_byte_by_byte_equals_bulk(void **state)
+{
+    (void)state;
+    uint8_t buf[6 * TS_PACKET_SIZE];
+    for (int i = 0; i < 6; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 256, i == 4 ? 7 : i, false, 0);
+    struct tscheck *a = feed_all(buf, sizeof buf, 1), *b = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(a->issue, TS_ISSUE_CONTINUITY_GAP);
+    assert_int_equal(a->issue, b->issue);
+    assert_int_equal(a->issue_offset, b->issue_offset);
+    assert_int_equal(a->issue_offset, 4 * TS_PACKET_SIZE);
+    tscheck_free(a);
+    tscheck_free(b);
+}
+
+static void t03_lost_packet_is_a_gap_on_its_pid(void **state)
+{
+    (void)state;
+    uint8_t buf[5 * TS_PACKET_SIZE];
+    int ccs[] = {0, 1, 3, 4, 5};
+    for (int i = 0; i < 5; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 0x101, ccs[i], false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, 100);
+    assert_false(tscheck_complete(ts));
+    assert_int_equal(ts->issue, TS_ISSUE_CONTINUITY_GAP);
+    assert_int_equal(ts->issue_pid, 0x101);
+    assert_int_equal(ts->pid[0x101].gaps, 1);
+    assert_string_equal(tscheck_issue_code(ts->issue), "continuity_gap");
+    tscheck_free(ts);
+}
+
+static void t04_one_duplicate_is_allowed_two_are_not(void **state)
+{
+    (void)state;
+    uint8_t buf[4 * TS_PACKET_SIZE];
+    int ccs[] = {0, 1, 1, 2};
+    for (int i = 0; i < 4; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 256, ccs[i], false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+    int ccs2[] = {0, 1, 1, 1};
+    for (int i = 0; i < 4; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 256, ccs2[i], false, 0);
+    ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(ts->issue, TS_ISSUE_CONTINUITY_GAP);
+    tscheck_free(ts);
+}
+
+static void t05_discontinuity_indicator_allows_a_jump(void **state)
+{
+    (void)state;
+    uint8_t buf[3 * TS_PACKET_SIZE];
+    make_packet(buf, 256, 0, false, 0);
+    make_packet(buf + TS_PACKET_SIZE, 256, 9, false, 0);
+    uint8_t *p = buf + TS_PACKET_SIZE;
+    p[3] = 0x30 | 9;        /* adaptation field + payload */
+    p[4] = 1, p[5] = 0x80;  /* discontinuity_indicator */
+    make_packet(buf + 2 * TS_PACKET_SIZE, 256, 10, false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+}
+
+static void t06_ending_inside_a_packet(void **state)
+{
+    (void)state;
+    uint8_t buf[2 * TS_PACKET_SIZE];
+    make_packet(buf, 256, 0, false, 0);
+    make_packet(buf + TS_PACKET_SIZE, 256, 1, false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf - 100, 64);
+    assert_int_equal(ts->issue, TS_ISSUE_TRUNCATED_PACKET);
+    assert_string_equal(tscheck_issue_code(ts->issue), "truncated_ts_packet");
+    tscheck_free(ts);
+}
+
+static void t07_short_pes_is_truncated(void **state)
+{
+    (void)state;
+    uint8_t buf[2 * TS_PACKET_SIZE];
+    make_packet(buf, 256, 0, true, 1000);       /* declares 1006 bytes, only 2 packets */
+    make_packet(buf + TS_PACKET_SIZE, 256, 1, false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(ts->issue, TS_ISSUE_TRUNCATED_PES);
+    tscheck_free(ts);
+}
+
+static void t08_complete_bounded_pes_is_fine(void **state)
+{
+    (void)state;
+    uint8_t buf[2 * TS_PACKET_SIZE];
+    /* payload 184 + 184 = 368 bytes = PES_packet_length 362 + 6 */
+    make_packet(buf, 256, 0, true, 362);
+    make_packet(buf + TS_PACKET_SIZE, 256, 1, false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+}
+
+static void t09_sync_loss_and_transport_error(void **state)
+{
+    (void)state;
+    uint8_t buf[2 * TS_PACKET_SIZE];
+    make_packet(buf, 256, 0, false, 0);
+    make_packet(buf + TS_PACKET_SIZE, 256, 1, false, 0);
+    buf[TS_PACKET_SIZE] = 0x48;
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(ts->issue, TS_ISSUE_SYNC_LOST);
+    tscheck_free(ts);
+    make_packet(buf + TS_PACKET_SIZE, 256, 1, false, 0);
+    buf[TS_PACKET_SIZE + 1] |= 0x80;
+    ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(ts->issue, TS_ISSUE_TRANSPORT_ERROR);
+    tscheck_free(ts);
+}
+
+static void t10_empty_and_segment_boundaries(void **state)
+{
+    (void)state;
+    struct tscheck *ts = tscheck_new();
+    tscheck_finish(ts);
+    assert_int_equal(ts->issue, TS_ISSUE_EMPTY);
+    assert_false(tscheck_complete(ts));
+    tscheck_free(ts);
+    /* separately muxed segments restart their counters */
+    uint8_t a[TS_PACKET_SIZE], b[TS_PACKET_SIZE];
+    make_packet(a, 256, 5, false, 0);
+    make_packet(b, 256, 0, false, 0);
+    ts = tscheck_new();
+    tscheck_feed(ts, a, sizeof a);
+    tscheck_segment_boundary(ts);
+    tscheck_feed(ts, b, sizeof b);
+    tscheck_finish(ts);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+}
+
+static void t11_not_finished_is_not_complete(void **state)
+{
+    (void)state;
+    uint8_t a[TS_PACKET_SIZE];
+    make_packet(a, 256, 0, false, 0);
+    struct tscheck *ts = tscheck_new();
+    tscheck_feed(ts, a, sizeof a);
+    assert_false(tscheck_complete(ts));
+    tscheck_free(ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t01_clean_stream_is_complete),
+        cmocka_unit_test(t02_byte_by_byte_equals_bulk),
+        cmocka_unit_test(t03_lost_packet_is_a_gap_on_its_pid),
+        cmocka_unit_test(t04_one_duplicate_is_allowed_two_are_not),
+        cmocka_unit_test(t05_discontinuity_indicator_allows_a_jump),
+        cmocka_unit_test(t06_ending_inside_a_packet),
+        cmocka_unit_test(t07_short_pes_is_truncated),
+        cmocka_unit_test(t08_complete_bounded_pes_is_fine),
+        cmocka_unit_test(t09_sync_loss_and_transport_error),
+        cmocka_unit_test(t10_empty_and_segment_boundaries),
+        cmocka_unit_test(t11_not_finished_is_not_complete),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,405 @@
+/* cli_evidence.c - the `exactav evidence` subcommand: option parsing, exit
+ * codes and I/O around the evidence store (evidence/evidence.h).  The
+ * parser is self-contained (no getopt) so that it is re-entrant. */
+#include "cli_evidence.h"
+
+#include "evidence.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT };
+
+/* Which subcommands accept an option (bit per enum sub). */
+#define FOR_QUERY ((1u << SUB_LIST) | (1u << SUB_LATEST))
+#define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT))
+
+struct opts {
+    enum sub sub;
+    const char *db;
+    bool json;
+    struct evidence_filter filter;
+    char **pos; /* positional arguments (borrowed from argv) */
+    int npos;
+};
+
+struct io {
+    FILE *out, *err;
+};
+
+#define MAX_AGE_LIMIT_S 100000000000LL /* ~3170 years: larger is a typo */
+
+static const char USAGE[] =
+    "usage: exactav evidence list   --evidence FILE.db [filters] [--limit N] [--json]\n"
+    "       exactav evidence latest --evidence FILE.db [filters] [--limit N] [--json]\n"
+    "       exactav evidence show ID --evidence FILE.db [--json]\n"
+    "       exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
+    "filters: --path-id ID --channel C --rendition R --program-version V\n"
+    "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS\n"
+    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report, 66 cannot open, 70 internal\n";
+
+static const char HELP_LIST[] =
+    "usage: exactav evidence list --evidence FILE.db [filters] [--limit N] [--json]\n"
+    "Lists evidence rows, newest observation first (read-only).\n"
+    "  --path-id ID --channel C --rendition R --program-version V   exact match\n"
+    "  --verdict MATCH|MISMATCH|UNKNOWN\n"
+    "  --max-age SECONDS   keep rows observed at most SECONDS ago (observed_at_ms only)\n"
+    "  --limit N           at most N rows\n"
+    "  --json              a JSON array of rows (column names as keys) instead of a table\n"
+    "Table columns: ID OBSERVED_AT AGE_S VERDICT REASON PATH_ID CHANNEL RENDITION PROGRAM_VERSION\n"
+    "No rows is not an error: an empty table (or []) and exit 0.\n";
+
+static const char HELP_LATEST[] =
+    "usage: exactav evidence latest --evidence FILE.db [filters] [--limit N] [--json]\n"
+    "The newest observation (observed_at_ms) per (path_id, channel, rendition,\n"
+    "program_version) among the rows the filters select (read-only).  Filters and\n"
+    "output as for `list`.  Note: --verdict selects rows before picking the newest.\n";
+
+static const char HELP_SHOW[] =
+    "usage: exactav evidence show ID --evidence FILE.db [--json]\n"
+    "Every column of one evidence row and its fetches (read-only); --json also\n"
+    "includes the full report.  Exit 3 when ID does not exist.\n";
+
+static const char HELP_IMPORT[] =
+    "usage: exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
+    "Stores reports written by `exactav verify --json` elsewhere.  Idempotent by\n"
+    "evidence_id: a report already stored is left untouched (its observed_at_ms is\n"
+    "kept); the same id with a different report is refused.  Each file is its own\n"
+    "transaction; exit 65 names the file and field of an invalid report.\n";
+
+static enum sub parse_sub(const char *s)
+{
+    static const struct { const char *name; enum sub sub; } subs[] = {
+        {"list", SUB_LIST}, {"show", SUB_SHOW}, {"latest", SUB_LATEST}, {"import", SUB_IMPORT}};
+    for (size_t i = 0; s && i < sizeof subs / sizeof subs[0]; i++)
+        if (strcmp(s, subs[i].name) == 0)
+            return subs[i].sub;
+    return SUB_NONE;
+}
+
+static const char *help_text(enum sub s)
+{
+    switch (s) {
+    case SUB_LIST: return HELP_LIST;
+    case SUB_LATEST: return HELP_LATEST;
+    case SUB_SHOW: return HELP_SHOW;
+    case SUB_IMPORT: return HELP_IMPORT;
+    case SUB_NONE: break;
+    }
+    return USAGE;
+}
+
+static int usage(const struct io *io, const char *fmt, const char *arg)
+{
+    fprintf(io->err, "exactav evidence: ");
+    fprintf(io->err, fmt, arg);
+    fprintf(io->err, "\n%s", USAGE);
+    return EXACTAV_EVIDENCE_EXIT_USAGE;
+}
+
+/* Strict decimal: the whole text, in [lo, hi]. */
+static bool parse_int(const char *s, long long lo, long long hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int set_filter_value(struct opts *o, const char *name, const char *val, const struct io *io)
+{
+    struct evidence_filter *f = &o->filter;
+    enum evidence_verdict v;
+    if (strcmp(name, "--path-id") == 0) f->path_id = val;
+    else if (strcmp(name, "--channel") == 0) f->channel = val;
+    else if (strcmp(name, "--rendition") == 0) f->rendition = val;
+    else if (strcmp(name, "--program-version") == 0) f->program_version = val;
+    else if (strcmp(name, "--verdict") == 0) {
+        if (!evidence_verdict_parse(val, &v))
+            return usage(io, "--verdict must be MATCH, MISMATCH or UNKNOWN, not '%s'", val);
+        f->verdict = val;
+    } else if (strcmp(name, "--max-age") == 0) {
+        if (!parse_int(val, 0, MAX_AGE_LIMIT_S, &f->max_age_s))
+            return usage(io, "--max-age needs whole seconds >= 0, not '%s'", val);
+        f->has_max_age = true;
+    } else if (strcmp(name, "--limit") == 0) {
+        if (!parse_int(val, 1, INT64_MAX, &f->limit))
+            return usage(io, "--limit needs a whole number >= 1, not '%s'", val);
+    }
+    return 0;
+}
+
+/* Options that take a value, and the subcommands that accept them. */
+static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
+    {"--evidence", FOR_ALL},      {"--path-id", FOR_QUERY}, {"--channel", FOR_QUERY},
+    {"--rendition", FOR_QUERY},   {"--program-version", FOR_QUERY},
+    {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
+};
+
+static int value_opt(const char *name)
+{
+    for (size_t i = 0; i < sizeof VALUE_OPTS / sizeof VALUE_OPTS[0]; i++)
+        if (strcmp(name, VALUE_OPTS[i].name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* One "--name value" or "--name=value"; *i advances past what it used. */
+static int parse_option(struct opts *o, int argc, char **argv, int *i, const struct io *io)
+{
+    char name[64];
+    const char *arg = argv[*i], *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n >= sizeof name)
+        return usage(io, "unknown option '%s'", arg);
+    memcpy(name, arg, n);
+    name[n] = '\0';
+    if (strcmp(name, "--json") == 0 && !eq) {
+        o->json = true;
+        return 0;
+    }
+    int k = value_opt(name);
+    if (k < 0 || !(VALUE_OPTS[k].subs & (1u << o->sub)))
+        return usage(io, "option '%s' is not valid here", name);
+    const char *val = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!val)
+        return usage(io, "option '%s' needs a value", name);
+    if (strcmp(name, "--evidence") == 0) {
+        o->db = val;
+        return 0;
+    }
+    return set_filter_value(o, name, val, io);
+}
+
+static int parse_args(struct opts *o, int argc, char **argv, const struct io *io)
+{
+    bool only_pos = false;
+    for (int i = 2; i < argc; i++) {
+        int rc = 0;
+        if (!only_pos && strcmp(argv[i], "--") == 0)
+            only_pos = true;
+        else if (!only_pos && argv[i][0] == '-' && argv[i][1] != '\0')
+            rc = parse_option(o, argc, argv, &i, io);
+        else
+            o->pos[o->npos++] = argv[i];
+        if (rc)
+            return rc;
+    }
+    if (!o->db)
+        return usage(io, "%s needs --evidence FILE.db", argv[1]);
+    bool want_one = o->sub == SUB_SHOW, want_some = o->sub == SUB_IMPORT;
+    if (want_one && o->npos != 1)
+        return usage(io, "%s takes exactly one evidence id", "show");
+    if (want_some && o->npos < 1)
+        return usage(io, "%s takes one or more report files", "import");
+    if (!want_one && !want_some && o->npos > 0)
+        return usage(io, "unexpected argument '%s'", o->pos[0]);
+    return 0;
+}
+
+static int open_rc(enum evidence_rc rc)
+{
+    return rc == EVIDENCE_E_INTERNAL ? EXACTAV_EVIDENCE_EXIT_SOFTWARE : EXACTAV_EVIDENCE_EXIT_NOINPUT;
+}
+
+static int open_db(const struct opts *o, enum evidence_open_mode mode, struct evidence_db **db,
+                   const struct io *io)
+{
+    char err[512] = "";
+    enum evidence_rc rc = evidence_open(o->db, mode, db, err, sizeof err);
+    if (rc == EVIDENCE_OK)
+        return 0;
+    fprintf(io->err, "exactav evidence: %s: %s\n", o->db, err);
+    return open_rc(rc);
+}
+
+static int emit(const struct opts *o, const json_t *rows, const struct io *io, bool record)
+{
+    int rc;
+    if (o->json)
+        rc = evidence_write_json(io->out, rows);
+    else if (record)
+        rc = evidence_write_record(io->out, rows);
+    else
+        rc = evidence_write_table(io->out, rows, evidence_now_ms());
+    if (rc != 0 || fflush(io->out) != 0) {
+        fprintf(io->err, "exactav evidence: cannot write output\n");
+        return EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    return 0;
+}
+
+static int cmd_query(struct opts *o, const struct io *io)
+{
+    struct evidence_db *db = NULL;
+    int rc = open_db(o, EVIDENCE_OPEN_RO, &db, io);
+    if (rc)
+        return rc;
+    char err[512] = "";
+    json_t *rows = NULL;
+    o->filter.now_ms = evidence_now_ms();
+    enum evidence_rc q = o->sub == SUB_LATEST ? evidence_latest(db, &o->filter, &rows, err, sizeof err)
+                                              : evidence_list(db, &o->filter, &rows, err, sizeof err);
+    if (q == EVIDENCE_OK)
+        rc = emit(o, rows, io, false);
+    else {
+        fprintf(io->err, "exactav evidence: %s\n", err);
+        rc = q == EVIDENCE_E_INVALID ? EXACTAV_EVIDENCE_EXIT_USAGE : EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    json_decref(rows);
+    evidence_close(db);
+    return rc;
+}
+
+static int cmd_show(const struct opts *o, const struct io *io)
+{
+    struct evidence_db *db = NULL;
+    int rc = open_db(o, EVIDENCE_OPEN_RO, &db, io);
+    if (rc)
+        return rc;
+    char err[512] = "";
+    json_t *rec = NULL;
+    enum evidence_rc q = evidence_show(db, o->pos[0], &rec, err, sizeof err);
+    if (q == EVIDENCE_OK)
+        rc = emit(o, rec, io, true);
+    else {
+        fprintf(io->err, "exactav evidence: %s\n", err);
+        rc = q == EVIDENCE_E_NOTFOUND ? EXACTAV_EVIDENCE_EXIT_NOTFOUND : EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    json_decref(rec);
+    evidence_close(db);
+    return rc;
+}
+
+/* Reads at most EVIDENCE_MAX_REPORT_BYTES + 1 bytes: a larger file is
+ * refused as invalid without reading it all (it may be a device). */
+static int read_report(const char *path, char **buf, size_t *len, const struct io *io)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(io->err, "exactav evidence: %s: cannot open: %s\n", path, strerror(errno));
+        return EXACTAV_EVIDENCE_EXIT_NOINPUT;
+    }
+    size_t cap = EVIDENCE_MAX_REPORT_BYTES + 1;
+    *buf = malloc(cap);
+    *len = *buf ? fread(*buf, 1, cap, f) : 0;
+    int failed = ferror(f);
+    fclose(f);
+    if (!*buf || failed) {
+        fprintf(io->err, "exactav evidence: %s: cannot read\n", path);
+        return *buf ? EXACTAV_EVIDENCE_EXIT_NOINPUT : EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    if (*len == cap) {
+        fprintf(io->err, "exactav evidence: %s: report: larger than %u bytes\n", path,
+                EVIDENCE_MAX_REPORT_BYTES);
+        return EXACTAV_EVIDENCE_EXIT_DATAERR;
+    }
+    return 0;
+}
+
+/* The id of a report that was just imported, for the message only. */
+static json_t *report_id(const char *buf, size_t len)
+{
+    json_t *root = json_loadb(buf, len, 0, NULL);
+    json_t *id = json_incref(json_object_get(root, "evidence_id"));
+    json_decref(root);
+    return id;
+}
+
+static int import_one(struct evidence_db *db, const struct opts *o, const char *path,
+                      json_t *summary, const struct io *io)
+{
+    char *buf = NULL, err[512] = "";
+    size_t len = 0;
+    int inserted = 0, rc = read_report(path, &buf, &len, io);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    enum evidence_rc r = evidence_import_report(db, buf, len, &inserted, err, sizeof err);
+    if (r == EVIDENCE_OK) {
+        json_t *id = report_id(buf, len);
+        if (o->json)
+            json_array_append_new(summary, json_pack("{s:s, s:O, s:b}", "file", path,
+                                                     "evidence_id", id ? id : json_null(),
+                                                     "inserted", inserted));
+        else
+            fprintf(io->out, "%s  %s  %s\n", inserted ? "imported " : "unchanged", path,
+                    json_is_string(id) ? json_string_value(id) : "-");
+        json_decref(id);
+    } else {
+        fprintf(io->err, "exactav evidence: %s: %s\n", path, err);
+        rc = r == EVIDENCE_E_INVALID || r == EVIDENCE_E_CONFLICT ? EXACTAV_EVIDENCE_EXIT_DATAERR
+                                                                 : EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Every file is tried; the exit code is the worst one seen. */
+static int cmd_import(const struct opts *o, const struct io *io)
+{
+    struct evidence_db *db = NULL;
+    int worst = open_db(o, EVIDENCE_OPEN_RW, &db, io);
+    if (worst)
+        return worst;
+    json_t *summary = json_array();
+    for (int i = 0; i < o->npos; i++) {
+        int rc = import_one(db, o, o->pos[i], summary, io);
+        worst = rc > worst ? rc : worst;
+    }
+    if (o->json && emit(o, summary, io, true) != 0)
+        worst = EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    fflush(io->out);
+    json_decref(summary);
+    evidence_close(db);
+    return worst;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return false;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    }
+    return false;
+}
+
+int exactav_cmd_evidence_io(int argc, char **argv, FILE *out, FILE *err)
+{
+    const struct io io = {out, err};
+    if (wants_help(argc, argv)) {
+        fputs(help_text(argc > 1 ? parse_sub(argv[1]) : SUB_NONE), out);
+        return EXACTAV_EVIDENCE_EXIT_OK;
+    }
+    struct opts o = {.sub = argc > 1 ? parse_sub(argv[1]) : SUB_NONE};
+    if (o.sub == SUB_NONE)
+        return usage(&io, "unknown subcommand '%s'", argc > 1 ? argv[1] : "");
+    o.pos = calloc((size_t)argc, sizeof *o.pos);
+    if (!o.pos)
+        return EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    int rc = parse_args(&o, argc, argv, &io);
+    if (rc == 0) {
+        switch (o.sub) {
+        case SUB_LIST:
+        case SUB_LATEST: rc = cmd_query(&o, &io); break;
+        case SUB_SHOW: rc = cmd_show(&o, &io); break;
+        case SUB_IMPORT: rc = cmd_import(&o, &io); break;
+        case SUB_NONE: rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE; break;
+        }
+    }
+    free(o.pos);
+    return rc;
+}
+
+int exactav_cmd_evidence(int argc, char **argv)
+{
+    return exactav_cmd_evidence_io(argc, argv, stdout, stderr);
+}

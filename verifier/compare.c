@@ -1,0 +1,396 @@
+/* compare.c - pairing and exact comparison (see compare.h). */
+#include "compare.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts33.h"
+
+void vcmp_init(struct vcmp *v)
+{
+    memset(v, 0, sizeof *v);
+}
+
+void vcmp_free(struct vcmp *v)
+{
+    free(v->ginv[0]);
+    free(v->ginv[1]);
+    v->ginv[0] = v->ginv[1] = NULL;
+}
+
+void acmp_init(struct acmp *a, int64_t start)
+{
+    memset(a, 0, sizeof *a);
+    a->start = start;
+    a->confirmed.channel = a->gap.channel = -1;
+}
+
+/* ---- planes ---- */
+
+static bool plane_equal(const uint8_t *a, int la, const uint8_t *b, int lb, int w, int h, int *x, int *y)
+{
+    for (int row = 0; row < h; row++) {
+        const uint8_t *ra = a + (ptrdiff_t)row * la, *rb = b + (ptrdiff_t)row * lb;
+        if (memcmp(ra, rb, (size_t)w) == 0)
+            continue;
+        int col = 0;
+        while (ra[col] == rb[col])
+            col++;
+        *x = col;
+        *y = row;
+        return false;
+    }
+    return true;
+}
+
+bool frames_equal(const AVFrame *a, const AVFrame *b, const char **plane, int *x, int *y)
+{
+    static const char *names[3] = {"Y", "U", "V"};
+    assert(a->width == b->width && a->height == b->height && a->format == b->format);
+    for (int p = 0; p < 3; p++) {
+        int w = p ? (a->width + 1) / 2 : a->width;    /* chroma rounded up */
+        int h = p ? (a->height + 1) / 2 : a->height;
+        if (!plane_equal(a->data[p], a->linesize[p], b->data[p], b->linesize[p], w, h, x, y)) {
+            *plane = names[p];
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- video groups ---- */
+
+static void set_group_final(struct vcmp *v, int s, uint32_t g, bool invalid)
+{
+    if (g >= v->gcap[s]) {
+        uint32_t cap = v->gcap[s] ? v->gcap[s] * 2 : 64;
+        while (cap <= g)
+            cap *= 2;
+        uint8_t *n = realloc(v->ginv[s], cap);
+        if (!n) {
+            /* Without memory we cannot prove validity: treat as invalid. */
+            v->invalid_in_interval[s] = true;
+            return;
+        }
+        memset(n + v->gcap[s], 1, cap - v->gcap[s]);
+        v->ginv[s] = n;
+        v->gcap[s] = cap;
+    }
+    v->ginv[s][g] = invalid;
+    v->gfinal[s] = g + 1;
+    if (invalid && v->group_had_frames[s])
+        v->invalid_in_interval[s] = true;
+    v->group_had_frames[s] = false;
+}
+
+static bool group_valid(const struct vcmp *v, int s, uint32_t g)
+{
+    return g < v->gcap[s] && !v->ginv[s][g];
+}
+
+/* Resolves pending differences in order; the first confirmed one wins. */
+static void resolve(struct vcmp *v, bool at_end, bool clean)
+{
+    int i = 0;
+    for (; i < v->npend && !v->confirmed.set; i++) {
+        struct vpending *p = &v->pend[i];
+        bool final = true, valid = true;
+        for (int s = 0; s < 2; s++) {
+            if (!p->known[s])
+                continue;
+            final &= p->group[s] < v->gfinal[s];
+            valid &= group_valid(v, s, p->group[s]);
+        }
+        if (p->needs_complete) {
+            final &= at_end;
+            valid &= clean;
+        }
+        if (!final)
+            break;
+        if (valid)
+            v->confirmed = p->d;
+        else
+            v->unconfirmed = true;
+    }
+    if (v->confirmed.set)
+        i = v->npend;
+    memmove(v->pend, v->pend + i, (size_t)(v->npend - i) * sizeof v->pend[0]);
+    v->npend -= i;
+}
+
+static void add_pending(struct vcmp *v, const struct vitem *r, const struct vitem *c, int64_t index,
+                        const char *plane, int x, int y, bool needs_complete)
+{
+    if (v->confirmed.set)
+        return;
+    if (v->npend == VCMP_MAX_PENDING) {
+        v->unconfirmed = true;   /* cannot track more: never confirm blindly */
+        return;
+    }
+    struct vpending *p = &v->pend[v->npend++];
+    memset(p, 0, sizeof *p);
+    p->d = (struct video_diff){.set = true, .index = index, .plane = plane, .x = x, .y = y,
+                               .pts = r ? r->pts : c->pts};
+    p->needs_complete = needs_complete;
+    for (int s = 0; s < 2; s++) {
+        const struct vitem *it = s == 0 ? r : c;
+        p->known[s] = it != NULL || v->have_group[s];
+        p->group[s] = it ? it->group : v->last_group[s];
+    }
+}
+
+/* Pops group-end markers at the head of a ring. */
+static bool take_markers(struct vcmp *v, int s, struct ring *r)
+{
+    bool any = false;
+    struct vitem *it;
+    while ((it = ring_peek(r, 0)) && it->kind == VITEM_GROUP_END) {
+        set_group_final(v, s, it->group, it->group_invalid);
+        ring_drop(r);
+        any = true;
+    }
+    return any;
+}
+
+/* The next frame after the head, skipping markers; NULL with *wait set when
+ * it is not there yet. */
+static const struct vitem *next_frame(const struct ring *r, bool *wait)
+{
+    for (size_t i = 1;; i++) {
+        const struct vitem *it = ring_peek(r, i);
+        if (!it) {
+            *wait = !r->closed;
+            return NULL;
+        }
+        if (it->kind == VITEM_FRAME)
+            return it;
+    }
+}
+
+static void consume(struct vcmp *v, int s, struct ring *r)
+{
+    struct vitem *it = ring_peek(r, 0);
+    v->last_group[s] = it->group;
+    v->have_group[s] = true;
+    v->group_had_frames[s] = true;
+    vitem_release(it);
+    ring_drop(r);
+}
+
+static void compare_pair(struct vcmp *v, struct vitem *r, struct vitem *c)
+{
+    const AVFrame *a = r->frame, *b = c->frame;
+    int64_t index = v->ref_frames;
+    const char *plane;
+    int x = -1, y = -1;
+    if (a->width != b->width || a->height != b->height || a->format != b->format) {
+        add_pending(v, r, c, index, "params", -1, -1, false);
+        return;
+    }
+    v->compared_frames++;
+    if (!frames_equal(a, b, &plane, &x, &y))
+        add_pending(v, r, c, index, plane, x, y, false);
+}
+
+/* One pairing decision; false when it must wait for more items. */
+static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
+{
+    struct vitem *r = ring_peek(ref, 0), *c = ring_peek(cand, 0);
+    bool wait = false;
+    if ((!r && !ref->closed) || (!c && !cand->closed))
+        return false;
+    if (!r && !c) {
+        v->done = true;
+        return false;
+    }
+    if (r && c && r->rel == c->rel) {
+        compare_pair(v, r, c);
+        v->ref_frames++, v->cand_frames++;
+        consume(v, 0, ref), consume(v, 1, cand);
+        return true;
+    }
+    if (r && (!c || r->rel < c->rel)) {
+        const struct vitem *n = c ? next_frame(ref, &wait) : NULL;
+        if (wait)
+            return false;
+        if (!c || (n && n->rel <= c->rel)) {
+            add_pending(v, r, NULL, v->ref_frames, "missing", -1, -1, true);
+            v->ref_frames++;
+            consume(v, 0, ref);
+            return true;
+        }
+    } else {
+        const struct vitem *n = r ? next_frame(cand, &wait) : NULL;
+        if (wait)
+            return false;
+        if (!r || (n && n->rel <= r->rel)) {
+            add_pending(v, NULL, c, v->ref_frames, "extra", -1, -1, true);
+            v->cand_frames++;
+            consume(v, 1, cand);
+            return true;
+        }
+    }
+    /* A candidate frame between two reference frames: time correspondence. */
+    add_pending(v, r, c, v->ref_frames, "pts", -1, -1, false);
+    v->ref_frames++, v->cand_frames++;
+    consume(v, 0, ref), consume(v, 1, cand);
+    return true;
+}
+
+bool vcmp_step(struct vcmp *v, struct ring *ref, struct ring *cand)
+{
+    bool progress = false;
+    for (;;) {
+        progress |= take_markers(v, 0, ref);
+        progress |= take_markers(v, 1, cand);
+        if (v->done || !pair_once(v, ref, cand))
+            break;
+        progress = true;
+    }
+    resolve(v, false, false);
+    return progress;
+}
+
+void vcmp_finish(struct vcmp *v, bool clean)
+{
+    resolve(v, true, clean);
+}
+
+/* ---- audio ---- */
+
+static int64_t sample_unit(const struct aitem *it)
+{
+    return it->sample_rate > 0 && 720000 % it->sample_rate == 0 ? 720000 / it->sample_rate : 15;
+}
+
+static int64_t sample_pts(const struct acmp *a, int64_t rel_units)
+{
+    return ts33_add(a->start, rel_units / 8);
+}
+
+static void note_audio(struct acmp *a, struct audio_diff *slot, bool valid, int64_t index, int channel,
+                       int64_t rel_units, const char *kind)
+{
+    if (!valid) {
+        a->unconfirmed = true;
+        return;
+    }
+    if (slot->set)
+        return;
+    *slot = (struct audio_diff){.set = true, .sample_index = index, .channel = channel,
+                                .pts = sample_pts(a, rel_units), .kind = kind};
+}
+
+static void advance(struct acmp *a, struct ring *r, int s, size_t n)
+{
+    struct aitem *it = ring_peek(r, 0);
+    size_t *off = s == 0 ? &a->roff : &a->coff;
+    if (s == 0)
+        a->ref_samples += (int64_t)n;
+    else
+        a->cand_samples += (int64_t)n;
+    *off += n;
+    if (!it->valid)
+        a->invalid_seen[s] = true;
+    if (*off >= (size_t)it->nb_samples) {
+        aitem_release(it);
+        ring_drop(r);
+        *off = 0;
+    }
+}
+
+static void compare_run(struct acmp *a, const struct aitem *r, const struct aitem *c, size_t n, int64_t t)
+{
+    const float *pr = r->pcm + a->roff * (size_t)r->channels;
+    const float *pc = c->pcm + a->coff * (size_t)c->channels;
+    size_t count = n * (size_t)r->channels;
+    if (memcmp(pr, pc, count * sizeof(float)) == 0)
+        return;
+    size_t i = 0;
+    while (memcmp(&pr[i], &pc[i], sizeof(float)) == 0)  /* bit patterns, not values */
+        i++;
+    size_t sample = i / (size_t)r->channels;
+    note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples + (int64_t)sample,
+               (int)(i % (size_t)r->channels), t + (int64_t)sample * sample_unit(r), "samples");
+}
+
+static bool params_differ(struct acmp *a, const struct aitem *r, const struct aitem *c, int64_t t)
+{
+    if (!a->params_checked) {
+        a->params_checked = true;
+        if (r->sample_rate != c->sample_rate || r->channels != c->channels) {
+            a->params_differ = true;
+            note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples, -1, t, "params");
+        }
+    }
+    return a->params_differ;
+}
+
+static bool audio_once(struct acmp *a, struct ring *ref, struct ring *cand)
+{
+    struct aitem *r = ring_peek(ref, 0), *c = ring_peek(cand, 0);
+    if ((!r && !ref->closed) || (!c && !cand->closed))
+        return false;
+    if (!r && !c) {
+        a->done = true;
+        return false;
+    }
+    if (!c) {   /* the candidate ended: the rest of the reference is missing */
+        note_audio(a, &a->gap, true, a->ref_samples, -1,
+                   r->rel_units + (int64_t)a->roff * sample_unit(r), "missing");
+        advance(a, ref, 0, (size_t)r->nb_samples - a->roff);
+        return true;
+    }
+    if (!r) {
+        note_audio(a, &a->gap, true, a->ref_samples, -1,
+                   c->rel_units + (int64_t)a->coff * sample_unit(c), "extra");
+        advance(a, cand, 1, (size_t)c->nb_samples - a->coff);
+        return true;
+    }
+    int64_t ur = sample_unit(r), uc = sample_unit(c);
+    int64_t tr = r->rel_units + (int64_t)a->roff * ur, tc = c->rel_units + (int64_t)a->coff * uc;
+    size_t nr = (size_t)r->nb_samples - a->roff, nc = (size_t)c->nb_samples - a->coff;
+    if (params_differ(a, r, c, tr)) {
+        advance(a, ref, 0, nr);
+        advance(a, cand, 1, nc);
+        return true;
+    }
+    if (tr == tc) {
+        size_t n = nr < nc ? nr : nc;
+        compare_run(a, r, c, n, tr);
+        advance(a, ref, 0, n);
+        advance(a, cand, 1, n);
+    } else if (tc - tr >= ur || tr - tc >= uc) {
+        /* Whole samples absent on one side at this time. */
+        bool ref_first = tr < tc;
+        int64_t gap = ref_first ? tc - tr : tr - tc;
+        size_t n = (size_t)((gap + (ref_first ? ur : uc) - 1) / (ref_first ? ur : uc));
+        size_t avail = ref_first ? nr : nc;
+        note_audio(a, &a->gap, true, a->ref_samples, -1, ref_first ? tr : tc, ref_first ? "missing" : "extra");
+        advance(a, ref_first ? ref : cand, ref_first ? 0 : 1, n < avail ? n : avail);
+    } else {
+        /* Sample instants that do not line up: time correspondence broken. */
+        note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples, -1, tr, "pts");
+        size_t n = nr < nc ? nr : nc;
+        advance(a, ref, 0, n);
+        advance(a, cand, 1, n);
+    }
+    return true;
+}
+
+bool acmp_step(struct acmp *a, struct ring *ref, struct ring *cand)
+{
+    bool progress = false;
+    while (!a->done && audio_once(a, ref, cand))
+        progress = true;
+    return progress;
+}
+
+void acmp_finish(struct acmp *a, bool clean)
+{
+    if (a->gap.set && !clean) {
+        a->gap.set = false;
+        a->unconfirmed = true;
+    }
+}

@@ -1,0 +1,98 @@
+/* compare.h - pairs and compares what the two sides hand on.  No I/O.
+ *
+ * Video frames are paired by their time on the reference timeline (never by
+ * arrival order).  A pair at the same time is compared on its parameters
+ * (width, height, pixel format) and then on the visible Y, U and V pixels,
+ * row by row, ignoring linesize and padding.  A reference frame with no
+ * candidate frame at its time is "missing", a candidate frame with no
+ * reference frame is "extra", and a candidate frame between two reference
+ * frames is a "pts" difference.
+ *
+ * Confirmation: a difference is only a MISMATCH when it lies in validly
+ * decoded data.  Video damage can invalidate frames output *before* it
+ * (B-frames that reference a damaged later frame), so a video difference
+ * waits until the groups holding it have ended valid on both sides.
+ * Missing or extra frames and samples are confirmed only at the end, and
+ * only when both observations were complete and decoded cleanly.
+ */
+#ifndef COMPARE_H
+#define COMPARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xfer.h"
+
+struct video_diff {
+    bool set;
+    int64_t index;               /* presentation index among reference frames in I */
+    int64_t pts;                 /* reference PTS (candidate PTS for "extra") */
+    const char *plane;           /* Y U V pts missing extra params */
+    int x, y;                    /* first differing pixel (planes only), else -1 */
+};
+
+struct audio_diff {
+    bool set;
+    int64_t sample_index;        /* per channel, from the first reference sample in I */
+    int channel;                 /* 0 = L, 1 = R; -1 when not a value difference */
+    int64_t pts;                 /* 90 kHz tick of that sample (floor) */
+    const char *kind;            /* samples pts missing extra params */
+};
+
+#define VCMP_MAX_PENDING 64
+
+struct vpending {
+    struct video_diff d;
+    uint32_t group[2];
+    bool known[2];
+    bool needs_complete;
+};
+
+struct vcmp {
+    int64_t ref_frames, cand_frames, compared_frames;
+    struct video_diff confirmed;
+    bool unconfirmed;            /* a difference was seen in invalid data */
+    struct vpending pend[VCMP_MAX_PENDING];
+    int npend;
+    uint8_t *ginv[2];            /* per side: 1 = group invalid */
+    uint32_t gcap[2], gfinal[2]; /* groups [0, gfinal) are final */
+    uint32_t last_group[2];
+    bool have_group[2];
+    bool group_had_frames[2];
+    bool invalid_in_interval[2]; /* an invalid group held frames of I */
+    bool done;
+};
+
+struct acmp {
+    int64_t ref_samples, cand_samples;   /* per channel, in I */
+    int64_t start;               /* interval start, to report PTS */
+    size_t roff, coff;           /* samples already used of each head item */
+    struct audio_diff confirmed; /* first confirmed value/pts/params difference */
+    struct audio_diff gap;       /* first missing/extra, confirmed at the end */
+    bool unconfirmed;
+    bool invalid_seen[2];
+    bool params_checked, params_differ;
+    bool done;
+};
+
+void vcmp_init(struct vcmp *v);
+void vcmp_free(struct vcmp *v);
+void acmp_init(struct acmp *a, int64_t start);
+
+/* One step each: consumes what can be consumed now from the rings; returns
+ * true when anything was consumed.  Sets ->done when both rings are closed
+ * and empty. */
+bool vcmp_step(struct vcmp *v, struct ring *ref, struct ring *cand);
+bool acmp_step(struct acmp *a, struct ring *ref, struct ring *cand);
+
+/* At the end: confirms what waits for completeness.  clean: both sides'
+ * observations were complete and their decodes of this track clean. */
+void vcmp_finish(struct vcmp *v, bool clean);
+void acmp_finish(struct acmp *a, bool clean);
+
+/* Visible-pixel comparison of two frames of the same size and format:
+ * returns false and the first differing plane and pixel (raster order,
+ * planes in the order Y, U, V) when they differ. */
+bool frames_equal(const AVFrame *a, const AVFrame *b, const char **plane, int *x, int *y);
+
+#endif

@@ -1,0 +1,68 @@
+/* report.c - JSON and human writers (see report.h). */
+#include "report.h"
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "-";
+}
+
+static long long num(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+int report_write_json(FILE *out, const json_t *report)
+{
+    if (json_dumpf(report, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        return -1;
+    return fputc('\n', out) == EOF ? -1 : 0;
+}
+
+static void write_video(FILE *out, const json_t *v)
+{
+    fprintf(out, "video:    %s (%s): %lld reference frames, %lld candidate frames, %lld compared\n",
+            str(v, "verdict"), str(v, "reason"), num(v, "reference_frames"), num(v, "candidate_frames"),
+            num(v, "compared_frames"));
+    const json_t *fm = json_object_get(v, "first_mismatch");
+    if (json_is_object(fm)) {
+        fprintf(out, "          first difference: frame %lld (pts %lld), %s", num(fm, "index"), num(fm, "pts"),
+                str(fm, "plane"));
+        if (json_is_integer(json_object_get(fm, "x")))
+            fprintf(out, " at x=%lld y=%lld", num(fm, "x"), num(fm, "y"));
+        fputc('\n', out);
+    }
+}
+
+static void write_audio(FILE *out, const json_t *a)
+{
+    if (!json_is_object(a)) {
+        fprintf(out, "audio:    (reference has no audio)\n");
+        return;
+    }
+    fprintf(out, "audio:    %s (%s): %lld reference samples, %lld candidate samples per channel\n",
+            str(a, "verdict"), str(a, "reason"), num(a, "reference_samples"), num(a, "candidate_samples"));
+    const json_t *fm = json_object_get(a, "first_mismatch");
+    if (json_is_object(fm)) {
+        fprintf(out, "          first difference: sample %lld (pts %lld), %s", num(fm, "sample_index"),
+                num(fm, "pts"), str(fm, "kind"));
+        if (json_is_integer(json_object_get(fm, "channel")))
+            fprintf(out, " on channel %s", num(fm, "channel") ? "R" : "L");
+        fputc('\n', out);
+    }
+}
+
+int report_write_human(FILE *out, const json_t *report)
+{
+    const json_t *profile = json_object_get(report, "profile");
+    const json_t *interval = json_object_get(report, "interval");
+    fprintf(out, "verdict:  %s (%s)\n", str(report, "verdict"), str(report, "reason"));
+    fprintf(out, "profile:  %s v%lld, fingerprint %.16s...\n", str(profile, "id"), num(profile, "version"),
+            str(profile, "fingerprint"));
+    fprintf(out, "interval: [%lld, %lld) ticks, time offset %lld, observed %s\n", num(interval, "start"),
+            num(interval, "end"), num(report, "time_offset"), str(report, "observed_at"));
+    write_video(out, json_object_get(report, "video"));
+    write_audio(out, json_object_get(report, "audio"));
+    fprintf(out, "evidence: %s\n", str(report, "evidence_id"));
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,189 @@
+/* tscheck.c - MPEG-TS integrity scanner (see tscheck.h). */
+#include "tscheck.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tscheck *tscheck_new(void)
+{
+    struct tscheck *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return NULL;
+    ts->issue_pid = -1;
+    for (int i = 0; i < TS_PID_COUNT; i++)
+        ts->pid[i].last_cc = -1;
+    return ts;
+}
+
+void tscheck_free(struct tscheck *ts)
+{
+    free(ts);
+}
+
+static void note_issue(struct tscheck *ts, enum ts_issue issue, uint64_t offset, int pid)
+{
+    ts->issue_count++;
+    if (ts->issue != TS_ISSUE_NONE)
+        return;
+    ts->issue = issue;
+    ts->issue_offset = offset;
+    ts->issue_pid = pid;
+}
+
+static void check_pes_complete(struct tscheck *ts, int pid, uint64_t offset)
+{
+    struct ts_pid_state *st = &ts->pid[pid];
+    if (st->pes_expected && st->pes_got < st->pes_expected)
+        note_issue(ts, TS_ISSUE_TRUNCATED_PES, offset, pid);
+    st->pes_expected = 0;
+    st->pes_got = 0;
+}
+
+/* Continuity (13818-1 2.4.3.3): counts only packets with payload; one
+ * duplicate is allowed; a discontinuity_indicator allows any value. */
+static void check_continuity(struct tscheck *ts, int pid, int cc, bool discontinuity,
+                             const uint8_t *pkt, uint64_t offset)
+{
+    struct ts_pid_state *st = &ts->pid[pid];
+    (void)pkt;
+    if (st->last_cc < 0 || discontinuity) {
+        st->last_cc = (int8_t)cc;
+        st->dup_used = false;
+        return;
+    }
+    if (cc == st->last_cc && !st->dup_used) {
+        st->dup_used = true;
+        return;
+    }
+    if (cc != ((st->last_cc + 1) & 15)) {
+        st->gaps++;
+        note_issue(ts, TS_ISSUE_CONTINUITY_GAP, offset, pid);
+    }
+    st->last_cc = (int8_t)cc;
+    st->dup_used = false;
+}
+
+static void track_pes(struct tscheck *ts, int pid, bool unit_start, const uint8_t *payload,
+                      size_t len, uint64_t offset)
+{
+    struct ts_pid_state *st = &ts->pid[pid];
+    if (!unit_start) {
+        st->pes_got += (uint32_t)len;
+        return;
+    }
+    check_pes_complete(ts, pid, offset);
+    /* Only PES (start code 00 00 01) are tracked; PSI sections begin with a
+     * pointer_field and carry their own lengths, which the demuxer checks. */
+    if (len >= 6 && payload[0] == 0 && payload[1] == 0 && payload[2] == 1) {
+        uint32_t declared = (uint32_t)payload[4] << 8 | payload[5];
+        st->pes_expected = declared ? declared + 6 : 0;
+        st->pes_got = (uint32_t)len;
+    }
+}
+
+static void check_packet(struct tscheck *ts, const uint8_t *p, uint64_t offset)
+{
+    if (p[0] != 0x47) {
+        note_issue(ts, TS_ISSUE_SYNC_LOST, offset, -1);
+        ts->lost_sync = true;
+        return;
+    }
+    int pid = (p[1] & 0x1F) << 8 | p[2];
+    bool tei = p[1] & 0x80, unit_start = p[1] & 0x40;
+    int afc = (p[3] >> 4) & 3, cc = p[3] & 15;
+    size_t off = 4;
+    bool discontinuity = false;
+
+    if (tei)
+        note_issue(ts, TS_ISSUE_TRANSPORT_ERROR, offset, pid);
+    if (pid == TS_PID_NULL)
+        return;
+    if (afc & 2) {
+        size_t af_len = p[4];
+        if (af_len > TS_PACKET_SIZE - 5) {
+            note_issue(ts, TS_ISSUE_MALFORMED, offset, pid);
+            return;
+        }
+        discontinuity = af_len > 0 && (p[5] & 0x80);
+        off = 5 + af_len;
+    }
+    if (!(afc & 1))
+        return; /* no payload: the counter does not advance */
+    check_continuity(ts, pid, cc, discontinuity, p, offset);
+    track_pes(ts, pid, unit_start, p + off, TS_PACKET_SIZE - off, offset);
+}
+
+void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len)
+{
+    while (len > 0) {
+        if (ts->lost_sync) {
+            ts->bytes += len;
+            return;
+        }
+        if (ts->partial_len > 0 || len < TS_PACKET_SIZE) {
+            size_t take = TS_PACKET_SIZE - ts->partial_len;
+            if (take > len)
+                take = len;
+            memcpy(ts->partial + ts->partial_len, data, take);
+            ts->partial_len += take;
+            data += take;
+            len -= take;
+            ts->bytes += take;
+            if (ts->partial_len == TS_PACKET_SIZE) {
+                check_packet(ts, ts->partial, ts->bytes - TS_PACKET_SIZE);
+                ts->packets++;
+                ts->partial_len = 0;
+            }
+            continue;
+        }
+        check_packet(ts, data, ts->bytes);
+        ts->packets++;
+        ts->bytes += TS_PACKET_SIZE;
+        data += TS_PACKET_SIZE;
+        len -= TS_PACKET_SIZE;
+    }
+}
+
+void tscheck_segment_boundary(struct tscheck *ts)
+{
+    if (ts->partial_len) {
+        note_issue(ts, TS_ISSUE_TRUNCATED_PACKET, ts->bytes, -1);
+        ts->partial_len = 0;
+    }
+    for (int pid = 0; pid < TS_PID_COUNT; pid++) {
+        check_pes_complete(ts, pid, ts->bytes);
+        ts->pid[pid].last_cc = -1;
+        ts->pid[pid].dup_used = false;
+    }
+    ts->lost_sync = false;
+}
+
+void tscheck_finish(struct tscheck *ts)
+{
+    if (ts->finished)
+        return;
+    tscheck_segment_boundary(ts);
+    if (ts->packets == 0)
+        note_issue(ts, TS_ISSUE_EMPTY, 0, -1);
+    ts->finished = true;
+}
+
+bool tscheck_complete(const struct tscheck *ts)
+{
+    return ts->finished && ts->issue == TS_ISSUE_NONE;
+}
+
+const char *tscheck_issue_code(enum ts_issue issue)
+{
+    switch (issue) {
+    case TS_ISSUE_NONE: return "none";
+    case TS_ISSUE_EMPTY: return "empty_stream";
+    case TS_ISSUE_SYNC_LOST: return "ts_sync_lost";
+    case TS_ISSUE_MALFORMED: return "ts_malformed";
+    case TS_ISSUE_TRANSPORT_ERROR: return "transport_error";
+    case TS_ISSUE_CONTINUITY_GAP: return "continuity_gap";
+    case TS_ISSUE_TRUNCATED_PES: return "truncated_pes";
+    case TS_ISSUE_TRUNCATED_PACKET: return "truncated_ts_packet";
+    }
+    return "unknown_ts_issue";
+}

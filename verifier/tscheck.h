@@ -1,0 +1,81 @@
+/* tscheck.h - integrity of an MPEG-TS byte stream, checked as it passes.
+ *
+ * libavformat is tolerant: it resynchronises, skips lost packets and hands
+ * out short PES payloads without complaint.  For an exact check that is the
+ * wrong default, so every byte a decoding side reads goes through this
+ * scanner first.  It never changes the bytes; it only says whether the
+ * observation of the transport stream was complete:
+ *   - every packet starts with the sync byte and the stream ends on a packet
+ *     boundary (a file ending inside a TS packet is incomplete);
+ *   - continuity counters advance on every PID (ISO/IEC 13818-1 2.4.3.3: one
+ *     duplicate allowed, a discontinuity_indicator allows a jump);
+ *   - no packet carries transport_error_indicator;
+ *   - every PES with a declared PES_packet_length is complete.
+ * Segment boundaries (HLS, or several files of a binding) reset the
+ * continuity state, because separately muxed segments restart counters.
+ */
+#ifndef TSCHECK_H
+#define TSCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TS_PACKET_SIZE 188
+#define TS_PID_COUNT 8192
+#define TS_PID_NULL 0x1FFF
+
+/* What made the observation incomplete, first one wins.  TS_ISSUE_NONE
+ * means "nothing found so far"; only tscheck_complete() says "complete". */
+enum ts_issue {
+    TS_ISSUE_NONE = 0,
+    TS_ISSUE_EMPTY,              /* no TS packet at all */
+    TS_ISSUE_SYNC_LOST,          /* a packet did not start with 0x47 */
+    TS_ISSUE_MALFORMED,          /* adaptation field longer than the packet */
+    TS_ISSUE_TRANSPORT_ERROR,    /* transport_error_indicator set */
+    TS_ISSUE_CONTINUITY_GAP,     /* lost packets: CC did not advance by one */
+    TS_ISSUE_TRUNCATED_PES,      /* PES shorter than its PES_packet_length */
+    TS_ISSUE_TRUNCATED_PACKET,   /* stream ended inside a TS packet */
+};
+
+struct ts_pid_state {
+    int8_t last_cc;              /* -1: nothing seen since the last reset */
+    bool dup_used;               /* the one allowed duplicate was used */
+    uint32_t pes_expected;       /* 0: unknown (unbounded video PES) */
+    uint32_t pes_got;
+    uint32_t gaps;               /* continuity gaps on this PID */
+};
+
+struct tscheck {
+    uint8_t partial[TS_PACKET_SIZE];
+    size_t partial_len;
+    uint64_t bytes;              /* bytes fed so far */
+    uint64_t packets;
+    bool lost_sync;              /* after a sync loss nothing more is checked */
+    bool finished;
+    enum ts_issue issue;         /* the first issue */
+    uint64_t issue_offset;       /* byte offset of the first issue */
+    int issue_pid;               /* -1 when not tied to a PID */
+    uint64_t issue_count;
+    struct ts_pid_state pid[TS_PID_COUNT];
+};
+
+/* The scanner is large (about 100 KiB): allocate it. */
+struct tscheck *tscheck_new(void);
+void tscheck_free(struct tscheck *ts);
+
+void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len);
+
+/* A segment ends here: check that its PES are complete, forget counters. */
+void tscheck_segment_boundary(struct tscheck *ts);
+
+/* End of the stream: a partial packet or an incomplete PES is an issue. */
+void tscheck_finish(struct tscheck *ts);
+
+/* True only after tscheck_finish() with no issue at all. */
+bool tscheck_complete(const struct tscheck *ts);
+
+/* Stable reason code for an issue ("continuity_gap", ...). */
+const char *tscheck_issue_code(enum ts_issue issue);
+
+#endif

@@ -1,0 +1,26 @@
+/* util.h - small helpers shared by the verifier's modules. */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* SHA-256 of a buffer as 64 lowercase hex digits plus NUL. */
+void util_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Wall-clock time, UTC milliseconds since the Unix epoch. */
+int64_t util_now_ms(void);
+
+/* RFC 3339 UTC with milliseconds, e.g. 2026-11-29T14:08:22.123Z. */
+void util_rfc3339(int64_t ms, char out[32]);
+
+/* Parses a decimal int64 with nothing after it; 0 on success. */
+int util_parse_i64(const char *s, int64_t *out);
+
+/* Parses "START:END" (two int64); 0 on success. */
+int util_parse_range(const char *s, int64_t *a, int64_t *b);
+
+/* A new random identifier (128 bits, UUIDv4 layout) for evidence. */
+void util_new_id(char out[37]);
+
+#endif

@@ -1,0 +1,433 @@
+/* verify.c - one Exact-AV v1 check (see verify.h). */
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "exitcodes.h"
+#include "refscan.h"
+#include "side.h"
+#include "ts33.h"
+#include "util.h"
+#include "verdict.h"
+#include "xfer.h"
+
+/* Ring sizes: a few decoded pictures, and about ten seconds of AAC frames
+ * (audio items are small; a deep audio ring absorbs interleaving skew). */
+#define VIDEO_RING 6
+#define AUDIO_RING 512
+
+struct run {
+    const struct verify_request *rq;
+    struct refscan ref;
+    struct xfer x;
+    struct side sides[2];
+    struct vcmp v;
+    struct acmp a;
+    bool skew;
+    json_t *runtime;
+    char fingerprint[65];
+};
+
+/* ---- the comparer loop ---- */
+
+static bool producers_stuck(const struct xfer *x)
+{
+    for (int s = 0; s < 2; s++) {
+        const struct ring *r = x->blocked_on[s];
+        if (!x->producer_done[s] && !(r && r->count == r->cap))
+            return false;
+    }
+    return true;
+}
+
+static void show_progress(const struct run *r, int64_t *last_ms)
+{
+    int64_t now = util_now_ms();
+    if (!r->rq->progress || now - *last_ms < 500)
+        return;
+    *last_ms = now;
+    fprintf(stderr, "\rexactav: %lld frames, %lld samples compared",
+            (long long)r->v.compared_frames, (long long)r->a.ref_samples);
+}
+
+static void compare_streams(struct run *r)
+{
+    struct xfer *x = &r->x;
+    int64_t last_ms = util_now_ms();
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        bool p = vcmp_step(&r->v, &x->video[0], &x->video[1]);
+        p |= acmp_step(&r->a, &x->audio[0], &x->audio[1]);
+        if (p)
+            pthread_cond_broadcast(&x->cv);
+        if ((r->v.done && r->a.done) || x->aborted)
+            break;
+        if (!p && producers_stuck(x)) {
+            r->skew = true;
+            x->aborted = true;
+            pthread_cond_broadcast(&x->cv);
+            break;
+        }
+        if (!p)
+            pthread_cond_wait(&x->cv, &x->mu);
+        show_progress(r, &last_ms);
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (r->rq->progress && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%60s\r", "");
+}
+
+/* ---- assessing each track ---- */
+
+static bool side_observation_complete(const struct side_result *s)
+{
+    return s->opened && !s->io_error && s->ts_complete && !s->aborted && !s->internal_error;
+}
+
+static bool track_clean(const struct side_track *t)
+{
+    return !t->decode_error && !t->corrupt && !t->lost_packets && !t->dropped && !t->missing_pts &&
+           !t->params_changed;
+}
+
+/* The first reason, in a fixed order, why one side's track is not a
+ * complete and valid observation; NULL when it is. */
+static const char *side_problem(const struct side_result *s, const struct side_track *t)
+{
+    if (!s->opened)
+        return s->io_error ? (s->io_reason[0] ? s->io_reason : "io_error") : "not_mpegts";
+    if (s->io_error)
+        return s->io_reason[0] ? s->io_reason : "io_error";
+    if (!s->ts_complete)
+        return tscheck_issue_code(s->ts_issue);
+    if (t->lost_packets)
+        return "continuity_gap";
+    if (t->decode_error)
+        return "decoder_error";
+    if (t->corrupt)
+        return "corrupt_frame";
+    if (t->dropped)
+        return "frames_dropped";
+    if (t->missing_pts)
+        return "missing_timestamp";
+    if (s->aborted)
+        return "aborted";
+    if (s->internal_error)
+        return "internal_error";
+    return NULL;
+}
+
+static const char *reference_reason(const char *problem)
+{
+    static const struct { const char *code, *ref; } map[] = {
+        {"io_error", "reference_io_error"}, {"continuity_gap", "reference_continuity_gap"},
+        {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
+        {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(problem, map[i].code))
+            return map[i].ref;
+    return "reference_invalid";
+}
+
+static const char *video_mismatch_reason(const char *plane)
+{
+    if (!strcmp(plane, "params")) return "video_params";
+    if (!strcmp(plane, "pts")) return "video_pts";
+    if (!strcmp(plane, "missing")) return "video_missing_frames";
+    if (!strcmp(plane, "extra")) return "video_extra_frames";
+    return "video_pixels";
+}
+
+static const char *audio_mismatch_reason(const char *kind)
+{
+    if (!strcmp(kind, "params")) return "audio_params";
+    if (!strcmp(kind, "pts")) return "audio_pts";
+    if (!strcmp(kind, "missing")) return "audio_missing_samples";
+    if (!strcmp(kind, "extra")) return "audio_extra_samples";
+    return "audio_samples";
+}
+
+/* UNKNOWN reasons common to both tracks, candidate first. */
+static const char *unknown_reason(const struct run *r, bool video)
+{
+    const struct side_result *ref = &r->sides[0].res, *cand = &r->sides[1].res;
+    if (r->rq->candidate_failure)
+        return r->rq->candidate_failure;
+    const char *p = side_problem(cand, video ? &cand->video : &cand->audio);
+    if (p)
+        return p;
+    p = side_problem(ref, video ? &ref->video : &ref->audio);
+    if (p)
+        return reference_reason(p);
+    if (r->skew)
+        return "interleave_skew";
+    return NULL;
+}
+
+static bool track_complete(const struct run *r, bool video)
+{
+    const struct side_result *ref = &r->sides[0].res, *cand = &r->sides[1].res;
+    return side_observation_complete(ref) && side_observation_complete(cand) && !r->skew &&
+           track_clean(video ? &ref->video : &ref->audio) && track_clean(video ? &cand->video : &cand->audio);
+}
+
+/* Missing or extra frames and samples are only confirmed over a complete
+ * observation of the whole stream: a cut inside a video PES is invisible to
+ * the transport check but shows in the video decode, and then the "missing"
+ * audio at the end is just as unobserved. */
+static bool observation_complete(const struct run *r)
+{
+    return track_complete(r, true) && (!r->ref.has_audio || track_complete(r, false));
+}
+
+static struct track_verdict assess_video(struct run *r)
+{
+    const struct side_result *cand = &r->sides[1].res;
+    bool complete = track_complete(r, true);
+    vcmp_finish(&r->v, observation_complete(r));
+    /* A candidate whose video is not H.264 was transcoded: the stream
+     * parameters differ over a complete observation. */
+    if (complete && cand->video.present && !cand->video.codec_ok && !r->v.confirmed.set)
+        r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.start,
+                                             .plane = "params", .x = -1, .y = -1};
+    if (r->v.confirmed.set)
+        return (struct track_verdict){VERDICT_MISMATCH, video_mismatch_reason(r->v.confirmed.plane)};
+    const char *why = unknown_reason(r, true);
+    if (why || !complete)
+        return (struct track_verdict){VERDICT_UNKNOWN, why ? why : "incomplete_observation"};
+    if (r->v.unconfirmed)
+        return (struct track_verdict){VERDICT_UNKNOWN,
+                                      observation_complete(r) ? "unconfirmed_difference" : "incomplete_observation"};
+    return (struct track_verdict){VERDICT_MATCH, "identical"};
+}
+
+static struct track_verdict assess_audio(struct run *r)
+{
+    const struct side_result *cand = &r->sides[1].res;
+    bool complete = track_complete(r, false);
+    acmp_finish(&r->a, observation_complete(r));
+    if (complete && cand->audio.present && !cand->audio.codec_ok && !r->a.confirmed.set)
+        r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
+                                             .pts = r->ref.start, .kind = "params"};
+    if (observation_complete(r) && !cand->audio.present && !r->a.gap.set && r->a.ref_samples > 0)
+        r->a.gap = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
+                                       .pts = r->ref.start, .kind = "missing"};
+    /* The first confirmed difference in sample order is reported. */
+    struct audio_diff *first = &r->a.confirmed;
+    if (r->a.gap.set && (!first->set || r->a.gap.sample_index < first->sample_index))
+        first = &r->a.gap;
+    if (first != &r->a.confirmed)
+        r->a.confirmed = *first;
+    if (r->a.confirmed.set)
+        return (struct track_verdict){VERDICT_MISMATCH, audio_mismatch_reason(r->a.confirmed.kind)};
+    const char *why = unknown_reason(r, false);
+    if (why || !complete)
+        return (struct track_verdict){VERDICT_UNKNOWN, why ? why : "incomplete_observation"};
+    if (r->a.unconfirmed)
+        return (struct track_verdict){VERDICT_UNKNOWN,
+                                      observation_complete(r) ? "unconfirmed_difference" : "incomplete_observation"};
+    return (struct track_verdict){VERDICT_MATCH, "identical"};
+}
+
+/* ---- the report ---- */
+
+static json_t *video_json(const struct run *r, struct track_verdict tv)
+{
+    const struct video_diff *d = &r->v.confirmed;
+    json_t *fm = d->set ? json_pack("{s:I, s:I, s:s, s:o, s:o}", "index", (json_int_t)d->index,
+                                    "pts", (json_int_t)d->pts, "plane", d->plane,
+                                    "x", d->x >= 0 ? json_integer(d->x) : json_null(),
+                                    "y", d->y >= 0 ? json_integer(d->y) : json_null())
+                        : json_null();
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:b, s:{s:i, s:i}}",
+                     "verdict", verdict_name(tv.verdict), "reason", tv.reason,
+                     "reference_frames", (json_int_t)r->v.ref_frames,
+                     "candidate_frames", (json_int_t)r->v.cand_frames,
+                     "compared_frames", (json_int_t)r->v.compared_frames,
+                     "first_mismatch", fm, "unconfirmed_differences", r->v.unconfirmed,
+                     "reference_size", "width", r->ref.width, "height", r->ref.height);
+}
+
+static json_t *audio_json(const struct run *r, struct track_verdict tv)
+{
+    const struct audio_diff *d = &r->a.confirmed;
+    json_t *fm = d->set ? json_pack("{s:I, s:o, s:I, s:s}", "sample_index", (json_int_t)d->sample_index,
+                                    "channel", d->channel >= 0 ? json_integer(d->channel) : json_null(),
+                                    "pts", (json_int_t)d->pts, "kind", d->kind)
+                        : json_null();
+    return json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:i, s:i}",
+                     "verdict", verdict_name(tv.verdict), "reason", tv.reason,
+                     "reference_samples", (json_int_t)r->a.ref_samples,
+                     "candidate_samples", (json_int_t)r->a.cand_samples, "first_mismatch", fm,
+                     "unconfirmed_differences", r->a.unconfirmed,
+                     "sample_rate", r->ref.sample_rate, "channels", r->ref.channels);
+}
+
+static json_t *track_obs_json(const struct side_track *t)
+{
+    return json_pack("{s:b, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:s}",
+                     "present", t->present, "codec", t->codec, "decode_boundary_found", t->started,
+                     "decoder_error", t->decode_error, "corrupt_frames", t->corrupt,
+                     "lost_packets", t->lost_packets, "frames_dropped", t->dropped,
+                     "params_changed", t->params_changed, "missing_timestamps", t->missing_pts,
+                     "packets", (json_int_t)t->packets_fed,
+                     "frames", (json_int_t)t->frames_out, "in_interval", (json_int_t)t->in_interval,
+                     "first_error", t->first_error);
+}
+
+static json_t *side_json(const struct side_result *s, const char *object)
+{
+    json_t *o = json_pack("{s:s, s:b, s:I, s:b, s:s, s:o, s:o}", "object", object ? object : "",
+                          "opened", s->opened, "bytes", (json_int_t)s->bytes,
+                          "transport_complete", s->ts_complete, "transport_issue",
+                          tscheck_issue_code(s->ts_issue), "video", track_obs_json(&s->video),
+                          "audio", track_obs_json(&s->audio));
+    if (s->ts_issue != TS_ISSUE_NONE) {
+        json_object_set_new(o, "transport_issue_offset", json_integer((json_int_t)s->ts_issue_offset));
+        json_object_set_new(o, "transport_issue_pid", s->ts_issue_pid >= 0 ? json_integer(s->ts_issue_pid) : json_null());
+    }
+    if (s->io_error)
+        json_object_set_new(o, "io_error", json_pack("{s:s, s:s}", "reason", s->io_reason, "detail", s->io_detail));
+    if (!s->opened && s->open_error[0])
+        json_object_set_new(o, "open_error", json_string(s->open_error));
+    return o;
+}
+
+static json_t *context_json(const struct verify_request *rq)
+{
+    static const char *keys[] = {"path_id", "channel", "rendition", "program_version"};
+    json_t *c = json_object();
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = rq->context ? json_object_get(rq->context, keys[i]) : NULL;
+        json_object_set(c, keys[i], json_is_string(v) ? v : json_null());
+    }
+    json_object_set_new(c, "reference_version",
+                        rq->reference_version ? json_string(rq->reference_version) : json_null());
+    return c;
+}
+
+static json_t *build_report(struct run *r, struct track_verdict overall, struct track_verdict tv,
+                            struct track_verdict ta, int64_t t0, int64_t t1)
+{
+    const struct verify_request *rq = r->rq;
+    char id[37], at[32];
+    util_new_id(id);
+    int64_t obs0 = rq->observed_at_ms ? rq->observed_at_ms : t0;
+    int64_t obs1 = rq->observed_end_ms ? rq->observed_end_ms : t1;
+    util_rfc3339(obs0, at);
+    json_t *rep = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
+        " s:s, s:I, s:I, s:o, s:o, s:o, s:o}",
+        "tool", "exactav " EXACTAV_VERSION, "check_kind", "exact-av-v1", "evidence_id", id,
+        "verdict", verdict_name(overall.verdict), "reason", overall.reason,
+        "profile", "id", rq->profile->id, "version", (json_int_t)rq->profile->version,
+        "fingerprint", r->fingerprint, "source", rq->profile->source, "runtime", r->runtime,
+        "context", context_json(rq),
+        "interval", "start", (json_int_t)r->ref.start, "end", (json_int_t)r->ref.end,
+        "video_boundary", (json_int_t)r->ref.video_boundary, "audio_boundary", (json_int_t)r->ref.audio_boundary,
+        "time_offset", (json_int_t)rq->offset,
+        "observed_at", at, "observed_at_ms", (json_int_t)obs0, "observed_end_ms", (json_int_t)obs1,
+        "video", video_json(r, tv),
+        "audio", r->ref.has_audio ? audio_json(r, ta) : json_null(),
+        "reference", side_json(&r->sides[0].res, rq->reference_object),
+        "candidate", side_json(&r->sides[1].res, rq->candidate_object));
+    if (!rep)
+        return NULL;
+    json_object_set_new(rep, "fetches", rq->fetches ? json_incref(rq->fetches) : json_array());
+    json_object_set_new(rep, "elapsed_ms", json_integer((json_int_t)(util_now_ms() - t0)));
+    return rep;
+}
+
+/* ---- the run ---- */
+
+static int prepare(struct run *r, char *err, size_t errlen)
+{
+    const struct verify_request *rq = r->rq;
+    r->runtime = profile_runtime_description();
+    if (!r->runtime)
+        return EXACTAV_EXIT_INTERNAL;
+    char diff[512];
+    if (profile_check_runtime(rq->profile, r->runtime, diff, sizeof diff)) {
+        snprintf(err, errlen, "runtime does not match profile %s v%lld: %s", rq->profile->id,
+                 rq->profile->version, diff);
+        return EXACTAV_EXIT_UNUSABLE;
+    }
+    profile_fingerprint(rq->profile, r->runtime, r->fingerprint);
+    switch (refscan_run(rq->ref_segs, rq->n_ref, rq->profile, rq->have_interval, rq->start, rq->end,
+                        &r->ref, err, errlen)) {
+    case REFSCAN_OK: return 0;
+    case REFSCAN_UNOPENABLE: return EXACTAV_EXIT_NOINPUT;
+    case REFSCAN_UNUSABLE: return EXACTAV_EXIT_UNUSABLE;
+    case REFSCAN_FAILED: break;
+    }
+    return EXACTAV_EXIT_INTERNAL;
+}
+
+static int start_sides(struct run *r)
+{
+    const struct verify_request *rq = r->rq;
+    for (int s = 0; s < 2; s++) {
+        struct side_config cfg = {
+            .index = s, .profile = rq->profile,
+            .segs = s == 0 ? rq->ref_segs : rq->cand_segs, .nsegs = s == 0 ? rq->n_ref : rq->n_cand,
+            .offset = s == 0 ? 0 : ts33_norm(rq->offset),
+            .start = r->ref.start, .end = r->ref.end,
+            .video_boundary = r->ref.video_boundary, .audio_boundary = r->ref.audio_boundary,
+            .want_audio = r->ref.has_audio, .xfer = &r->x,
+        };
+        if (side_start(&r->sides[s], &cfg)) {
+            if (s == 1) {
+                xfer_abort(&r->x);
+                side_join(&r->sides[0]);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int verify_run(const struct verify_request *rq, json_t **report, char *err, size_t errlen)
+{
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        return EXACTAV_EXIT_INTERNAL;
+    r->rq = rq;
+    *report = NULL;
+    int64_t t0 = util_now_ms();
+    int rc = prepare(r, err, errlen);
+    if (rc == 0 && xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
+        rc = EXACTAV_EXIT_INTERNAL;
+    if (rc == 0) {
+        vcmp_init(&r->v);
+        acmp_init(&r->a, r->ref.start);
+        r->a.done = !r->ref.has_audio;
+        if (start_sides(r)) {
+            snprintf(err, errlen, "cannot start decoding threads");
+            rc = EXACTAV_EXIT_INTERNAL;
+        } else {
+            compare_streams(r);
+            side_join(&r->sides[0]);
+            side_join(&r->sides[1]);
+            int64_t t1 = util_now_ms();
+            struct track_verdict tracks[2] = {assess_video(r), {VERDICT_UNKNOWN, NULL}};
+            size_t n = 1;
+            if (r->ref.has_audio)
+                tracks[n++] = assess_audio(r);
+            struct track_verdict overall = verdict_combine(tracks, n);
+            if (overall.verdict == VERDICT_MATCH && r->v.ref_frames == 0 && r->a.ref_samples == 0)
+                overall = (struct track_verdict){VERDICT_UNKNOWN, "empty_interval"};
+            *report = build_report(r, overall, tracks[0], tracks[1], t0, t1);
+            rc = *report ? verdict_exit_code(overall.verdict) : EXACTAV_EXIT_INTERNAL;
+        }
+        vcmp_free(&r->v);
+        xfer_destroy(&r->x);
+    }
+    json_decref(r->runtime);
+    free(r);
+    return rc;
+}
