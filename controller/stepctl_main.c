@@ -24,7 +24,7 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'stepctl COMMAND --help' for a command's options.\n"
-                 "Exit codes: see docs/cli.md.\n");
+                 "Exit codes: see docs/cli.md (decide, decisions, replay, explain: docs/controller.md).\n");
 }
 
 int main(int argc, char **argv)

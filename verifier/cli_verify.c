@@ -9,6 +9,8 @@
 
 #include "avlog.h"
 #include "binding.h"
+#include "candidate.h"
+#include "evidence.h"
 #include "cli.h"
 #include "exitcodes.h"
 #include "profile.h"
@@ -23,12 +25,26 @@ static const char USAGE[] =
     "DecodeProfile and compares YUV420p8 pixels and f32le PCM exactly (Exact-AV v1).\n"
     "\n"
     "  --reference REF       MPEG-TS file, or a reference binding made by `exactav bind`\n"
-    "  --candidate CAND      MPEG-TS file\n"
+    "  --candidate CAND      MPEG-TS file, or http(s) URL of an MPEG-TS segment or of an\n"
+    "                        HLS media playlist (recognised by content, #EXTM3U)\n"
     "  --interval S:E        half-open interval in 90 kHz ticks on the reference\n"
     "                        timeline (33-bit, may wrap); default: the whole reference\n"
     "  --time-offset T       declared mapping: candidate_pts = (reference_pts + T) mod 2^33\n"
     "                        (default 0; never searched)\n"
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
+    "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
+    "                        (default: the binding's, else every segment of the playlist)\n"
+    "  --evidence FILE.db    append the result to this evidence store (SQLite)\n"
+    "  --path-id ID          delivery path checked (evidence context)\n"
+    "  --channel C, --rendition R, --program-version V\n"
+    "                        evidence context (default: from the reference binding)\n"
+    "  --redact-param NAME   also redact this query parameter (repeatable); Policy,\n"
+    "                        Signature, Key-Pair-Id, Expires, Hash-Algorithm always are\n"
+    "  --cacert FILE         extra CA certificates (PEM) for TLS verification\n"
+    "  --connect-timeout S   seconds to connect (default 5)\n"
+    "  --timeout S           seconds for each object (default 60)\n"
+    "  --max-size BYTES      largest object accepted (default 268435456)\n"
+    "  --max-redirects N     redirects followed per object (default 5)\n"
     "  --json                print the report as one JSON object\n"
     "  --progress            progress on stderr (default when stderr is a terminal)\n"
     "  --no-progress         no progress\n"
@@ -38,12 +54,72 @@ static const char USAGE[] =
     "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable,\n"
     "66 an input cannot be opened, 70 internal error.  See docs/cli.md.\n";
 
+#define MAX_REDACT_PARAMS 32
+
 struct verify_opts {
-    const char *reference, *candidate, *profile;
-    bool have_interval, json, progress;
-    int64_t start, end, offset;
+    const char *reference, *candidate, *profile, *evidence;
+    const char *path_id, *channel, *rendition, *program_version;
+    bool have_interval, json, progress, have_seq;
+    int64_t start, end, offset, seq_first, seq_last;
     int verbose;
+    struct fetch_options fetch;
+    const char *redact[MAX_REDACT_PARAMS];
 };
+
+static int parse_positive(const char *arg, const char *name, int64_t max, int64_t *out)
+{
+    if (util_parse_i64(arg, out) || *out <= 0 || *out > max)
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s wants a positive integer, got '%s'", name, arg);
+    return 0;
+}
+
+/* Options of the delivery path (issue 3); 0 when handled. */
+static int parse_delivery(int c, struct verify_opts *o)
+{
+    int64_t v;
+    switch (c) {
+    case 'E': o->evidence = optarg; return 0;
+    case 'I': o->path_id = optarg; return 0;
+    case 'C': o->channel = optarg; return 0;
+    case 'R': o->rendition = optarg; return 0;
+    case 'V': o->program_version = optarg; return 0;
+    case 'A': o->fetch.cacert = optarg; return 0;
+    case 'X':
+        if (o->fetch.n_redact_names == MAX_REDACT_PARAMS)
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "at most %d --redact-param", MAX_REDACT_PARAMS);
+        o->redact[o->fetch.n_redact_names++] = optarg;
+        return 0;
+    case 'S':
+        if (strchr(optarg, ':') ? util_parse_range(optarg, &o->seq_first, &o->seq_last)
+                                : util_parse_i64(optarg, &o->seq_first))
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants FIRST[:LAST]");
+        if (!strchr(optarg, ':'))
+            o->seq_last = o->seq_first;
+        if (o->seq_first < 0 || o->seq_last < o->seq_first)
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants 0 <= FIRST <= LAST");
+        o->have_seq = true;
+        return 0;
+    case 'T':
+        if (parse_positive(optarg, "--connect-timeout", 3600, &v)) return EXACTAV_EXIT_USAGE;
+        o->fetch.connect_timeout_ms = (long)v * 1000;
+        return 0;
+    case 'O':
+        if (parse_positive(optarg, "--timeout", 86400, &v)) return EXACTAV_EXIT_USAGE;
+        o->fetch.total_timeout_ms = (long)v * 1000;
+        return 0;
+    case 'M':
+        if (parse_positive(optarg, "--max-size", (int64_t)1 << 40, &v)) return EXACTAV_EXIT_USAGE;
+        o->fetch.max_bytes = (size_t)v;
+        return 0;
+    case 'D':
+        if (util_parse_i64(optarg, &v) || v < 0 || v > FETCH_MAX_REDIRECTS_LIMIT)
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--max-redirects wants 0..%d", FETCH_MAX_REDIRECTS_LIMIT);
+        o->fetch.max_redirects = (int)v;
+        return 0;
+    }
+    fputs(USAGE, stderr);
+    return EXACTAV_EXIT_USAGE;
+}
 
 static int parse(int argc, char **argv, struct verify_opts *o)
 {
@@ -52,9 +128,18 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"interval", required_argument, NULL, 'i'}, {"time-offset", required_argument, NULL, 't'},
         {"profile", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
         {"progress", no_argument, NULL, 'P'}, {"no-progress", no_argument, NULL, 'N'},
-        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
+        {"evidence", required_argument, NULL, 'E'}, {"path-id", required_argument, NULL, 'I'},
+        {"channel", required_argument, NULL, 'C'}, {"rendition", required_argument, NULL, 'R'},
+        {"program-version", required_argument, NULL, 'V'}, {"media-sequence", required_argument, NULL, 'S'},
+        {"cacert", required_argument, NULL, 'A'}, {"redact-param", required_argument, NULL, 'X'},
+        {"connect-timeout", required_argument, NULL, 'T'}, {"timeout", required_argument, NULL, 'O'},
+        {"max-size", required_argument, NULL, 'M'}, {"max-redirects", required_argument, NULL, 'D'},
+        {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
+    o->fetch = fetch_options_default();
+    o->fetch.redact_names = o->redact;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -76,7 +161,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
             if (util_parse_i64(optarg, &o->offset))
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--time-offset wants an integer, got '%s'", optarg);
             break;
-        default: fputs(USAGE, stderr); return EXACTAV_EXIT_USAGE;
+        default: {
+            int rc = parse_delivery(c, o);
+            if (rc)
+                return rc;
+        }
         }
     }
     if (optind < argc)
@@ -85,6 +174,8 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--reference and --candidate are required (see --help)");
     return 0;
 }
+
+static int emit(const struct verify_opts *o, json_t *report, int rc, const char *err);
 
 static int check_readable(const char *path, const char *what)
 {
@@ -137,6 +228,35 @@ static int load_reference(const struct verify_opts *o, const struct profile *p, 
     return 0;
 }
 
+/* The evidence context: the command line wins over the binding. */
+static void apply_context(const struct verify_opts *o, struct reference *ref)
+{
+    const char *keys[] = {"path_id", "channel", "rendition", "program_version"};
+    const char *vals[] = {o->path_id, o->channel, o->rendition, o->program_version};
+    for (size_t i = 0; i < 4; i++)
+        if (vals[i])
+            json_object_set_new(ref->context, keys[i], json_string(vals[i]));
+}
+
+/* Appends the report to the evidence store in one transaction. */
+static int store_evidence(const char *path, const json_t *report)
+{
+    struct evidence_db *db = NULL;
+    char err[512];
+    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
+    if (rc != EVIDENCE_OK)
+        return cli_fail(rc == EVIDENCE_E_OPEN ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL, "verify",
+                        "evidence %s: %s", path, err);
+    char *text = json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    int inserted = 0;
+    rc = text ? evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err) : EVIDENCE_E_INTERNAL;
+    free(text);
+    evidence_close(db);
+    if (rc != EVIDENCE_OK)
+        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "evidence %s: %s", path, err);
+    return 0;
+}
+
 static int emit(const struct verify_opts *o, json_t *report, int rc, const char *err)
 {
     if (report) {
@@ -149,9 +269,58 @@ static int emit(const struct verify_opts *o, json_t *report, int rc, const char 
     return cli_fail(rc, "verify", "%s", err[0] ? err : "failed");
 }
 
+static int open_candidate(const struct verify_opts *o, const struct reference *ref, struct candidate *cand)
+{
+    struct candidate_options co = {.location = o->candidate, .fetch = o->fetch,
+                                   .have_sequence = o->have_seq || (ref->is_binding && ref->b.have_media_sequence),
+                                   .seq_first = (uint64_t)(o->have_seq ? o->seq_first : ref->b.media_sequence_first),
+                                   .seq_last = (uint64_t)(o->have_seq ? o->seq_last : ref->b.media_sequence_last)};
+    char err[4096] = "";
+    switch (candidate_open(&co, cand, err, sizeof err)) {
+    case CANDIDATE_OK: return 0;
+    case CANDIDATE_USAGE: return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s", err);
+    case CANDIDATE_NOINPUT: return cli_fail(EXACTAV_EXIT_NOINPUT, "verify", "%s", err);
+    case CANDIDATE_FAILED: break;
+    }
+    return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "cannot prepare the candidate");
+}
+
+static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
+                     struct candidate *cand)
+{
+    struct verify_request rq = {
+        .profile = p, .ref_segs = ref->segs, .n_ref = ref->nsegs, .cand_segs = cand->segs, .n_cand = cand->nsegs,
+        .have_interval = o->have_interval || ref->is_binding,
+        .start = ref->is_binding ? ref->b.start : o->start, .end = ref->is_binding ? ref->b.end : o->end,
+        .offset = o->offset, .reference_object = o->reference, .candidate_object = cand->object,
+        .reference_version = ref->is_binding ? ref->b.reference_version : NULL,
+        .context = ref->context, .progress = o->progress, .fetches = cand->fetches,
+        .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
+        .candidate_failure = cand->failure,
+    };
+    json_t *report = NULL;
+    char err[768] = "";
+    int rc = verify_run(&rq, &report, err, sizeof err);
+    if (report && cand->failure)
+        json_object_set_new(json_object_get(report, "candidate"), "delivery_failure",
+                            json_pack("{s:s, s:s}", "reason", cand->failure, "detail", cand->failure_detail));
+    if (report && o->evidence) {
+        int erc = store_evidence(o->evidence, report);
+        if (erc) {
+            emit(o, report, rc, err);
+            json_decref(report);
+            return erc;
+        }
+    }
+    rc = emit(o, report, rc, err);
+    json_decref(report);
+    return rc;
+}
+
 int exactav_cmd_verify(int argc, char **argv)
 {
-    struct verify_opts o = {0};
+    struct verify_opts o;
+    memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -160,22 +329,16 @@ int exactav_cmd_verify(int argc, char **argv)
     if ((rc = cli_load_profile(o.profile, &p, "verify")))
         return rc;
     struct reference ref;
-    struct bsrc_segment cand = {.path = o.candidate};
-    if (!(rc = load_reference(&o, &p, &ref)) && !(rc = check_readable(o.candidate, "candidate"))) {
-        struct verify_request rq = {
-            .profile = &p, .ref_segs = ref.segs, .n_ref = ref.nsegs, .cand_segs = &cand, .n_cand = 1,
-            .have_interval = o.have_interval || ref.is_binding,
-            .start = ref.is_binding ? ref.b.start : o.start, .end = ref.is_binding ? ref.b.end : o.end,
-            .offset = o.offset, .reference_object = o.reference, .candidate_object = o.candidate,
-            .reference_version = ref.is_binding ? ref.b.reference_version : NULL,
-            .context = ref.context, .progress = o.progress,
-        };
-        json_t *report = NULL;
-        char err[768] = "";
-        rc = verify_run(&rq, &report, err, sizeof err);
-        rc = emit(&o, report, rc, err);
-        json_decref(report);
+    struct candidate cand;
+    memset(&cand, 0, sizeof cand);
+    rc = load_reference(&o, &p, &ref);
+    if (!rc) {
+        apply_context(&o, &ref);
+        rc = open_candidate(&o, &ref, &cand);
     }
+    if (!rc)
+        rc = run_check(&o, &p, &ref, &cand);
+    candidate_free(&cand);
     if (ref.is_binding)
         binding_free(&ref.b);
     json_decref(ref.context);

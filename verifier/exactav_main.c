@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cli_evidence.h"
 #include "exitcodes.h"
+#include "fetch.h"
 
 struct exactav_command {
     const char *name;
@@ -41,9 +42,18 @@ int main(int argc, char **argv)
         printf("exactav %s\n", EXACTAV_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        /* libcurl's global state is set up once, before any thread exists. */
+        if (fetch_global_init()) {
+            fprintf(stderr, "exactav: cannot initialise libcurl\n");
+            return EXACTAV_EXIT_INTERNAL;
+        }
+        int rc = commands[i].run(argc - 1, argv + 1);
+        fetch_global_cleanup();
+        return rc;
+    }
     fprintf(stderr, "exactav: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return EXACTAV_EXIT_USAGE;

@@ -173,6 +173,7 @@ static bool track_complete(const struct run *r, bool video)
 {
     const struct side_result *ref = &r->sides[0].res, *cand = &r->sides[1].res;
     return side_observation_complete(ref) && side_observation_complete(cand) && !r->skew &&
+           !r->rq->candidate_failure &&
            track_clean(video ? &ref->video : &ref->audio) && track_clean(video ? &cand->video : &cand->audio);
 }
 

@@ -1,0 +1,45 @@
+/* cost.c - tiered contract F and dCost (see cost.h). */
+#include "cost.h"
+
+#include <assert.h>
+
+int cost_category_f(const struct sit_category *cat, int64_t usage, cost_pico *out)
+{
+    assert(cat && out && usage >= 0);
+    cost_pico sum = 0;
+    int64_t lower = 0; /* usage already priced by earlier tiers */
+    for (size_t i = 0; i < cat->n_tiers && lower < usage; i++) {
+        const struct sit_tier *t = &cat->tiers[i];
+        int64_t upper = t->bounded && t->up_to < usage ? t->up_to : usage;
+        assert(upper >= lower);
+        sum += (cost_pico)(upper - lower) * t->unit_price;
+        lower = upper;
+    }
+    if (lower < usage)
+        return -1;
+    *out = sum;
+    return 0;
+}
+
+int cost_delta(const struct sit_cost *k, bool high, cost_pico *out)
+{
+    cost_pico total = 0;
+    for (size_t i = 0; i < k->n_categories; i++) {
+        const struct sit_category *c = &k->categories[i];
+        int64_t step = high ? c->step_high : c->step_low;
+        cost_pico before, after;
+        /* baseline and step are each <= 1e18 micro; their sum fits int64. */
+        if (cost_category_f(c, c->baseline, &before) < 0 ||
+            cost_category_f(c, c->baseline + step, &after) < 0)
+            return -1;
+        total += after - before;
+    }
+    *out = total;
+    return 0;
+}
+
+int64_t cost_to_micro(cost_pico p)
+{
+    cost_pico half = COST_PICO_PER_MICRO / 2;
+    return (int64_t)(p >= 0 ? (p + half) / COST_PICO_PER_MICRO : (p - half) / COST_PICO_PER_MICRO);
+}

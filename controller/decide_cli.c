@@ -1,0 +1,365 @@
+/* decide_cli.c - `stepctl decide`, `decisions`, `replay`, `explain`.
+ *
+ * Exit codes (docs/controller.md): 0 a path was chosen / success, 4 no
+ * eligible path (decision recorded), 3 replay differs, 64 usage, 65 invalid
+ * situation or unknown decision id, 66 a file cannot be opened, 70 internal.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "explain.h"
+#include "output.h"
+#include "record.h"
+#include "replay.h"
+#include "situation.h"
+#include "stepctl.h"
+
+enum { EX_OK = 0, EX_NO_PATH = 4, EX_USAGE_ = 64, EX_DATA = 65, EX_NOINPUT_ = 66, EX_SOFT = 70 };
+
+struct cli_args {
+    const char *input, *evidence, *db, *id;
+    bool json, help;
+};
+
+/* Accepts the options named in `allowed` (e.g. "ied") and one positional id
+ * when want_id.  Returns 0 or 64 after printing the problem. */
+static int parse_args(int argc, char **argv, const char *allowed, bool want_id,
+                      struct cli_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char **dst = !strcmp(o, "--input")      ? &a->input
+                           : !strcmp(o, "--evidence") ? &a->evidence
+                           : !strcmp(o, "--db")       ? &a->db
+                                                      : NULL;
+        char key = dst == &a->input ? 'i' : dst == &a->evidence ? 'e' : 'd';
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            a->help = true;
+        } else if (!strcmp(o, "--json")) {
+            a->json = true;
+        } else if (dst && strchr(allowed, key)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "stepctl %s: %s needs a value\n", argv[0], o);
+                return EX_USAGE_;
+            }
+            *dst = argv[++i];
+        } else if (want_id && o[0] != '-' && !a->id) {
+            a->id = o;
+        } else {
+            fprintf(stderr, "stepctl %s: unexpected argument '%s' (see --help)\n", argv[0], o);
+            return EX_USAGE_;
+        }
+    }
+    return EX_OK;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads a whole file of at most max bytes. 0, 66 (cannot open/read), 65 (too big). */
+static int slurp(const char *path, size_t max, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, strerror(errno));
+        return EX_NOINPUT_;
+    }
+    char *b = malloc(max + 1);
+    size_t n = b ? fread(b, 1, max + 1, f) : 0;
+    int err = ferror(f);
+    fclose(f);
+    if (!b || err) {
+        free(b);
+        fprintf(stderr, "stepctl: cannot read %s\n", path);
+        return b ? EX_NOINPUT_ : EX_SOFT;
+    }
+    if (n > max) {
+        free(b);
+        fprintf(stderr, "stepctl: %s is larger than %zu bytes\n", path, max);
+        return EX_DATA;
+    }
+    *buf = b;
+    *len = n;
+    return EX_OK;
+}
+
+static void print_json(const json_t *j)
+{
+    json_dumpf(j, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+}
+
+static const char decide_help[] =
+    "usage: stepctl decide --input SITUATION.json --evidence evidence.db --db control.db [--json]\n"
+    "\n"
+    "Checks every candidate path against the mandatory conditions (content, access, qoe,\n"
+    "resources, cost: each PASS, VIOLATION or UNKNOWN), prefers among the eligible ones by\n"
+    "cost, then QoE, then policy.order, records the decision in control.db (one transaction)\n"
+    "and only then prints it.  evidence.db is opened read-only.\n"
+    "\n"
+    "  --input F     situation JSON (schema: docs/controller.md)\n"
+    "  --evidence F  evidence store v1 (read-only)\n"
+    "  --db F        control.db (created when absent)\n"
+    "  --json        print the full decision JSON instead of a summary\n"
+    "\n"
+    "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
+    "      64 usage, 65 invalid situation, 66 a file cannot be opened, 70 internal\n";
+
+/* Decides and records; *answer is the result to print. */
+static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
+                             json_t **answer)
+{
+    char err[512] = "";
+    struct sit_situation s;
+    if (sit_parse(text, len, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        return EX_DATA;
+    }
+    struct evr_set rows;
+    enum evr_status es = evr_read(a->evidence, &s, &rows, err, sizeof err);
+    sqlite3 *db = NULL;
+    enum rec_status rs = es == EVR_OK ? rec_open(a->db, true, &db, err, sizeof err) : REC_OK;
+    char id[REC_ID_LEN];
+    int rc = es != EVR_OK   ? (es == EVR_QUERY_FAILED ? EX_SOFT : EX_NOINPUT_)
+             : rs != REC_OK ? EX_NOINPUT_
+             : rec_new_id(id) != 0
+                 ? EX_SOFT
+                 : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : now_ms(), &rows,
+                                 id, STEPCTL_VERSION, answer);
+    if (rc == EX_OK) {
+        struct rec_record r = {id, now_ms(), text, len, &rows, *answer};
+        if (rec_insert(db, &r, err, sizeof err) != REC_OK) {
+            rc = EX_SOFT;
+            json_decref(*answer);
+            *answer = NULL;
+        }
+    }
+    if (rc != EX_OK && rc != EX_DATA)
+        fprintf(stderr, "stepctl decide: %s\n", err[0] ? err : "internal error");
+    sqlite3_close(db);
+    if (es == EVR_OK)
+        evr_free(&rows);
+    sit_free(&s);
+    return rc;
+}
+
+int stepctl_cmd_decide(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = parse_args(argc, argv, "ied", false, &a);
+    if (rc != EX_OK || a.help) {
+        fputs(decide_help, a.help && rc == EX_OK ? stdout : stderr);
+        return rc;
+    }
+    if (!a.input || !a.evidence || !a.db) {
+        fprintf(stderr, "stepctl decide: --input, --evidence and --db are required\n%s",
+                decide_help);
+        return EX_USAGE_;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if ((rc = slurp(a.input, SIT_MAX_INPUT_BYTES, &text, &len)) != EX_OK)
+        return rc;
+    json_t *answer = NULL;
+    rc = decide_and_record(&a, text, len, &answer);
+    free(text);
+    if (rc != EX_OK)
+        return rc;
+    /* The record is committed: only now may the answer be printed. */
+    if (a.json)
+        print_json(answer);
+    else
+        out_summary(stdout, answer);
+    int chosen = json_is_string(json_object_get(answer, "chosen"));
+    json_decref(answer);
+    return chosen ? EX_OK : EX_NO_PATH;
+}
+
+/* Opens an existing control.db (default ./control.db) for reading. */
+static int open_existing(const struct cli_args *a, const char *cmd, sqlite3 **db)
+{
+    char err[512];
+    if (rec_open(a->db ? a->db : "control.db", false, db, err, sizeof err) != REC_OK) {
+        fprintf(stderr, "stepctl %s: %s\n", cmd, err);
+        return EX_NOINPUT_;
+    }
+    return EX_OK;
+}
+
+/* Loads record ID; 0, 65 (unknown id) or 70. */
+static int load(sqlite3 *db, const char *cmd, const char *id, struct rec_loaded *l)
+{
+    char err[512];
+    enum rec_status st = rec_load(db, id, l, err, sizeof err);
+    if (st == REC_OK)
+        return EX_OK;
+    fprintf(stderr, "stepctl %s: %s\n", cmd, err);
+    return st == REC_NOT_FOUND ? EX_DATA : EX_SOFT;
+}
+
+static const char decisions_help[] =
+    "usage: stepctl decisions list [--db control.db] [--json]\n"
+    "       stepctl decisions show ID [--db control.db]\n"
+    "\n"
+    "list: one line per recorded decision, newest first (--json: an array).\n"
+    "show: the full record as JSON: the situation as given, the evidence rows as read,\n"
+    "      and the recorded answer.\n"
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+
+static json_t *rows_json(const struct evr_set *rows)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct evr_row *e = &rows->rows[i];
+        json_array_append_new(
+            a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "id", e->id,
+                         "check_kind", e->check_kind, "verdict", evr_verdict_name(e->verdict),
+                         "reason", e->reason, "profile_id", e->profile_id, "path_id", e->path_id,
+                         "channel", e->channel, "rendition", e->rendition, "program_version",
+                         e->program_version, "reference_version", e->reference_version,
+                         "observed_at_ms", (json_int_t)e->observed_at_ms, "recorded_at_ms",
+                         (json_int_t)e->recorded_at_ms, "malformed", e->malformed));
+    }
+    return a;
+}
+
+static int show(sqlite3 *db, const char *id)
+{
+    struct rec_loaded l;
+    int rc = load(db, "decisions show", id, &l);
+    if (rc != EX_OK)
+        return rc;
+    json_t *sit = json_loadb(l.situation, l.situation_len, 0, NULL);
+    json_t *o = json_pack("{s:s,s:s,s:I,s:o,s:o,s:O}", "decision_id", id, "tool_version",
+                          l.tool_version, "decision_time_ms", (json_int_t)l.decision_time_ms,
+                          "situation", sit ? sit : json_string(l.situation), "evidence_rows",
+                          rows_json(&l.rows), "result", l.result);
+    print_json(o);
+    json_decref(o);
+    rec_loaded_free(&l);
+    return EX_OK;
+}
+
+int stepctl_cmd_decisions(int argc, char **argv)
+{
+    struct cli_args a;
+    const char *sub = argc > 1 ? argv[1] : "";
+    bool is_list = !strcmp(sub, "list"), is_show = !strcmp(sub, "show");
+    int rc = (is_list || is_show) ? parse_args(argc - 1, argv + 1, "d", is_show, &a)
+                                  : parse_args(argc, argv, "", false, &a);
+    if (rc != EX_OK || a.help || !(is_list || is_show) || (is_show && !a.id)) {
+        bool ok = rc == EX_OK && a.help;
+        fputs(decisions_help, ok ? stdout : stderr);
+        return ok ? EX_OK : EX_USAGE_;
+    }
+    sqlite3 *db = NULL;
+    if ((rc = open_existing(&a, "decisions", &db)) != EX_OK)
+        return rc;
+    char err[512];
+    if (is_list) {
+        rc = rec_list(db, stdout, a.json, err, sizeof err) == REC_OK ? EX_OK : EX_SOFT;
+        if (rc != EX_OK)
+            fprintf(stderr, "stepctl decisions: %s\n", err);
+    } else {
+        rc = show(db, a.id);
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
+static const char replay_help[] =
+    "usage: stepctl replay ID [--db control.db] [--json]\n"
+    "\n"
+    "Recomputes decision ID from its recorded inputs alone (the situation as given, the\n"
+    "decision time and the evidence rows as read; evidence.db is not opened) and compares\n"
+    "the result with the recorded answer, field by field (tool_version is ignored).\n"
+    "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID or\n"
+    "      recorded situation no longer valid, 66 control.db cannot be opened, 70 internal\n";
+
+static int replay_one(sqlite3 *db, const char *id, bool as_json)
+{
+    struct rec_loaded l;
+    int rc = load(db, "replay", id, &l);
+    if (rc != EX_OK)
+        return rc;
+    char err[512];
+    struct sit_situation s;
+    json_t *again = NULL;
+    if (sit_parse(l.situation, l.situation_len, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "stepctl replay: recorded situation is not valid any more: %s\n", err);
+        rec_loaded_free(&l);
+        return EX_DATA;
+    }
+    rc = rpl_recompute(&s, l.decision_time_ms, &l.rows, id, STEPCTL_VERSION, &again);
+    if (rc == EX_OK) {
+        FILE *report = as_json ? stderr : stdout;
+        size_t n = rpl_diff(l.result, again, report);
+        if (as_json)
+            printf("{\"decision_id\": \"%s\", \"identical\": %s, \"differences\": %zu}\n", id,
+                   n ? "false" : "true", n);
+        else
+            printf("replay %s: %s\n", id, n ? "DIFFERENT" : "identical");
+        rc = n ? RPL_EXIT_DIFFERENT : EX_OK;
+    }
+    json_decref(again);
+    sit_free(&s);
+    rec_loaded_free(&l);
+    return rc;
+}
+
+int stepctl_cmd_replay(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = parse_args(argc, argv, "d", true, &a);
+    if (rc != EX_OK || a.help || !a.id) {
+        bool ok = rc == EX_OK && a.help;
+        fputs(replay_help, ok ? stdout : stderr);
+        return ok ? EX_OK : EX_USAGE_;
+    }
+    sqlite3 *db = NULL;
+    if ((rc = open_existing(&a, "replay", &db)) != EX_OK)
+        return rc;
+    rc = replay_one(db, a.id, a.json);
+    sqlite3_close(db);
+    return rc;
+}
+
+static const char explain_help[] =
+    "usage: stepctl explain ID [--db control.db]\n"
+    "\n"
+    "Answers in plain words the seven questions of the decision loop for a recorded\n"
+    "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
+    "the comparison rule, the shared resources and commitments counted, what is\n"
+    "authorized, the observations that decide the step, and what follows each outcome.\n"
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+
+int stepctl_cmd_explain(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = parse_args(argc, argv, "d", true, &a);
+    if (rc != EX_OK || a.help || !a.id) {
+        bool ok = rc == EX_OK && a.help;
+        fputs(explain_help, ok ? stdout : stderr);
+        return ok ? EX_OK : EX_USAGE_;
+    }
+    sqlite3 *db = NULL;
+    if ((rc = open_existing(&a, "explain", &db)) != EX_OK)
+        return rc;
+    struct rec_loaded l;
+    rc = load(db, "explain", a.id, &l);
+    if (rc == EX_OK) {
+        xpl_write(stdout, l.result);
+        rec_loaded_free(&l);
+    }
+    sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,197 @@
+/* Helpers for the controller tests (see ctl_test.h). */
+#include "ctl_test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+extern const char evidence_schema_v1_sql[];
+
+int ctl_tmp_make(struct ctl_tmp *t)
+{
+    snprintf(t->dir, sizeof t->dir, "/tmp/ctltest.XXXXXX");
+    return mkdtemp(t->dir) ? 0 : -1;
+}
+
+void ctl_tmp_remove(struct ctl_tmp *t)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", t->dir);
+}
+
+void ctl_tmp_path(const struct ctl_tmp *t, const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", t->dir, name);
+}
+
+char *ctl_fixture_text(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CTL_FIXTURE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+json_t *ctl_fixture_json(const char *name)
+{
+    char *text = ctl_fixture_text(name);
+    json_t *j = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+json_t *ctl_cand(json_t *sit, const char *path_id)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(sit, "candidates"), i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "path_id")), path_id))
+            return c;
+    }
+    fail_msg("no candidate %s", path_id);
+    return NULL;
+}
+
+void ctl_set(json_t *obj, const char *dotted, json_t *v)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", dotted);
+    char *key = buf, *dot;
+    while ((dot = strchr(key, '.'))) {
+        *dot = '\0';
+        json_t *next = json_object_get(obj, key);
+        if (!json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(obj, key, next);
+        }
+        obj = next;
+        key = dot + 1;
+    }
+    if (v)
+        json_object_set_new(obj, key, v);
+    else
+        json_object_del(obj, key);
+}
+
+int ctl_evidence_db(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, evidence_schema_v1_sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && sql)
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "evidence db: %s\n", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+void ctl_row(struct evr_set *set, const char *id, const char *path_id, const char *verdict,
+             int64_t observed_at_ms)
+{
+    struct evr_row r;
+    memset(&r, 0, sizeof r);
+    evr_set_field(&r, r.id, id);
+    evr_set_field(&r, r.check_kind, "exact-av-v1");
+    evr_set_field(&r, r.reason, "test");
+    evr_set_field(&r, r.profile_id, "decode-profile-v1");
+    evr_set_field(&r, r.path_id, path_id);
+    evr_set_field(&r, r.channel, "news-1");
+    evr_set_field(&r, r.rendition, "720p");
+    evr_set_field(&r, r.program_version, "pv-42");
+    evr_set_field(&r, r.reference_version, "ref-1");
+    r.verdict = evr_verdict_parse(verdict);
+    r.observed_at_ms = observed_at_ms;
+    r.recorded_at_ms = observed_at_ms + 1000;
+    assert_int_equal(evr_append(set, &r), 0);
+}
+
+void ctl_decide(const json_t *sit, const struct evr_set *rows, struct sit_situation *s,
+                struct dcn_result *r)
+{
+    char *text = json_dumps(sit, JSON_COMPACT);
+    char err[256] = "";
+    int rc = sit_parse(text, strlen(text), s, err, sizeof err);
+    free(text);
+    if (rc != 0)
+        fail_msg("situation rejected: %s", err);
+    assert_int_equal(dcn_decide(s, s->decision_time_ms, rows, r), 0);
+}
+
+size_t ctl_idx(const struct dcn_result *r, const char *path_id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->c[i].path_id, path_id))
+            return i;
+    fail_msg("no candidate %s in result", path_id);
+    return 0;
+}
+
+enum cond_status ctl_status(const struct dcn_result *r, const char *path_id, enum cond_kind k)
+{
+    return r->c[ctl_idx(r, path_id)].cond[k].status;
+}
+
+const char *ctl_reason(const struct dcn_result *r, const char *path_id, enum cond_kind k)
+{
+    return r->c[ctl_idx(r, path_id)].cond[k].reason;
+}
+
+void ctl_write_json(const struct ctl_tmp *t, const char *name, const json_t *sit, char *out,
+                    size_t n)
+{
+    ctl_tmp_path(t, name, out, n);
+    assert_int_equal(json_dump_file(sit, out, JSON_INDENT(1)), 0);
+}
+
+int ctl_run(const struct ctl_tmp *t, const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'", CTL_STEPCTL, args, t->dir,
+             t->dir);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *ctl_out(const struct ctl_tmp *t, const char *which)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.txt", t->dir, which);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t cap = 1 << 20;
+    char *b = calloc(1, cap + 1);
+    assert_non_null(b);
+    size_t n = fread(b, 1, cap, f);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}

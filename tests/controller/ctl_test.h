@@ -1,0 +1,64 @@
+/* Shared helpers for the controller tests: temp directories, the committed
+ * fixtures as JSON to mutate, real evidence.db files, in-process decisions
+ * and end-to-end runs of the stepctl binary. */
+#ifndef CTL_TEST_H
+#define CTL_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "decision.h"
+#include "evidence_read.h"
+#include "situation.h"
+
+#define CTL_T 1764410000000LL /* decision_time_ms of every fixture */
+
+struct ctl_tmp {
+    char dir[64];
+};
+
+int ctl_tmp_make(struct ctl_tmp *t);
+void ctl_tmp_remove(struct ctl_tmp *t);
+void ctl_tmp_path(const struct ctl_tmp *t, const char *name, char *out, size_t n);
+
+/* fixtures/controller/NAME parsed (caller decrefs) / read as text (free). */
+json_t *ctl_fixture_json(const char *name);
+char *ctl_fixture_text(const char *name);
+
+/* The candidate object with this path id inside a situation. */
+json_t *ctl_cand(json_t *sit, const char *path_id);
+/* Sets a value at a dotted path inside obj ("qoe.attempts"), creating
+ * objects on the way; steals v. */
+void ctl_set(json_t *obj, const char *dotted, json_t *v);
+
+/* An evidence.db at path: schema v1 (evidence_schema_v1_sql), user_version 1,
+ * then sql (may be NULL). 0 on success. */
+int ctl_evidence_db(const char *path, const char *sql);
+
+/* Appends an in-memory evidence row in the fixtures' scope. */
+void ctl_row(struct evr_set *set, const char *id, const char *path_id, const char *verdict,
+             int64_t observed_at_ms);
+
+/* Parses sit (must be valid) and decides at its decision time. */
+void ctl_decide(const json_t *sit, const struct evr_set *rows, struct sit_situation *s,
+                struct dcn_result *r);
+/* Index of candidate path_id in r. */
+size_t ctl_idx(const struct dcn_result *r, const char *path_id);
+/* Status of one condition of one candidate. */
+enum cond_status ctl_status(const struct dcn_result *r, const char *path_id, enum cond_kind k);
+const char *ctl_reason(const struct dcn_result *r, const char *path_id, enum cond_kind k);
+
+/* Writes sit to dir/name; full path to out. */
+void ctl_write_json(const struct ctl_tmp *t, const char *name, const json_t *sit, char *out,
+                    size_t n);
+
+/* Runs "STEPCTL args" through /bin/sh with stdout to dir/out.txt and stderr
+ * to dir/err.txt; returns the exit status (or -1). */
+int ctl_run(const struct ctl_tmp *t, const char *args_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Contents of dir/out.txt or dir/err.txt (malloc'd). */
+char *ctl_out(const struct ctl_tmp *t, const char *which);
+
+#endif

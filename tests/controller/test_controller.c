@@ -1,0 +1,735 @@
+/* Controller tests in process: the fixtures, each condition's three states,
+ * freshness and applicability, tiered cost, the preference rule, the record
+ * in control.db and replay.  Real SQLite files in private temp dirs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "cond.h"
+#include "cost.h"
+#include "ctl_test.h"
+#include "decision.h"
+#include "num.h"
+#include "output.h"
+#include "record.h"
+#include "replay.h"
+
+/* Decides on the fixture with the given rows, then runs check. */
+struct run {
+    json_t *sit;
+    struct evr_set rows;
+    struct sit_situation s;
+    struct dcn_result r;
+};
+
+static void run_begin(struct run *x, const char *fixture)
+{
+    memset(x, 0, sizeof *x);
+    x->sit = ctl_fixture_json(fixture);
+}
+
+static void run_decide(struct run *x)
+{
+    ctl_decide(x->sit, &x->rows, &x->s, &x->r);
+}
+
+static void run_end(struct run *x)
+{
+    dcn_free(&x->r);
+    sit_free(&x->s);
+    evr_free(&x->rows);
+    json_decref(x->sit);
+}
+
+/* Reads the fixture's evidence through a real evidence.db and evr_read. */
+static void rows_from_fixture_db(struct run *x, const char *sql_name, struct ctl_tmp *t)
+{
+    char db[128], err[256];
+    char *sql = ctl_fixture_text(sql_name);
+    ctl_tmp_path(t, "evidence.db", db, sizeof db);
+    assert_int_equal(ctl_evidence_db(db, sql), 0);
+    free(sql);
+    char *text = json_dumps(x->sit, 0);
+    struct sit_situation s;
+    assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
+    free(text);
+    assert_int_equal(evr_read(db, &s, &x->rows, err, sizeof err), EVR_OK);
+    sit_free(&s);
+}
+
+static void ctl_01_main_scenario_only_c_eligible(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    struct run x;
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    run_begin(&x, "main_situation.json");
+    rows_from_fixture_db(&x, "main_evidence.sql", &t);
+    run_decide(&x);
+    assert_int_equal(x.r.outcome, DCN_STEP_PROPOSED);
+    assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
+    assert_int_equal(x.r.pref.rule, PREF_COST);
+    assert_false(x.r.c[ctl_idx(&x.r, "A")].eligible);
+    assert_false(x.r.c[ctl_idx(&x.r, "B")].eligible);
+    /* A and B are excluded for DIFFERENT reasons, and only by content. */
+    assert_int_equal(ctl_status(&x.r, "A", COND_CONTENT), COND_VIOLATION);
+    assert_string_equal(ctl_reason(&x.r, "A", COND_CONTENT), "mismatch");
+    assert_int_equal(ctl_status(&x.r, "B", COND_CONTENT), COND_UNKNOWN);
+    assert_string_equal(ctl_reason(&x.r, "B", COND_CONTENT), "no_evidence");
+    for (int k = COND_ACCESS; k < COND_N; k++) {
+        assert_int_equal(ctl_status(&x.r, "A", k), COND_PASS);
+        assert_int_equal(ctl_status(&x.r, "B", k), COND_PASS);
+    }
+    /* A is the cheapest: the price did not compensate the violation. */
+    assert_true(x.r.c[ctl_idx(&x.r, "A")].cost.high < x.r.c[ctl_idx(&x.r, "C")].cost.low);
+    run_end(&x);
+    ctl_tmp_remove(&t);
+}
+
+static void ctl_02_cd_comparison_c_chosen_by_cost(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    struct run x;
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    run_begin(&x, "cd_situation.json");
+    rows_from_fixture_db(&x, "cd_evidence.sql", &t);
+    run_decide(&x);
+    assert_true(x.r.c[0].eligible && x.r.c[1].eligible);
+    assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
+    assert_int_equal(x.r.pref.rule, PREF_COST);
+    /* D starts faster: the QoE step never ran. */
+    assert_int_equal(json_array_size(x.r.pref.trace), 1);
+    run_end(&x);
+    ctl_tmp_remove(&t);
+}
+
+/* Main fixture, evidence rows in memory: C gets rows given here. */
+static enum cond_status content_of_c(const char *verdict, int64_t observed, const char **reason)
+{
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    if (verdict)
+        ctl_row(&x.rows, "ev-c", "C", verdict, observed);
+    run_decide(&x);
+    enum cond_status st = ctl_status(&x.r, "C", COND_CONTENT);
+    static char buf[64];
+    snprintf(buf, sizeof buf, "%s", ctl_reason(&x.r, "C", COND_CONTENT));
+    *reason = buf;
+    run_end(&x);
+    return st;
+}
+
+static void ctl_03_content_three_states(void **state)
+{
+    (void)state;
+    const char *why;
+    assert_int_equal(content_of_c("MATCH", CTL_T - 1000, &why), COND_PASS);
+    assert_string_equal(why, "match");
+    assert_int_equal(content_of_c("MISMATCH", CTL_T - 1000, &why), COND_VIOLATION);
+    assert_string_equal(why, "mismatch");
+    assert_int_equal(content_of_c("UNKNOWN", CTL_T - 1000, &why), COND_UNKNOWN);
+    assert_string_equal(why, "evidence_unknown");
+    assert_int_equal(content_of_c(NULL, 0, &why), COND_UNKNOWN);
+    assert_string_equal(why, "no_evidence");
+}
+
+static void ctl_04_content_stale_and_future_evidence_is_unknown(void **state)
+{
+    (void)state;
+    const char *why;
+    /* max_evidence_age_s = 900: exactly 900 s old still applies, 1 ms more does not. */
+    assert_int_equal(content_of_c("MATCH", CTL_T - 900000, &why), COND_PASS);
+    assert_int_equal(content_of_c("MATCH", CTL_T - 900001, &why), COND_UNKNOWN);
+    assert_string_equal(why, "evidence_stale");
+    /* A stale MISMATCH is not a confirmed violation any more either. */
+    assert_int_equal(content_of_c("MISMATCH", CTL_T - 3600000, &why), COND_UNKNOWN);
+    assert_string_equal(why, "evidence_stale");
+    assert_int_equal(content_of_c("MATCH", CTL_T + 1, &why), COND_UNKNOWN);
+    assert_string_equal(why, "evidence_after_decision_time");
+}
+
+static void ctl_05_content_inapplicable_version_rendition_profile(void **state)
+{
+    (void)state;
+    const char *reasons[] = {"evidence_other_program_version", "evidence_other_rendition",
+                             "evidence_other_profile"};
+    for (int f = 0; f < 3; f++) {
+        struct run x;
+        run_begin(&x, "main_situation.json");
+        ctl_row(&x.rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+        struct evr_row *r = &x.rows.rows[0];
+        char *dst = f == 0 ? r->program_version : f == 1 ? r->rendition : r->profile_id;
+        strcpy(dst, "other");
+        run_decide(&x);
+        assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_UNKNOWN);
+        assert_string_equal(ctl_reason(&x.r, "C", COND_CONTENT), reasons[f]);
+        assert_false(x.r.c[ctl_idx(&x.r, "C")].eligible);
+        run_end(&x);
+    }
+}
+
+static void ctl_06_old_report_imported_again_stays_stale(void **state)
+{
+    (void)state;
+    /* Re-imported today (recorded_at_ms fresh) but observed 2 h ago. */
+    struct ctl_tmp t;
+    char db[128], err[256];
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    ctl_tmp_path(&t, "evidence.db", db, sizeof db);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, "
+             "profile_fingerprint, path_id, channel, rendition, program_version, "
+             "reference_version, observed_at_ms, observed_end_ms, recorded_at_ms, report) VALUES "
+             "('ev-old-again', 'exact-av-v1', 'MATCH', 'match', 'decode-profile-v1', 'fp', 'C', "
+             "'news-1', '720p', 'pv-42', 'ref', %lld, %lld, %lld, '{}')",
+             CTL_T - 7200000, CTL_T - 7196000, CTL_T - 1000);
+    assert_int_equal(ctl_evidence_db(db, sql), 0);
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    char *text = json_dumps(x.sit, 0);
+    struct sit_situation s;
+    assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
+    free(text);
+    assert_int_equal(evr_read(db, &s, &x.rows, err, sizeof err), EVR_OK);
+    sit_free(&s);
+    run_decide(&x);
+    assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_UNKNOWN);
+    assert_string_equal(ctl_reason(&x.r, "C", COND_CONTENT), "evidence_stale");
+    run_end(&x);
+    ctl_tmp_remove(&t);
+}
+
+static void ctl_07_content_newest_observation_decides(void **state)
+{
+    (void)state;
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    ctl_row(&x.rows, "ev-1", "C", "MATCH", CTL_T - 5000);
+    ctl_row(&x.rows, "ev-2", "C", "UNKNOWN", CTL_T - 2000); /* newer: decides */
+    ctl_row(&x.rows, "ev-0", "C", "MATCH", CTL_T - 9000);
+    run_decide(&x);
+    assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_UNKNOWN);
+    assert_string_equal(ctl_reason(&x.r, "C", COND_CONTENT), "evidence_unknown");
+    run_end(&x);
+}
+
+/* Runs the main fixture after edit(C) and returns C's status for cond k. */
+static enum cond_status cond_of_c(void (*edit)(json_t *c, json_t *sit), enum cond_kind k,
+                                  char *reason, size_t rlen)
+{
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    ctl_row(&x.rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+    edit(ctl_cand(x.sit, "C"), x.sit);
+    run_decide(&x);
+    enum cond_status st = ctl_status(&x.r, "C", k);
+    snprintf(reason, rlen, "%s", ctl_reason(&x.r, "C", k));
+    if (st != COND_PASS)
+        assert_false(x.r.c[ctl_idx(&x.r, "C")].eligible);
+    run_end(&x);
+    return st;
+}
+
+#define EXPECT(edit, kind, status, why)                                                       \
+    do {                                                                                      \
+        char r_[64];                                                                          \
+        assert_int_equal(cond_of_c(edit, kind, r_, sizeof r_), status);                       \
+        assert_string_equal(r_, why);                                                         \
+    } while (0)
+
+static void e_none(json_t *c, json_t *s) { (void)c, (void)s; }
+static void e_acc_viol(json_t *c, json_t *s) { (void)s, ctl_set(c, "access.status", json_string("VIOLATION")); }
+static void e_acc_unk(json_t *c, json_t *s) { (void)s, ctl_set(c, "access.status", json_string("UNKNOWN")); }
+static void e_acc_missing(json_t *c, json_t *s) { (void)s, ctl_set(c, "access", NULL); }
+static void e_acc_stale(json_t *c, json_t *s) { (void)s, ctl_set(c, "access.observed_at_ms", json_integer(CTL_T - 600001)); }
+
+static void ctl_08_access_three_states_and_stale(void **state)
+{
+    (void)state;
+    EXPECT(e_none, COND_ACCESS, COND_PASS, "access_compatible");
+    EXPECT(e_acc_viol, COND_ACCESS, COND_VIOLATION, "access_incompatible");
+    EXPECT(e_acc_unk, COND_ACCESS, COND_UNKNOWN, "access_unknown");
+    EXPECT(e_acc_missing, COND_ACCESS, COND_UNKNOWN, "access_missing");
+    EXPECT(e_acc_stale, COND_ACCESS, COND_UNKNOWN, "access_stale");
+}
+
+static void e_q_p90(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.startup_p90_ms", json_integer(2501)); }
+static void e_q_rebuf(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.rebuffer_ratio", json_string("0.020001")); }
+static void e_q_fail(json_t *c, json_t *s)
+{
+    (void)s;
+    ctl_set(c, "qoe.successes", json_integer(970));
+    ctl_set(c, "qoe.failures", json_integer(25));
+}
+static void e_q_stale(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.observed_at_ms", json_integer(CTL_T - 900001)); }
+static void e_q_cohort(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.cohort.isp", json_string("isp-y")); }
+static void e_q_incomplete(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.complete", json_false()); }
+static void e_q_samples(json_t *c, json_t *s)
+{
+    (void)s;
+    ctl_set(c, "qoe.attempts", json_integer(150));
+    ctl_set(c, "qoe.successes", json_integer(149));
+    ctl_set(c, "qoe.failures", json_integer(1));
+    ctl_set(c, "qoe.unknown", json_integer(0));
+}
+static void e_q_metric(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe.startup_p90_ms", NULL); }
+static void e_q_missing(json_t *c, json_t *s) { (void)s, ctl_set(c, "qoe", NULL); }
+
+static void ctl_09_qoe_three_states(void **state)
+{
+    (void)state;
+    EXPECT(e_none, COND_QOE, COND_PASS, "qoe_meets_minimum");
+    EXPECT(e_q_p90, COND_QOE, COND_VIOLATION, "qoe_startup_p90_above_max");
+    EXPECT(e_q_rebuf, COND_QOE, COND_VIOLATION, "qoe_rebuffer_above_max");
+    EXPECT(e_q_fail, COND_QOE, COND_VIOLATION, "qoe_start_success_below_min");
+    EXPECT(e_q_stale, COND_QOE, COND_UNKNOWN, "qoe_stale");
+    EXPECT(e_q_cohort, COND_QOE, COND_UNKNOWN, "qoe_other_cohort");
+    EXPECT(e_q_incomplete, COND_QOE, COND_UNKNOWN, "qoe_incomplete");
+    EXPECT(e_q_samples, COND_QOE, COND_UNKNOWN, "qoe_insufficient_samples");
+    EXPECT(e_q_metric, COND_QOE, COND_UNKNOWN, "qoe_missing_metric");
+    EXPECT(e_q_missing, COND_QOE, COND_UNKNOWN, "qoe_missing");
+}
+
+/* 975 successes + 5 failures + 20 unknown of 1000: the lower bound 0.975 is
+ * under 0.98, the upper 0.995 above: unknown attempts decide -> UNKNOWN. */
+static void e_q_unknowns(json_t *c, json_t *s)
+{
+    (void)s;
+    ctl_set(c, "qoe.successes", json_integer(975));
+    ctl_set(c, "qoe.failures", json_integer(5));
+    ctl_set(c, "qoe.unknown", json_integer(20));
+}
+/* 980 + 20 unknown: the unknown ones are not needed -> PASS at exactly 0.98. */
+static void e_q_exact(json_t *c, json_t *s)
+{
+    (void)s;
+    ctl_set(c, "qoe.successes", json_integer(980));
+    ctl_set(c, "qoe.failures", json_integer(0));
+    ctl_set(c, "qoe.unknown", json_integer(20));
+}
+
+static void ctl_10_qoe_unknown_attempts_never_count_as_successes(void **state)
+{
+    (void)state;
+    EXPECT(e_q_unknowns, COND_QOE, COND_UNKNOWN, "qoe_unknown_attempts_decide");
+    EXPECT(e_q_exact, COND_QOE, COND_PASS, "qoe_meets_minimum");
+}
+
+static json_t *first_item(json_t *c, int window, int item)
+{
+    json_t *w = json_array_get(json_object_get(json_object_get(c, "resources"), "windows"), window);
+    return json_array_get(json_object_get(w, "items"), item);
+}
+/* origin/rps in window 1: 400 + 100 + 50 + 100 = 650; a limit of 649 breaks it. */
+static void e_r_viol(json_t *c, json_t *s) { (void)s, json_object_set_new(first_item(c, 1, 0), "limit", json_integer(649)); }
+static void e_r_edge(json_t *c, json_t *s) { (void)s, json_object_set_new(first_item(c, 1, 0), "limit", json_integer(650)); }
+static void e_r_stale(json_t *c, json_t *s) { (void)s, ctl_set(c, "resources.observed_at_ms", json_integer(CTL_T - 300001)); }
+static void e_r_model(json_t *c, json_t *s) { (void)s, ctl_set(c, "resources.model_valid", json_false()); }
+static void e_r_gap(json_t *c, json_t *s)
+{
+    (void)s;
+    json_t *w = json_array_get(json_object_get(json_object_get(c, "resources"), "windows"), 1);
+    json_object_set_new(w, "end_ms", json_integer(CTL_T + 599999)); /* horizon ends at T+600000 */
+}
+static void e_r_item(json_t *c, json_t *s)
+{
+    (void)s;
+    json_t *w = json_array_get(json_object_get(json_object_get(c, "resources"), "windows"), 0);
+    json_array_remove(json_object_get(w, "items"), 4); /* cdn/bytes_per_s */
+}
+static void e_r_stale_viol(json_t *c, json_t *s) { e_r_viol(c, s), e_r_stale(c, s); }
+
+static void ctl_11_resources_three_states(void **state)
+{
+    (void)state;
+    EXPECT(e_none, COND_RESOURCES, COND_PASS, "resources_fit");
+    EXPECT(e_r_edge, COND_RESOURCES, COND_PASS, "resources_fit");
+    EXPECT(e_r_viol, COND_RESOURCES, COND_VIOLATION, "resources_limit_exceeded");
+    EXPECT(e_r_stale, COND_RESOURCES, COND_UNKNOWN, "resources_stale");
+    EXPECT(e_r_stale_viol, COND_RESOURCES, COND_UNKNOWN, "resources_stale");
+    EXPECT(e_r_model, COND_RESOURCES, COND_UNKNOWN, "resources_model_invalid");
+    EXPECT(e_r_gap, COND_RESOURCES, COND_UNKNOWN, "resources_horizon_not_covered");
+    EXPECT(e_r_item, COND_RESOURCES, COND_UNKNOWN, "resources_item_missing");
+}
+
+static void ctl_12_resources_violation_names_window_and_item(void **state)
+{
+    (void)state;
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    e_r_viol(ctl_cand(x.sit, "C"), x.sit);
+    run_decide(&x);
+    const char *d = x.r.c[ctl_idx(&x.r, "C")].cond[COND_RESOURCES].detail;
+    assert_non_null(strstr(d, "[1764410300000, 1764410660000)"));
+    assert_non_null(strstr(d, "origin/rps"));
+    run_end(&x);
+}
+
+static void ctl_13_cost_tier_boundary_is_exact(void **state)
+{
+    (void)state;
+    struct sit_tier tiers[] = {{true, 10000 * NUM_MICRO, 30000}, /* 0.03 up to 10000 */
+                               {true, 50000 * NUM_MICRO, 20000},
+                               {false, 0, 15000}};
+    struct sit_category cat = {"egress", tiers, 3, 0, 0, 0};
+    cost_pico f;
+    /* 10000 units at 0.03 = 300 exactly; one micro-unit more is priced at 0.02. */
+    assert_int_equal(cost_category_f(&cat, 10000 * NUM_MICRO, &f), 0);
+    assert_true(f == (cost_pico)300 * NUM_MICRO * COST_PICO_PER_MICRO);
+    assert_int_equal(cost_category_f(&cat, 10000 * NUM_MICRO + 1, &f), 0);
+    assert_true(f == (cost_pico)300 * NUM_MICRO * COST_PICO_PER_MICRO + 20000);
+    /* dCost of 9800 + 400: 200 at 0.03 + 200 at 0.02 = 10 (not 400 x any single price). */
+    struct sit_category c2 = cat;
+    c2.baseline = 9800 * NUM_MICRO;
+    c2.step_low = 400 * NUM_MICRO;
+    c2.step_high = 500 * NUM_MICRO;
+    struct sit_cost k = {true, true, "EUR", &c2, 1, ""};
+    cost_pico lo, hi;
+    assert_int_equal(cost_delta(&k, false, &lo), 0);
+    assert_int_equal(cost_delta(&k, true, &hi), 0);
+    assert_int_equal(cost_to_micro(lo), 10 * NUM_MICRO);
+    assert_int_equal(cost_to_micro(hi), 12 * NUM_MICRO);
+    /* Beyond the last bounded tier the contract cannot price: refused. */
+    struct sit_category c3 = {"x", tiers, 2, 0, 0, 0};
+    assert_int_equal(cost_category_f(&c3, 50000 * NUM_MICRO + 1, &f), -1);
+    /* Decimal parsing: 0.1 + 0.2 is exactly 0.3 in micro-units. */
+    int64_t a, b, c;
+    assert_int_equal(num_from_string("0.1", 10, &a), 0);
+    assert_int_equal(num_from_string("0.2", 10, &b), 0);
+    assert_int_equal(num_from_string("0.3", 10, &c), 0);
+    assert_int_equal(a + b, c);
+    assert_int_equal(num_from_string("0.0000001", 10, &a), -1);
+}
+
+static void e_c_budget(json_t *c, json_t *s) { (void)c, ctl_set(s, "policy.cost.budget_per_step", json_string("11.999999")); }
+static void e_c_budget_edge(json_t *c, json_t *s) { (void)c, ctl_set(s, "policy.cost.budget_per_step", json_integer(12)); }
+static void e_c_currency(json_t *c, json_t *s) { (void)s, ctl_set(c, "cost.currency", json_string("USD")); }
+static void e_c_missing(json_t *c, json_t *s) { (void)s, ctl_set(c, "cost", NULL); }
+static void e_c_unpriced(json_t *c, json_t *s) { (void)s, ctl_set(c, "cost.step_usage.high.fill_gb", json_integer(3)); }
+
+static void ctl_14_cost_three_states(void **state)
+{
+    (void)state;
+    EXPECT(e_none, COND_COST, COND_PASS, "cost_within_budget");
+    EXPECT(e_c_budget_edge, COND_COST, COND_PASS, "cost_within_budget");
+    EXPECT(e_c_budget, COND_COST, COND_VIOLATION, "cost_over_budget");
+    EXPECT(e_c_currency, COND_COST, COND_UNKNOWN, "cost_currency_mismatch");
+    EXPECT(e_c_missing, COND_COST, COND_UNKNOWN, "cost_missing");
+    EXPECT(e_c_unpriced, COND_COST, COND_UNKNOWN, "cost_unpriced_category");
+}
+
+/* C/D with D's cost made to overlap C's range (within tie_abs). */
+static void cd_overlapping(struct run *x, int d_p90)
+{
+    run_begin(x, "cd_situation.json");
+    ctl_row(&x->rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+    ctl_row(&x->rows, "ev-d", "D", "MATCH", CTL_T - 1000);
+    json_t *d = ctl_cand(x->sit, "D");
+    /* D: 250..250.5 GB at 0.05 = 12.5..12.525, C: 10..12; 12.5 <= 12 + 0.5. */
+    ctl_set(d, "cost.step_usage.low.egress_gb", json_integer(250));
+    ctl_set(d, "cost.step_usage.high.egress_gb", json_string("250.5"));
+    ctl_set(d, "qoe.startup_p90_ms", json_integer(d_p90));
+    run_decide(x);
+    assert_true(x->r.c[0].eligible && x->r.c[1].eligible);
+}
+
+static void ctl_15_overlapping_cost_falls_through_to_qoe(void **state)
+{
+    (void)state;
+    struct run x;
+    cd_overlapping(&x, 900); /* C 1400 ms, D 900 ms: beyond the 150 ms tie */
+    assert_string_equal(x.r.c[x.r.chosen].path_id, "D");
+    assert_int_equal(x.r.pref.rule, PREF_QOE);
+    run_end(&x);
+}
+
+static void ctl_16_qoe_tie_falls_through_to_order(void **state)
+{
+    (void)state;
+    struct run x;
+    cd_overlapping(&x, 1250); /* 1400 - 1250 = 150: within startup_tie_ms */
+    assert_int_equal(x.r.pref.rule, PREF_ORDER);
+    assert_string_equal(x.r.c[x.r.chosen].path_id, "C"); /* order: C, D, A, B */
+    run_end(&x);
+    /* Reversing the declared order reverses the choice. */
+    struct run y;
+    run_begin(&y, "cd_situation.json");
+    ctl_row(&y.rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+    ctl_row(&y.rows, "ev-d", "D", "MATCH", CTL_T - 1000);
+    json_t *d = ctl_cand(y.sit, "D");
+    ctl_set(d, "cost.step_usage.low.egress_gb", json_integer(250));
+    ctl_set(d, "cost.step_usage.high.egress_gb", json_string("250.5"));
+    ctl_set(d, "qoe.startup_p90_ms", json_integer(1250));
+    ctl_set(y.sit, "policy.order", json_pack("[s,s]", "D", "C"));
+    run_decide(&y);
+    assert_int_equal(y.r.pref.rule, PREF_ORDER);
+    assert_string_equal(y.r.c[y.r.chosen].path_id, "D");
+    run_end(&y);
+}
+
+static void ctl_17_no_eligible_path_keeps_reasons_apart(void **state)
+{
+    (void)state;
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    ctl_row(&x.rows, "ev-a", "A", "MISMATCH", CTL_T - 1000);
+    /* C: no evidence now, and a resource violation. */
+    e_r_viol(ctl_cand(x.sit, "C"), x.sit);
+    run_decide(&x);
+    assert_int_equal(x.r.outcome, DCN_NO_ELIGIBLE_PATH);
+    assert_int_equal(x.r.chosen, -1);
+    json_t *o = out_result(&x.s, &x.r, "id-1", "test");
+    assert_true(json_is_null(json_object_get(o, "chosen")));
+    assert_true(json_is_null(json_object_get(o, "chosen_by")));
+    assert_string_equal(json_string_value(json_object_get(o, "outcome")), "no_eligible_path");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "refusal"), "id")),
+                        "refuse-new-sessions-503");
+    json_t *c = json_array_get(json_object_get(o, "candidates"), 2);
+    json_t *ex = json_object_get(c, "excluded_by");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(ex, "violation"), 0)),
+                        "resources");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(ex, "unknown"), 0)),
+                        "content");
+    json_decref(o);
+    run_end(&x);
+}
+
+static void expect_invalid(void (*edit)(json_t *c, json_t *s), const char *field)
+{
+    json_t *sit = ctl_fixture_json("main_situation.json");
+    edit(ctl_cand(sit, "C"), sit);
+    char *text = json_dumps(sit, 0), err[256] = "";
+    struct sit_situation s;
+    assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), -1);
+    if (!strstr(err, field))
+        fail_msg("error '%s' does not name %s", err, field);
+    free(text);
+    json_decref(sit);
+}
+static void i_policy(json_t *c, json_t *s) { (void)c, ctl_set(s, "policy.max_evidence_age_s", json_string("x")); }
+static void i_ratio(json_t *c, json_t *s) { (void)c, ctl_set(s, "policy.qoe.min_start_success_ratio", json_string("1.5")); }
+static void i_tiers(json_t *c, json_t *s)
+{
+    (void)s;
+    json_t *eg = json_object_get(json_object_get(json_object_get(json_object_get(c, "cost"), "contract"), "categories"), "egress_gb");
+    json_object_set_new(json_array_get(eg, 1), "up_to", json_integer(5000));
+}
+static void i_order(json_t *c, json_t *s) { (void)c, ctl_set(s, "policy.order", json_pack("[s,s]", "A", "B")); }
+static void i_access(json_t *c, json_t *s) { (void)s, ctl_set(c, "access.status", json_string("OK")); }
+static void i_decimals(json_t *c, json_t *s) { (void)s, ctl_set(c, "cost.baseline_usage.egress_gb", json_string("1.0000001")); }
+
+static void ctl_18_invalid_situation_names_the_field(void **state)
+{
+    (void)state;
+    expect_invalid(i_policy, "policy.max_evidence_age_s");
+    expect_invalid(i_ratio, "policy.qoe.min_start_success_ratio");
+    expect_invalid(i_tiers, "candidates[2].cost.contract.categories.egress_gb[1].up_to");
+    expect_invalid(i_order, "policy.order");
+    expect_invalid(i_access, "candidates[2].access.status");
+    expect_invalid(i_decimals, "candidates[2].cost.baseline_usage.egress_gb");
+    char err[256];
+    struct sit_situation s;
+    assert_int_equal(sit_parse("{\"policy\":", 10, &s, err, sizeof err), -1);
+    assert_int_equal(sit_parse("[]", 2, &s, err, sizeof err), -1);
+}
+
+static long long count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Decides the main fixture and records it; returns the id in id. */
+static void record_main(sqlite3 *db, char id[REC_ID_LEN])
+{
+    struct run x;
+    run_begin(&x, "main_situation.json");
+    ctl_row(&x.rows, "ev-a", "A", "MISMATCH", CTL_T - 1000);
+    ctl_row(&x.rows, "ev-c", "C", "MATCH", CTL_T - 2000);
+    run_decide(&x);
+    assert_int_equal(rec_new_id(id), 0);
+    json_t *res = out_result(&x.s, &x.r, id, "test");
+    char *text = json_dumps(x.sit, 0), err[256];
+    struct rec_record r = {id, 1, text, strlen(text), &x.rows, res};
+    assert_int_equal(rec_insert(db, &r, err, sizeof err), REC_OK);
+    free(text);
+    json_decref(res);
+    run_end(&x);
+}
+
+static void ctl_19_record_is_complete_and_versioned(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    char path[128], err[256], id[REC_ID_LEN], id2[REC_ID_LEN];
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    ctl_tmp_path(&t, "control.db", path, sizeof path);
+    sqlite3 *db;
+    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_OK);
+    record_main(db, id);
+    record_main(db, id2);
+    assert_string_not_equal(id, id2);
+    assert_int_equal(count(db, "PRAGMA user_version"), 1);
+    assert_int_equal(count(db, "SELECT count(*) FROM decisions"), 2);
+    /* 3 candidates x 5 conditions, 2 evidence rows as read, per decision. */
+    assert_int_equal(count(db, "SELECT count(*) FROM decision_conditions"), 30);
+    assert_int_equal(count(db, "SELECT count(*) FROM decision_evidence WHERE verdict='MISMATCH'"
+                               " AND observed_at_ms = 1764409999000"), 2);
+    assert_int_equal(count(db, "SELECT count(*) FROM decisions WHERE chosen='C' AND "
+                               "chosen_by='cost' AND outcome='step_proposed'"), 2);
+    assert_int_equal(count(db, "SELECT count(*) FROM decision_conditions WHERE path_id='B' AND "
+                               "condition='content' AND status='UNKNOWN' AND reason='no_evidence'"),
+                     2);
+    sqlite3_close(db);
+    /* A database of another schema version is refused, never reused. */
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_BAD_VERSION);
+    ctl_tmp_remove(&t);
+}
+
+static void ctl_20_replay_reproduces_and_detects_tampering(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    char path[128], err[256], id[REC_ID_LEN];
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    ctl_tmp_path(&t, "control.db", path, sizeof path);
+    sqlite3 *db;
+    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_OK);
+    record_main(db, id);
+    struct rec_loaded l;
+    assert_int_equal(rec_load(db, id, &l, err, sizeof err), REC_OK);
+    struct sit_situation s;
+    assert_int_equal(sit_parse(l.situation, l.situation_len, &s, err, sizeof err), 0);
+    json_t *again;
+    assert_int_equal(rpl_recompute(&s, l.decision_time_ms, &l.rows, id, "test", &again), 0);
+    FILE *sink = fopen("/dev/null", "w");
+    assert_int_equal(rpl_diff(l.result, again, sink), 0);
+    /* The recorded evidence row says MATCH for A now: the decision differs. */
+    strcpy(l.rows.rows[0].path_id, "nobody");
+    json_t *other;
+    assert_int_equal(rpl_recompute(&s, l.decision_time_ms, &l.rows, id, "test", &other), 0);
+    assert_true(rpl_diff(l.result, other, sink) > 0);
+    fclose(sink);
+    json_decref(again);
+    json_decref(other);
+    sit_free(&s);
+    rec_loaded_free(&l);
+    assert_int_equal(rec_load(db, "no-such-id", &l, err, sizeof err), REC_NOT_FOUND);
+    sqlite3_close(db);
+    ctl_tmp_remove(&t);
+}
+
+static void ctl_21_evidence_db_must_be_v1_and_exist(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    char path[128], err[256];
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    ctl_tmp_path(&t, "missing.db", path, sizeof path);
+    json_t *sit = ctl_fixture_json("main_situation.json");
+    char *text = json_dumps(sit, 0);
+    struct sit_situation s;
+    assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
+    struct evr_set rows;
+    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_OPEN_FAILED);
+    assert_null(fopen(path, "r")); /* read-only open never creates a file */
+    ctl_tmp_path(&t, "v0.db", path, sizeof path);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "CREATE TABLE evidence (id TEXT)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_BAD_VERSION);
+    sit_free(&s);
+    free(text);
+    json_decref(sit);
+    ctl_tmp_remove(&t);
+}
+
+/* Untrusted input: thousands of corrupted variants of a real situation are
+ * either refused with a message or decided; nothing crashes or leaks (the
+ * ASan build runs this too). */
+static void ctl_30_corrupted_situations_never_crash(void **state)
+{
+    (void)state;
+    char *text = ctl_fixture_text("main_situation.json");
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1);
+    uint64_t seed = 0x5eed0004ULL;
+    int accepted = 0, refused = 0;
+    static const char alphabet[] = "{}[]\",:0123456789.-enulltruefalse \\";
+    for (int run = 0; run < 2000; run++) {
+        memcpy(buf, text, len + 1);
+        for (int k = 0; k < 1 + run % 4; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            buf[seed % len] = alphabet[(seed >> 32) % (sizeof alphabet - 1)];
+        }
+        size_t n = (run % 10 == 0) ? (size_t)(seed % len) : len; /* sometimes truncated */
+        struct sit_situation s;
+        char err[256] = "";
+        if (sit_parse(buf, n, &s, err, sizeof err) != 0) {
+            assert_true(err[0] != '\0');
+            refused++;
+            continue;
+        }
+        accepted++;
+        struct evr_set rows = {0};
+        ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+        struct dcn_result r;
+        assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
+        json_t *o = out_result(&s, &r, "id", "test");
+        assert_non_null(o);
+        json_decref(o);
+        dcn_free(&r);
+        evr_free(&rows);
+        sit_free(&s);
+    }
+    assert_true(accepted > 0 && refused > 0);
+    free(buf);
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ctl_01_main_scenario_only_c_eligible),
+        cmocka_unit_test(ctl_02_cd_comparison_c_chosen_by_cost),
+        cmocka_unit_test(ctl_03_content_three_states),
+        cmocka_unit_test(ctl_04_content_stale_and_future_evidence_is_unknown),
+        cmocka_unit_test(ctl_05_content_inapplicable_version_rendition_profile),
+        cmocka_unit_test(ctl_06_old_report_imported_again_stays_stale),
+        cmocka_unit_test(ctl_07_content_newest_observation_decides),
+        cmocka_unit_test(ctl_08_access_three_states_and_stale),
+        cmocka_unit_test(ctl_09_qoe_three_states),
+        cmocka_unit_test(ctl_10_qoe_unknown_attempts_never_count_as_successes),
+        cmocka_unit_test(ctl_11_resources_three_states),
+        cmocka_unit_test(ctl_12_resources_violation_names_window_and_item),
+        cmocka_unit_test(ctl_13_cost_tier_boundary_is_exact),
+        cmocka_unit_test(ctl_14_cost_three_states),
+        cmocka_unit_test(ctl_15_overlapping_cost_falls_through_to_qoe),
+        cmocka_unit_test(ctl_16_qoe_tie_falls_through_to_order),
+        cmocka_unit_test(ctl_17_no_eligible_path_keeps_reasons_apart),
+        cmocka_unit_test(ctl_18_invalid_situation_names_the_field),
+        cmocka_unit_test(ctl_19_record_is_complete_and_versioned),
+        cmocka_unit_test(ctl_20_replay_reproduces_and_detects_tampering),
+        cmocka_unit_test(ctl_21_evidence_db_must_be_v1_and_exist),
+        cmocka_unit_test(ctl_30_corrupted_situations_never_crash),
+    };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

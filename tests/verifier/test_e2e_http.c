@@ -1,0 +1,294 @@
+/* test_e2e_http.c - exactav verify through HTTP and HLS, end to end: the
+ * project's own server (exactav-testd) on 127.0.0.1 serves fixtures packaged
+ * as HLS, the real rollover stream of the corpus, and broken deliveries. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+struct env {
+    char dir[64];
+    pid_t server;
+    int port;
+};
+
+static int sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Runs exactav; returns the exit code, *out the JSON on stdout (or NULL),
+ * *errtext stderr when asked. */
+static int run(json_t **out, char **errtext, const char *fmt, ...)
+{
+    char args[8192], cmd[8600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s >/tmp/e2e-http-out.$$ 2>/tmp/e2e-http-err.$$; rc=$?; "
+             "cat /tmp/e2e-http-out.$$; cat /tmp/e2e-http-err.$$ >&2; rm -f /tmp/e2e-http-*.$$; exit $rc",
+             EXACTAV_BIN, args);
+    char *full = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&full, &len);
+    FILE *p = popen(cmd, "r");
+    int c;
+    while ((c = fgetc(p)) != EOF)
+        fputc(c, mem);
+    int st = pclose(p);
+    fclose(mem);
+    if (out)
+        *out = json_loadb(full, len, 0, NULL);
+    if (errtext)
+        *errtext = NULL;
+    free(full);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *jstr(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+    return json_string_value(b ? json_object_get(v, b) : v);
+}
+
+static int setup(void **state)
+{
+    struct env *e = calloc(1, sizeof *e);
+    snprintf(e->dir, sizeof e->dir, "/tmp/exactav-http-XXXXXX");
+    assert_non_null(mkdtemp(e->dir));
+    const char *fx = FIXTURES_DIR;
+    /* CDN content: the fixtures packaged as HLS by stream copy */
+    assert_int_equal(sh("cd %s && mkdir -p c t bad && "
+                        "ffmpeg -nostdin -hide_banner -loglevel error -i %s/ref.ts -map 0 -c copy -f hls -hls_time 1 "
+                        "-hls_list_size 0 -hls_segment_filename 'c/s%%03d.ts' c/index.m3u8 && "
+                        "ffmpeg -nostdin -hide_banner -loglevel error -i %s/cand_pixels.ts -map 0 -c copy -f hls -hls_time 1 "
+                        "-hls_list_size 0 -hls_segment_filename 't/s%%03d.ts' t/index.m3u8",
+                        e->dir, fx, fx), 0);
+    /* broken deliveries */
+    assert_int_equal(sh("cd %s && printf '\\357\\273\\277' > bad/bom.m3u8 && cat c/index.m3u8 >> bad/bom.m3u8 && "
+                        "sed 's|^#EXT-X-MEDIA-SEQUENCE:0|&\\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"|' c/index.m3u8 > c/key.m3u8 && "
+                        "sed '0,/^s001.ts/s//s001.ts\\n#EXT-X-DISCONTINUITY/' c/index.m3u8 > c/disc.m3u8 && "
+                        "printf '#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\\nc/index.m3u8\\n' > master.m3u8",
+                        e->dir), 0);
+    char portfile[128];
+    snprintf(portfile, sizeof portfile, "%s/port", e->dir);
+    e->server = fork();
+    if (e->server == 0) {
+        execl(TESTD_BIN, TESTD_BIN, "--root", e->dir, "--port", "0", "--port-file", portfile, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100 && !e->port; i++) {
+        FILE *f = fopen(portfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", &e->port) != 1)
+                e->port = 0;
+            fclose(f);
+        }
+        if (!e->port)
+            usleep(50000);
+    }
+    assert_true(e->port > 0);
+    assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 360p --out %s/ref.json %s/ref.ts "
+                        ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *e = *state;
+    kill(e->server, SIGTERM);
+    waitpid(e->server, NULL, 0);
+    sh("rm -rf %s", e->dir);
+    free(e);
+    return 0;
+}
+
+#define URL "http://127.0.0.1:%d/"
+
+static void t01_playlist_match_and_secrets_never_stored(void **state)
+{
+    struct env *e = *state;
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --evidence %s/ev.db --path-id cdn-c "
+                         "--redact-param token --candidate '" URL "c/index.m3u8?Policy=SECRETP&Signature=SECRETS"
+                         "&Key-Pair-Id=SECRETK&token=SECRETT&keep=1'", e->dir, e->dir, e->port), 0);
+    assert_string_equal(jstr(r, "verdict", NULL), "MATCH");
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 5);   /* playlist + 4 segments */
+    char *text = json_dumps(r, 0);
+    assert_null(strstr(text, "SECRET"));
+    assert_non_null(strstr(text, "keep=1"));
+    free(text);
+    json_decref(r);
+    /* nothing secret in the database either */
+    assert_int_equal(sh("sqlite3 %s/ev.db 'select * from evidence; select * from fetches;' | grep -c SECRET", e->dir), 1);
+    assert_int_equal(sh("test \"$(sqlite3 %s/ev.db 'select count(*) from fetches')\" = 5", e->dir), 0);
+}
+
+static void t02_tampered_path_mismatches(void **state)
+{
+    struct env *e = *state;
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "t/index.m3u8", e->dir, e->port), 1);
+    assert_string_equal(jstr(r, "reason", NULL), "video_pixels");
+    json_decref(r);
+}
+
+static void t03_failed_deliveries_are_unknown_never_mismatch(void **state)
+{
+    struct env *e = *state;
+    static const struct { const char *path, *reason; } cases[] = {
+        {"status/404", "http_error"},
+        {"status/500", "http_error"},
+        {"short/c/s000.ts", "short_transfer"},
+        {"signed/c/index.m3u8", "http_error"},
+        {"bad/bom.m3u8", "playlist_bom"},
+        {"c/key.m3u8", "playlist_outside_profile"},
+        {"c/disc.m3u8", "interval_crosses_discontinuity"},
+        {"c/../../etc/passwd", "http_error"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r;
+        int rc = run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "%s", e->dir, e->port, cases[i].path);
+        print_message("  %-24s exit %d %s\n", cases[i].path, rc, r ? jstr(r, "reason", NULL) : "-");
+        assert_int_equal(rc, 2);
+        assert_string_equal(jstr(r, "reason", NULL), cases[i].reason);
+        json_decref(r);
+    }
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --timeout 1 --reference %s/ref.json --candidate " URL "slow/c/s000.ts",
+                         e->dir, e->port), 2);
+    assert_string_equal(jstr(r, "verdict", NULL), "UNKNOWN");
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --candidate http://127.0.0.1:1/x.ts", e->dir), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "connect_error");
+    json_decref(r);
+}
+
+static void t04_master_playlist_is_a_usage_error(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(run(NULL, NULL, "verify --reference %s/ref.json --candidate " URL "master.m3u8", e->dir, e->port), 64);
+    assert_int_equal(sh("%s verify --reference %s/ref.json --candidate " URL "master.m3u8 2>&1 | grep -q 'BANDWIDTH=800000'",
+                        EXACTAV_BIN, e->dir, e->port), 0);
+}
+
+static void t05_redirects_are_followed_and_recorded(void **state)
+{
+    struct env *e = *state;
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "redirect/2/c/index.m3u8",
+                         e->dir, e->port), 0);
+    json_t *first = json_array_get(json_object_get(r, "fetches"), 0);
+    assert_int_equal(json_array_size(json_object_get(first, "redirects")), 2);
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --max-redirects 1 --reference %s/ref.json --candidate "
+                         URL "redirect/3/c/index.m3u8", e->dir, e->port), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "too_many_redirects");
+    json_decref(r);
+}
+
+static void t06_media_sequence_selects_segments(void **state)
+{
+    struct env *e = *state;
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --media-sequence 0:3 --reference %s/ref.json --candidate " URL "c/index.m3u8",
+                         e->dir, e->port), 0);
+    json_decref(r);
+    /* segments 1..3 only, against the whole reference: frames of segment 0 are missing */
+    assert_int_equal(run(&r, NULL, "verify --json --media-sequence 1:3 --reference %s/ref.json --candidate " URL "c/index.m3u8",
+                         e->dir, e->port), 1);
+    assert_string_equal(jstr(r, "video", "reason"), "video_missing_frames");
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --media-sequence 7 --reference %s/ref.json --candidate " URL "c/index.m3u8",
+                         e->dir, e->port), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "segment_not_in_playlist");
+    json_decref(r);
+}
+
+static void t07_concurrent_verifiers_share_one_evidence_file(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(sh("for i in 1 2 3 4 5 6; do %s verify --no-progress --reference %s/ref.json --candidate " URL
+                        "c/index.m3u8 --evidence %s/conc.db --path-id p$i >/dev/null & done; wait",
+                        EXACTAV_BIN, e->dir, e->port, e->dir), 0);
+    assert_int_equal(sh("test \"$(sqlite3 %s/conc.db 'select count(distinct path_id) from evidence')\" = 6", e->dir), 0);
+    assert_int_equal(sh("test \"$(sqlite3 %s/conc.db 'select count(*) from fetches')\" = 30", e->dir), 0);
+}
+
+static void t08_imported_report_keeps_its_observation_time(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(sh("%s verify --json --reference %s/ref.json --candidate " URL "c/index.m3u8 > %s/rep.json",
+                        EXACTAV_BIN, e->dir, e->port, e->dir), 0);
+    assert_int_equal(sh("sleep 1; %s evidence import %s/rep.json --evidence %s/imp.db >/dev/null && "
+                        "%s evidence import %s/rep.json --evidence %s/imp.db >/dev/null",
+                        EXACTAV_BIN, e->dir, e->dir, EXACTAV_BIN, e->dir, e->dir), 0);
+    assert_int_equal(sh("test \"$(sqlite3 %s/imp.db 'select count(*) from evidence')\" = 1", e->dir), 0);
+    assert_int_equal(sh("test \"$(sqlite3 %s/imp.db 'select observed_at_ms from evidence')\" = "
+                        "\"$(grep -m1 '\"observed_at_ms\"' %s/rep.json | tr -dc 0-9)\"", e->dir, e->dir), 0);
+    assert_int_equal(sh("test \"$(sqlite3 %s/imp.db 'select recorded_at_ms - observed_at_ms >= 1000 from evidence')\" = 1",
+                        e->dir), 0);
+}
+
+static void t09_corpus_rollover_stream_over_http(void **state)
+{
+    struct env *e = *state;
+    char seg[512];
+    snprintf(seg, sizeof seg, "%s/media/hls-ts-rollover", CORPUS_DIR);
+    struct stat st;
+    if (stat(seg, &st)) {
+        print_message("skipped: %s absent\n", CORPUS_DIR);
+        skip();
+    }
+    /* the reference: the provider's segments 27..29 (PTS wraps inside 28) */
+    assert_int_equal(sh("cp -r %s %s/roll && cd %s/roll && %s bind --channel live --program-version v1 --rendition 360p "
+                        "--media-sequence 3:5 --out %s/roll.json 360p30_h264_48k_160_aac_ts-0000000027.ts "
+                        "360p30_h264_48k_160_aac_ts-0000000028.ts 360p30_h264_48k_160_aac_ts-0000000029.ts >/dev/null",
+                        seg, e->dir, e->dir, EXACTAV_BIN, e->dir), 0);
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/roll.json --candidate " URL "roll/playlist.m3u8",
+                         e->dir, e->port), 0);
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 4);
+    assert_true(json_integer_value(json_object_get(json_object_get(r, "interval"), "start")) >
+                json_integer_value(json_object_get(json_object_get(r, "interval"), "end")));
+    json_decref(r);
+    /* one segment later: other pictures at other times */
+    assert_int_equal(run(&r, NULL, "verify --json --media-sequence 4:6 --reference %s/roll.json --candidate "
+                         URL "roll/playlist.m3u8", e->dir, e->port), 1);
+    json_decref(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t01_playlist_match_and_secrets_never_stored),
+        cmocka_unit_test(t02_tampered_path_mismatches),
+        cmocka_unit_test(t03_failed_deliveries_are_unknown_never_mismatch),
+        cmocka_unit_test(t04_master_playlist_is_a_usage_error),
+        cmocka_unit_test(t05_redirects_are_followed_and_recorded),
+        cmocka_unit_test(t06_media_sequence_selects_segments),
+        cmocka_unit_test(t07_concurrent_verifiers_share_one_evidence_file),
+        cmocka_unit_test(t08_imported_report_keeps_its_observation_time),
+        cmocka_unit_test(t09_corpus_rollover_stream_over_http),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,57 @@
+/* candidate.h - where the candidate's bytes come from, and what was observed.
+ *
+ * A candidate is a local MPEG-TS file, an http(s) URL of an MPEG-TS segment,
+ * or an http(s) URL of an HLS media playlist (recognised by content,
+ * #EXTM3U, never by name).  For a playlist, the declared media sequence
+ * numbers pick the segments (all of them when none is declared); their URIs
+ * are resolved against the playlist's effective URL (RFC 3986 5.2: a
+ * relative URI does not inherit the playlist's query) and fetched in order,
+ * to be decoded as one continuous stream.  Every request is recorded
+ * (redacted); any failed delivery is kept as the reason the observation is
+ * incomplete, so the check can only end UNKNOWN, never MISMATCH.
+ */
+#ifndef CANDIDATE_H
+#define CANDIDATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "bsrc.h"
+#include "fetch.h"
+
+enum candidate_status {
+    CANDIDATE_FAILED = 0,        /* internal error */
+    CANDIDATE_OK,                /* segments ready (possibly with a delivery failure) */
+    CANDIDATE_USAGE,             /* e.g. a master playlist: err lists the variants */
+    CANDIDATE_NOINPUT,           /* a local file cannot be opened */
+};
+
+struct candidate_options {
+    const char *location;        /* file path or http(s) URL */
+    bool have_sequence;
+    uint64_t seq_first, seq_last;
+    struct fetch_options fetch;
+};
+
+#define CANDIDATE_MAX_SEGMENTS 1024
+
+struct candidate {
+    struct bsrc_segment segs[CANDIDATE_MAX_SEGMENTS];
+    size_t nsegs;
+    struct fetch_result *bodies; /* owned fetch results that hold segment bytes */
+    size_t nbodies;
+    json_t *fetches;             /* records, NULL for a local file */
+    int64_t observed_at_ms, observed_end_ms;   /* 0 for a local file */
+    const char *failure;         /* stable reason code of a failed delivery, or NULL */
+    char failure_detail[320];
+    char *object;                /* what was checked, redacted (owned) */
+    bool is_playlist;
+};
+
+enum candidate_status candidate_open(const struct candidate_options *opt, struct candidate *c,
+                                     char *err, size_t errlen);
+void candidate_free(struct candidate *c);
+
+#endif

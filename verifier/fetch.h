@@ -1,0 +1,148 @@
+/* fetch: one HTTP(S) GET into memory, with an observation record.
+ *
+ * fetch_get() fetches one object (a segment, a playlist) through libcurl with
+ * bounded time, size and redirects, and records what was observed: the
+ * redacted URLs, every redirect hop, the status, the byte counts, the wall
+ * clock times of the transfer and a few response headers (metadata only;
+ * never used as a reference).  Any outcome other than FETCH_OK is an
+ * incomplete observation (the verdict can only be UNKNOWN).
+ *
+ * Call fetch_global_init() once at program start (exactav_main.c, before any
+ * thread exists) and fetch_global_cleanup() at exit.  docs/fetch.md has the
+ * defaults and the error classes.
+ */
+#ifndef EXACTAV_FETCH_H
+#define EXACTAV_FETCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Defaults used when an option is 0 (a zero option never means "unlimited"). */
+#define FETCH_DEFAULT_CONNECT_TIMEOUT_MS 5000L
+#define FETCH_DEFAULT_TOTAL_TIMEOUT_MS 60000L
+#define FETCH_DEFAULT_LOW_SPEED_LIMIT 1024L /* bytes per second ... */
+#define FETCH_DEFAULT_LOW_SPEED_TIME_S 10L  /* ... for this long aborts */
+#define FETCH_DEFAULT_MAX_BYTES ((size_t)256 * 1024 * 1024)
+#define FETCH_DEFAULT_MAX_REDIRECTS 5
+#define FETCH_MAX_REDIRECTS_LIMIT 50 /* hard cap on max_redirects */
+#define FETCH_HEADER_MAX 1024        /* recorded header values are cut here */
+#define FETCH_MESSAGE_MAX 256
+
+/* Outcome of a fetch.  The zero value is a failure, never success. */
+enum fetch_error {
+    FETCH_NOT_ATTEMPTED = 0,  /* nothing was fetched (the result was never filled) */
+    FETCH_OK,                 /* complete 200 (or 206 / sliced 200 for a range) */
+    FETCH_HTTP_ERROR,         /* a final status other than the expected 2xx */
+    FETCH_SHORT_TRANSFER,     /* fewer bytes than declared, reset, empty reply */
+    FETCH_TIMEOUT,            /* connect, total or low-speed time-out */
+    FETCH_TOO_LARGE,          /* the object exceeds max_bytes */
+    FETCH_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
+    FETCH_CONNECT_ERROR,      /* name resolution or TCP connect failed */
+    FETCH_TLS_ERROR,          /* handshake or certificate verification failed */
+    FETCH_BAD_URL,            /* malformed URL or a scheme other than http(s) */
+    FETCH_BAD_RANGE,          /* the range answer does not match the request */
+    FETCH_TRANSFER_ERROR,     /* any other transfer failure */
+    FETCH_INTERNAL_ERROR      /* out of memory, libcurl set-up failed */
+};
+
+/* A byte range (EXT-X-BYTERANGE: length@offset).  length 0 = no range. */
+struct fetch_range {
+    uint64_t offset;
+    uint64_t length;
+};
+
+struct fetch_options {
+    long connect_timeout_ms; /* 0: FETCH_DEFAULT_CONNECT_TIMEOUT_MS */
+    long total_timeout_ms;   /* whole fetch, all hops; 0: default */
+    long low_speed_limit;    /* bytes/s; 0: default */
+    long low_speed_time_s;   /* 0: default */
+    size_t max_bytes;        /* body size limit; 0: default */
+    int max_redirects;       /* hops followed; <= 0: none are followed */
+    const char *cacert;      /* extra CA file (PEM), NULL for the system store only */
+    struct fetch_range range;
+    const char *const *redact_names; /* extra query names to redact */
+    size_t n_redact_names;
+};
+
+/* One redirect hop: the URL that answered with a 3xx, that status, and the
+ * URL it pointed to (resolved against url; the next hop unless the limit
+ * was reached or the target was refused). */
+struct fetch_hop {
+    char *url; /* redacted */
+    long http_status;
+    char *location; /* redacted */
+};
+
+/* Selected headers of the final response, verbatim (bytes outside printable
+ * ASCII become '?'), NULL when absent.  Repeated headers are joined by ", ". */
+struct fetch_headers {
+    char *age;
+    char *via;
+    char *x_cache;
+    char *server;
+    char *etag;
+    char *content_type;
+};
+
+enum fetch_range_mode {
+    FETCH_RANGE_NONE = 0,   /* no range asked */
+    FETCH_RANGE_PARTIAL,    /* 206 with the asked Content-Range */
+    FETCH_RANGE_SLICED_FULL /* the server ignored Range: 200, slice taken from the full body */
+};
+
+struct fetch_result {
+    enum fetch_error error;
+    char message[FETCH_MESSAGE_MAX]; /* human text; "" on success */
+    char *url;                       /* redacted request URL */
+    char *effective_url;             /* redacted URL of the last hop */
+    /* The last hop's URL as fetched, NOT redacted: the base for resolving
+     * relative references (RFC 3986 5.2).  Never store or print it. */
+    char *raw_effective_url;
+    long http_status;       /* final status, 0 if no response */
+    uint64_t bytes;         /* body bytes received on the final hop */
+    int64_t content_length; /* declared by the final response, -1 if absent */
+    int64_t started_at_ms;  /* wall clock UTC ms: first request sent */
+    int64_t ended_at_ms;    /* wall clock UTC ms: last byte received or failure */
+    struct fetch_hop *redirects;
+    size_t n_redirects;
+    struct fetch_headers headers;
+    enum fetch_range_mode range_mode;
+    unsigned char *data; /* the object (the range slice if a range was asked) */
+    size_t size;         /* bytes in data; 0 unless error == FETCH_OK */
+};
+
+/* Once per process, before threads; return 0 on success. */
+int fetch_global_init(void);
+void fetch_global_cleanup(void);
+
+/* Options with every default filled in (max_redirects included). */
+struct fetch_options fetch_options_default(void);
+
+/* Fetches url.  res is overwritten (it need not be initialised; free it with
+ * fetch_result_free afterwards, whatever the outcome).  Returns res->error.
+ * No retries: one request per hop, each on a fresh connection. */
+enum fetch_error fetch_get(const struct fetch_options *opt, const char *url,
+                           struct fetch_result *res);
+
+void fetch_result_free(struct fetch_result *res);
+
+/* Stable short code of an error ("ok", "http_error", ...). */
+const char *fetch_error_code(enum fetch_error e);
+
+/* The observation record as JSON, with exactly the keys seq, url,
+ * effective_url, http_status, bytes, content_length, started_at_ms,
+ * ended_at_ms, redirects, headers {age, via, x_cache, server, etag,
+ * content_type} and error.  This is the shape `exactav evidence import`
+ * reads into the `fetches` table: redirects is the array of redacted
+ * Location targets in order (url, then each of them, is the whole chain);
+ * error is null on FETCH_OK, else the string "code: message" (the code is a
+ * fetch_error_code, stable).  http_status and content_length are null when
+ * absent.  Returns a new reference, NULL on out of memory. */
+json_t *fetch_result_to_json(const struct fetch_result *res, int seq);
+
+/* The error as one line "code: message" (as in the JSON); NULL on success.
+ * malloc'd. */
+char *fetch_result_error_text(const struct fetch_result *res);
+
+#endif
