@@ -65,9 +65,10 @@ static long read_segment(struct bsrc *b, uint8_t *buf, size_t size)
 {
     struct bsrc_segment *s = &b->segs[b->cur];
     if (!s->path) {
-        size_t left = s->len - b->mem_pos;
+        size_t left = s->data ? s->len - b->mem_pos : 0;   /* a failed delivery has no body */
         size_t n = left < size ? left : size;
-        memcpy(buf, s->data + b->mem_pos, n);
+        if (n)
+            memcpy(buf, s->data + b->mem_pos, n);
         b->mem_pos += n;
         return (long)n;
     }

@@ -7,7 +7,7 @@
 
 #define DEMUX_IO_BUFFER 65536
 
-int demux_open(struct demux *d, struct bsrc *b, char *err, size_t errlen)
+int demux_open(struct demux *d, struct bsrc *b, bool probe, char *err, size_t errlen)
 {
     d->fmt = NULL;
     uint8_t *buf = av_malloc(DEMUX_IO_BUFFER);
@@ -34,7 +34,7 @@ int demux_open(struct demux *d, struct bsrc *b, char *err, size_t errlen)
         snprintf(err, errlen, "not a readable MPEG-TS stream: %s", av_err2str(rc));
         return -1;
     }
-    rc = avformat_find_stream_info(d->fmt, NULL);
+    rc = probe ? avformat_find_stream_info(d->fmt, NULL) : 0;
     if (rc < 0) {
         demux_close(d);
         snprintf(err, errlen, "cannot read stream parameters: %s", av_err2str(rc));

@@ -7,6 +7,7 @@
 #ifndef DEMUX_H
 #define DEMUX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <libavformat/avformat.h>
@@ -18,8 +19,12 @@ struct demux {
     AVIOContext *avio;
 };
 
-/* 0, or -1 with a message. */
-int demux_open(struct demux *d, struct bsrc *b, char *err, size_t errlen);
+/* 0, or -1 with a message.  probe: also read stream parameters that need
+ * decoding (pixel format, AAC profile, sample rate) with
+ * avformat_find_stream_info; the reference scan needs them for the envelope,
+ * a decoding side does not (the PMT names the codecs, the decoders configure
+ * themselves in-band), and skipping it saves decoding the first frames twice. */
+int demux_open(struct demux *d, struct bsrc *b, bool probe, char *err, size_t errlen);
 void demux_close(struct demux *d);
 
 /* The single stream of this type that a v1 stream may carry: its index, -1

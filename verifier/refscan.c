@@ -22,7 +22,22 @@ struct scan_state {
     int64_t first_audio_d;
     int64_t max_end_d;
     bool have_end;
+    /* For the default interval (START = the first key frame), the AAC frame
+     * containing START: audio seen before that key frame is remembered (the
+     * last few, which are the only ones near it), later audio compared. */
+    int64_t pre_key_audio[64];
+    unsigned n_pre_key_audio;
+    bool have_audio_best;
+    int64_t audio_best_d;
 };
+
+static void note_audio_best(struct scan_state *s, int64_t d)
+{
+    if (d <= s->first_key_d && (!s->have_audio_best || d > s->audio_best_d)) {
+        s->audio_best_d = d;
+        s->have_audio_best = true;
+    }
+}
 
 static enum refscan_status check_video(const AVStream *st, struct refscan *r, char *err, size_t errlen)
 {
@@ -108,11 +123,18 @@ static void note_packet(struct scan_state *s, const AVPacket *pkt, bool video)
     if (video && (pkt->flags & AV_PKT_FLAG_KEY) && !s->have_key) {
         s->have_key = true;
         s->first_key_d = d;
+        unsigned n = s->n_pre_key_audio < 64 ? s->n_pre_key_audio : 64;
+        for (unsigned i = 0; i < n; i++)
+            note_audio_best(s, s->pre_key_audio[i]);
     }
     if (!video && !s->have_audio) {
         s->have_audio = true;
         s->first_audio_d = d;
     }
+    if (!video && s->have_key)
+        note_audio_best(s, d);
+    else if (!video)
+        s->pre_key_audio[s->n_pre_key_audio++ % 64] = d;
 }
 
 /* The boundaries for a given START: the last key frame at or before it
@@ -203,7 +225,7 @@ static enum refscan_status scan_pass(struct bsrc_segment *segs, size_t nsegs, co
         return REFSCAN_FAILED;
     struct demux d;
     enum refscan_status s;
-    if (demux_open(&d, &b, err, errlen)) {
+    if (demux_open(&d, &b, true, err, errlen)) {
         s = b.io_error ? REFSCAN_UNOPENABLE : REFSCAN_UNUSABLE;
         if (b.io_error)
             snprintf(err, errlen, "reference cannot be read: %s", b.io_detail);
@@ -237,21 +259,21 @@ enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const s
     enum refscan_status s = scan_pass(segs, nsegs, p, &bs, &ss, r, err, errlen);
     if (s != REFSCAN_OK)
         return s;
-    if (!have_interval) {
-        /* The whole reference: from the first key frame to the end of the
-         * last frame.  A second pass finds the audio frame containing START. */
-        start = ts33_add(ss.anchor, ss.first_key_d);
-        end = ts33_add(ss.anchor, ss.max_end_d);
-        memset(&ss, 0, sizeof ss);
-        memset(&bs, 0, sizeof bs);
-        bs.start = start;
-        s = scan_pass(segs, nsegs, p, &bs, &ss, r, err, errlen);
-        if (s != REFSCAN_OK)
-            return s;
+    if (have_interval) {
+        r->start = ts33_norm(start);
+        r->end = ts33_norm(end);
+        r->video_boundary = bs.v;
+        r->audio_boundary = bs.a_any ? bs.a : r->start;
+        return REFSCAN_OK;
     }
-    r->start = ts33_norm(start);
-    r->end = ts33_norm(end);
-    r->video_boundary = bs.v;
-    r->audio_boundary = bs.a_any ? bs.a : r->start;
+    /* The whole reference: from the first key frame to the end of the last
+     * frame; decoding starts at that key frame and at the AAC frame that
+     * contains it (else the first AAC frame). */
+    r->start = ts33_add(ss.anchor, ss.first_key_d);
+    r->end = ts33_add(ss.anchor, ss.max_end_d);
+    r->video_boundary = r->start;
+    r->audio_boundary = ss.have_audio_best ? ts33_add(ss.anchor, ss.audio_best_d)
+                        : ss.have_audio    ? ts33_add(ss.anchor, ss.first_audio_d)
+                                           : r->start;
     return REFSCAN_OK;
 }

@@ -448,7 +448,7 @@ static void *side_main(void *arg)
         s->res.internal_error = true;
         goto done;
     }
-    if (demux_open(&st.dm, &st.b, s->res.open_error, sizeof s->res.open_error)) {
+    if (demux_open(&st.dm, &st.b, false, s->res.open_error, sizeof s->res.open_error)) {
         bsrc_drain(&st.b);
         record_observation(&st);
         goto done;

@@ -1,7 +1,7 @@
 /* plan_lua.c - LUA, the paper's greedy (algorithm 1), admission-aware.
  *
- * Viewers in descending Y_v; each takes the covering server whose best
- * feasible QoE is highest.  The bitrate starts at max(R*_v, R_prev) and is
+ * Viewers in descending Y_v; each takes the admitted covering server where
+ * its QoE, at the bitrate chosen for that server, is highest.  The bitrate starts at max(R*_v, R_prev) and is
  * lowered when bandwidth is short or raised when CPU is short (the feasible
  * rungs form an interval, so this is a clamp).  Unlike the paper's line 11 a
  * server with no feasible rung is skipped, never chosen with QoE 0.
