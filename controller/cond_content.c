@@ -1,6 +1,8 @@
 /* cond_content.c - the content condition: Exact-AV v1 evidence for the scope.
  *
- * The newest row (by observed_at_ms, ties by id) of this path, channel,
+ * The newest row (by observed_at_ms; on equal times a non-MATCH row first, so
+ * a MATCH never hides a simultaneous MISMATCH or UNKNOWN, then the later
+ * recorded_at_ms, then the id: the rule of `exactav evidence latest`) of this path, channel,
  * rendition and program version decides: MATCH -> PASS, MISMATCH ->
  * VIOLATION, UNKNOWN -> UNKNOWN.  It must also be for the policy's profile,
  * observed no later than T and no longer ago than max_evidence_age_s;
@@ -20,8 +22,14 @@ static bool in_scope(const struct sit_situation *s, const char *path_id, const s
 
 static bool newer(const struct evr_row *a, const struct evr_row *b)
 {
-    return !b || a->observed_at_ms > b->observed_at_ms ||
-           (a->observed_at_ms == b->observed_at_ms && strcmp(a->id, b->id) < 0);
+    if (!b || a->observed_at_ms != b->observed_at_ms)
+        return !b || a->observed_at_ms > b->observed_at_ms;
+    bool a_match = a->verdict == EVR_MATCH, b_match = b->verdict == EVR_MATCH;
+    if (a_match != b_match)
+        return !a_match;
+    if (a->recorded_at_ms != b->recorded_at_ms)
+        return a->recorded_at_ms > b->recorded_at_ms;
+    return strcmp(a->id, b->id) > 0;
 }
 
 /* Newest row of the exact scope, and newest row of the path+channel. */

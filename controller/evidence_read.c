@@ -114,16 +114,20 @@ static int newest(sqlite3 *db, const char *sql, const char *const *params, int n
     return res;
 }
 
+/* "Newest" is the same rule as `exactav evidence latest`: on equal observation
+ * times a non-MATCH row wins (a MATCH never hides a simultaneous MISMATCH or
+ * UNKNOWN), then the later recording, then the id. */
+#define EVR_NEWEST "ORDER BY observed_at_ms DESC, verdict = 'MATCH' ASC, recorded_at_ms DESC, id DESC LIMIT 1"
+
 static int read_candidate(sqlite3 *db, const struct sit_situation *s, const char *path_id,
                           struct evr_set *out)
 {
     static const char scope_sql[] =
         "SELECT " EVR_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "rendition = ?3 AND program_version = ?4 AND check_kind = 'exact-av-v1' "
-        "ORDER BY observed_at_ms DESC, id ASC LIMIT 1";
+        "rendition = ?3 AND program_version = ?4 AND check_kind = 'exact-av-v1' " EVR_NEWEST;
     static const char other_sql[] =
         "SELECT " EVR_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "check_kind = 'exact-av-v1' ORDER BY observed_at_ms DESC, id ASC LIMIT 1";
+        "check_kind = 'exact-av-v1' " EVR_NEWEST;
     const char *p[4] = {path_id, s->action.cohort.channel, s->action.cohort.rendition,
                         s->action.program_version};
     int r = newest(db, scope_sql, p, 4, out);

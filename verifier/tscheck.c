@@ -10,8 +10,6 @@ struct tscheck *tscheck_new(void)
     if (!ts)
         return NULL;
     ts->issue_pid = -1;
-    for (int i = 0; i < TS_PID_COUNT; i++)
-        ts->pid[i].last_cc = -1;
     return ts;
 }
 
@@ -109,6 +107,11 @@ static void check_packet(struct tscheck *ts, const uint8_t *p, uint64_t offset)
     }
     if (!(afc & 1))
         return; /* no payload: the counter does not advance */
+    if (!ts->pid[pid].seen) {
+        ts->pid[pid].seen = true;
+        ts->pid[pid].last_cc = -1;
+        ts->seen_pids[ts->n_seen++] = (uint16_t)pid;
+    }
     check_continuity(ts, pid, cc, discontinuity, p, offset);
     track_pes(ts, pid, unit_start, p + off, TS_PACKET_SIZE - off, offset);
 }
@@ -150,7 +153,8 @@ void tscheck_segment_boundary(struct tscheck *ts)
         note_issue(ts, TS_ISSUE_TRUNCATED_PACKET, ts->bytes, -1);
         ts->partial_len = 0;
     }
-    for (int pid = 0; pid < TS_PID_COUNT; pid++) {
+    for (unsigned i = 0; i < ts->n_seen; i++) {
+        int pid = ts->seen_pids[i];
         check_pes_complete(ts, pid, ts->bytes);
         ts->pid[pid].last_cc = -1;
         ts->pid[pid].dup_used = false;

@@ -39,6 +39,7 @@ enum ts_issue {
 };
 
 struct ts_pid_state {
+    bool seen;                   /* listed in tscheck.seen_pids */
     int8_t last_cc;              /* -1: nothing seen since the last reset */
     bool dup_used;               /* the one allowed duplicate was used */
     uint32_t pes_expected;       /* 0: unknown (unbounded video PES) */
@@ -58,6 +59,8 @@ struct tscheck {
     int issue_pid;               /* -1 when not tied to a PID */
     uint64_t issue_count;
     struct ts_pid_state pid[TS_PID_COUNT];
+    uint16_t seen_pids[TS_PID_COUNT];   /* PIDs with state, so resets touch only them */
+    unsigned n_seen;
 };
 
 /* The scanner is large (about 100 KiB): allocate it. */

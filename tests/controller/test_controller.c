@@ -221,6 +221,22 @@ static void ctl_07_content_newest_observation_decides(void **state)
     run_end(&x);
 }
 
+/* Two observations at the same instant: a MATCH never hides the other. */
+static void ctl_31_content_tie_never_lets_a_match_hide_a_mismatch(void **state)
+{
+    (void)state;
+    const char *orders[2][2] = {{"ev-a", "ev-b"}, {"ev-b", "ev-a"}};
+    for (int k = 0; k < 2; k++) {
+        struct run x;
+        run_begin(&x, "main_situation.json");
+        ctl_row(&x.rows, orders[k][0], "C", "MATCH", CTL_T - 3000);
+        ctl_row(&x.rows, orders[k][1], "C", "MISMATCH", CTL_T - 3000);
+        run_decide(&x);
+        assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_VIOLATION);
+        run_end(&x);
+    }
+}
+
 /* Runs the main fixture after edit(C) and returns C's status for cond k. */
 static enum cond_status cond_of_c(void (*edit)(json_t *c, json_t *sit), enum cond_kind k,
                                   char *reason, size_t rlen)
@@ -728,6 +744,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_20_replay_reproduces_and_detects_tampering),
         cmocka_unit_test(ctl_21_evidence_db_must_be_v1_and_exist),
         cmocka_unit_test(ctl_30_corrupted_situations_never_crash),
+        cmocka_unit_test(ctl_31_content_tie_never_lets_a_match_hide_a_mismatch),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
