@@ -131,8 +131,15 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         free(url);
         if (!res)
             return CANDIDATE_FAILED;
-        if (res->error == FETCH_OK)
-            add_segment(c, res);
+        if (res->error != FETCH_OK)
+            break;
+        c->total_bytes += res->size;
+        if (c->total_bytes > CANDIDATE_MAX_TOTAL_BYTES) {
+            set_failure(c, "candidate_too_large", "the selected segments exceed %llu bytes in all",
+                        (unsigned long long)CANDIDATE_MAX_TOTAL_BYTES);
+            break;
+        }
+        add_segment(c, res);
     }
     return CANDIDATE_OK;
 }

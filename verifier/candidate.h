@@ -36,6 +36,9 @@ struct candidate_options {
 };
 
 #define CANDIDATE_MAX_SEGMENTS 1024
+/* All selected segments are held in memory until decoded: their sum is
+ * bounded as well as each object (fetch_options.max_bytes). */
+#define CANDIDATE_MAX_TOTAL_BYTES ((uint64_t)1 << 30)
 
 struct candidate {
     struct bsrc_segment segs[CANDIDATE_MAX_SEGMENTS];
@@ -48,6 +51,7 @@ struct candidate {
     char failure_detail[320];
     char *object;                /* what was checked, redacted (owned) */
     bool is_playlist;
+    uint64_t total_bytes;
 };
 
 enum candidate_status candidate_open(const struct candidate_options *opt, struct candidate *c,
