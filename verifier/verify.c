@@ -158,14 +158,14 @@ static const char *unknown_reason(const struct run *r, bool video)
     const struct side_result *ref = &r->sides[0].res, *cand = &r->sides[1].res;
     if (r->rq->candidate_failure)
         return r->rq->candidate_failure;
+    if (r->skew)    /* the sides stopped because the exchange was aborted */
+        return "interleave_skew";
     const char *p = side_problem(cand, video ? &cand->video : &cand->audio);
     if (p)
         return p;
     p = side_problem(ref, video ? &ref->video : &ref->audio);
     if (p)
         return reference_reason(p);
-    if (r->skew)
-        return "interleave_skew";
     return NULL;
 }
 

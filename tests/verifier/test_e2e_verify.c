@@ -250,6 +250,48 @@ static void t06_runtime_drift_refuses_to_verify(void **state)
     unlink(path);
 }
 
+/* Writes IN's packets to OUT grouped by PID: PSI first, then every video
+ * packet, then every audio packet (each PID keeps its own order and
+ * counters, so the stream stays valid, only its interleaving is extreme). */
+static void regroup_by_pid(const char *in, const char *out, int first_pid, int second_pid)
+{
+    FILE *f = fopen(in, "rb"), *o = fopen(out, "wb");
+    assert_non_null(f);
+    assert_non_null(o);
+    unsigned char pkt[188];
+    for (int pass = 0; pass < 3; pass++) {
+        rewind(f);
+        while (fread(pkt, 1, sizeof pkt, f) == sizeof pkt) {
+            int pid = (pkt[1] & 0x1F) << 8 | pkt[2];
+            int group = pid == first_pid ? 1 : pid == second_pid ? 2 : 0;
+            if (group == pass)
+                assert_int_equal(fwrite(pkt, 1, sizeof pkt, o), sizeof pkt);
+        }
+    }
+    fclose(f);
+    fclose(o);
+}
+
+static void t10_extreme_interleaving_ends_unknown_and_never_hangs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-skew-XXXXXX", ref[64], cand[64], cmd[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(ref, sizeof ref, "%s/ref.ts", dir);
+    snprintf(cand, sizeof cand, "%s/cand.ts", dir);
+    snprintf(cmd, sizeof cmd, "ffmpeg -nostdin -hide_banner -loglevel error -f lavfi -i testsrc2=size=160x90:rate=30 "
+             "-f lavfi -i sine=frequency=440:sample_rate=48000 -t 15 -map 0:v -map 1:a -c:v libx264 -threads 1 "
+             "-c:a aac -ac 2 -y %s", ref);
+    assert_int_equal(system(cmd), 0);
+    regroup_by_pid(ref, cand, 0x100, 0x101);   /* all video, then 15 s of audio */
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", ref, cand), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "interleave_skew");
+    json_decref(r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- the shared corpus ---- */
 
 static bool corpus(const char *rel, char *out, size_t outlen)
@@ -320,6 +362,7 @@ int main(void)
         cmocka_unit_test(t04_binding_round_trip_and_tampering),
         cmocka_unit_test(t05_usage_and_unopenable_inputs),
         cmocka_unit_test(t06_runtime_drift_refuses_to_verify),
+        cmocka_unit_test(t10_extreme_interleaving_ends_unknown_and_never_hangs),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),
