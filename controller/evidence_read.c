@@ -1,5 +1,6 @@
 /* evidence_read.c - read-only access to evidence.db (see evidence_read.h). */
 #include "evidence_read.h"
+#include "sqlutil.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -136,17 +137,6 @@ static int read_candidate(sqlite3 *db, const struct sit_situation *s, const char
     return newest(db, other_sql, p, 2, out) < 0 ? -1 : 0;
 }
 
-static int check_version(sqlite3 *db)
-{
-    sqlite3_stmt *st = NULL;
-    int v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 enum evr_status evr_read(const char *db_path, const struct sit_situation *s, struct evr_set *out,
                          char *err, size_t errlen)
 {
@@ -161,7 +151,7 @@ enum evr_status evr_read(const char *db_path, const struct sit_situation *s, str
         return EVR_OPEN_FAILED;
     }
     sqlite3_busy_timeout(db, EVR_BUSY_MS);
-    int v = check_version(db);
+    int v = sqlutil_user_version(db);
     if (v != 1) {
         snprintf(err, errlen, "%s is not an evidence store v1 (user_version %d)", db_path, v);
         sqlite3_close(db);

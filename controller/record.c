@@ -1,5 +1,6 @@
 /* record.c - control.db (see record.h). */
 #include "record.h"
+#include "sqlutil.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -42,17 +43,6 @@ static const char rec_schema_v1[] =
     "CREATE INDEX decisions_time ON decisions (recorded_at_ms DESC);"
     "PRAGMA user_version = 1;";
 
-static int user_version(sqlite3 *db)
-{
-    sqlite3_stmt *st = NULL;
-    int v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static enum rec_status failed(sqlite3 *db, enum rec_status st, char *err, size_t len,
                               const char *what)
 {
@@ -66,7 +56,7 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
 {
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "begin");
-    int v = user_version(db);
+    int v = sqlutil_user_version(db);
     if (v == 0 && sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return failed(db, REC_FAILED, err, len, "create schema");
@@ -91,11 +81,11 @@ enum rec_status rec_open(const char *path, bool create, sqlite3 **out, char *err
     if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                          "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
         st = failed(db, REC_OPEN_FAILED, err, errlen, path);
-    if (st == REC_OK && create && user_version(db) == 0)
+    if (st == REC_OK && create && sqlutil_user_version(db) == 0)
         st = migrate(db, err, errlen);
-    if (st == REC_OK && user_version(db) != REC_SCHEMA_VERSION) {
+    if (st == REC_OK && sqlutil_user_version(db) != REC_SCHEMA_VERSION) {
         snprintf(err, errlen, "%s is not a control.db of schema version %d (user_version %d)",
-                 path, REC_SCHEMA_VERSION, user_version(db));
+                 path, REC_SCHEMA_VERSION, sqlutil_user_version(db));
         st = REC_BAD_VERSION;
     }
     if (st != REC_OK) {
