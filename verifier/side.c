@@ -183,12 +183,11 @@ static bool enter_frame_group(struct decode_state *st, const AVFrame *f, int64_t
     return true;
 }
 
+/* The reference must stay 8-bit 4:2:0 all along (the scan saw only its
+ * first parameters); the candidate may differ, which the comparer reports. */
 static bool reference_frame_in_envelope(struct decode_state *st, const AVFrame *f)
 {
-    static const int ok_formats[] = {AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P};
-    if (st->s->cfg.index != XFER_REF)
-        return true;
-    if ((f->format == ok_formats[0] || f->format == ok_formats[1]))
+    if (st->s->cfg.index != XFER_REF || f->format == AV_PIX_FMT_YUV420P || f->format == AV_PIX_FMT_YUVJ420P)
         return true;
     st->s->res.video.params_changed = true;
     return false;

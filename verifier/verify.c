@@ -114,6 +114,8 @@ static const char *side_problem(const struct side_result *s, const struct side_t
         return "frames_dropped";
     if (t->missing_pts)
         return "missing_timestamp";
+    if (t->params_changed)
+        return "params_changed";
     if (s->aborted)
         return "aborted";
     if (s->internal_error)
@@ -127,6 +129,7 @@ static const char *reference_reason(const char *problem)
         {"io_error", "reference_io_error"}, {"continuity_gap", "reference_continuity_gap"},
         {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
         {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
+        {"params_changed", "reference_out_of_profile"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(problem, map[i].code))
