@@ -197,7 +197,9 @@ static bool handle_video_frame(struct decode_state *st, AVFrame *f)
 {
     struct side *s = st->s;
     struct side_track *t = &s->res.video;
-    int64_t pts = f->pts != AV_NOPTS_VALUE ? f->pts : f->best_effort_timestamp;
+    /* Only the frame's own PTS places it: FFmpeg's best_effort_timestamp is a
+     * guess, and a guessed time is not a declared one. */
+    int64_t pts = f->pts;
     t->frames_out++;
     if (!enter_frame_group(st, f, ts33_norm(pts)))
         return false;
