@@ -48,27 +48,6 @@ static bool field_num(const char *line, int col, double *out)
     return end != p && (*end == ',' || *end == '\r' || *end == '\n' || *end == '\0');
 }
 
-static char *slurp(const char *path, plan_gen_status *st, char *err, size_t err_len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, err_len, "%s: cannot open", path);
-        *st = PLAN_GEN_NOFILE;
-        return NULL;
-    }
-    char *buf = malloc(PLAN_CSV_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, PLAN_CSV_MAX_BYTES + 1, f) : 0;
-    fclose(f);
-    if (!buf || n > PLAN_CSV_MAX_BYTES) {
-        snprintf(err, err_len, "%s: %s", path, buf ? "larger than 16 MiB" : "out of memory");
-        *st = buf ? PLAN_GEN_INVALID : PLAN_GEN_NOMEM;
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 static plan_gen_status parse_rows(const char *path, char *buf, plan_points *out,
                                   char *err, size_t err_len)
 {
@@ -105,9 +84,10 @@ plan_gen_status plan_csv_points(const char *path, plan_points *out, char *err, s
 {
     plan_gen_status st = PLAN_GEN_INVALID;
     memset(out, 0, sizeof *out);
-    char *buf = slurp(path, &st, err, err_len);
+    plan_read_status rs;
+    char *buf = plan_read_file(path, PLAN_CSV_MAX_BYTES, NULL, &rs, err, err_len);
     if (!buf)
-        return st;
+        return rs == PLAN_READ_NOFILE ? PLAN_GEN_NOFILE : rs == PLAN_READ_NOMEM ? PLAN_GEN_NOMEM : PLAN_GEN_INVALID;
     st = parse_rows(path, buf, out, err, err_len);
     free(buf);
     if (st != PLAN_GEN_OK)

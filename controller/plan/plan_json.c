@@ -312,40 +312,17 @@ plan_load_status plan_json_parse(json_t *root, plan_instance *in, char *err, siz
     return PLAN_LOAD_OK;
 }
 
-/* Read at most PLAN_INPUT_MAX_BYTES: the input may be anything a user names. */
-static char *read_bounded(const char *path, size_t *len, plan_load_status *st,
-                          char *err, size_t err_len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, err_len, "%s: cannot open", path);
-        *st = PLAN_LOAD_NOFILE;
-        return NULL;
-    }
-    char *buf = malloc(PLAN_INPUT_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, PLAN_INPUT_MAX_BYTES + 1, f) : 0;
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad || n > PLAN_INPUT_MAX_BYTES) {
-        snprintf(err, err_len, "%s: %s", path, !buf ? "out of memory" : bad ? "read error"
-                 : "larger than the 64 MiB input limit");
-        *st = !buf ? PLAN_LOAD_NOMEM : bad ? PLAN_LOAD_NOFILE : PLAN_LOAD_INVALID;
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 plan_load_status plan_json_load_file(const char *path, plan_instance *in, char *err,
                                      size_t err_len)
 {
     plan_load_status st = PLAN_LOAD_INVALID;
     size_t len = 0;
     memset(in, 0, sizeof *in);
-    char *buf = read_bounded(path, &len, &st, err, err_len);
+    plan_read_status rs;
+    /* At most PLAN_INPUT_MAX_BYTES: the input may be anything a user names. */
+    char *buf = plan_read_file(path, PLAN_INPUT_MAX_BYTES, &len, &rs, err, err_len);
     if (!buf)
-        return st;
+        return rs == PLAN_READ_NOFILE ? PLAN_LOAD_NOFILE : rs == PLAN_READ_NOMEM ? PLAN_LOAD_NOMEM : PLAN_LOAD_INVALID;
     json_error_t je;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
     free(buf);

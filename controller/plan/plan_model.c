@@ -6,6 +6,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+char *plan_read_file(const char *path, size_t max_bytes, size_t *len, plan_read_status *st,
+                     char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, err_len, "%s: cannot open", path);
+        *st = PLAN_READ_NOFILE;
+        return NULL;
+    }
+    char *buf = malloc(max_bytes + 1);
+    size_t n = buf ? fread(buf, 1, max_bytes + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    *st = !buf ? PLAN_READ_NOMEM : bad ? PLAN_READ_NOFILE : n > max_bytes ? PLAN_READ_TOO_LARGE : PLAN_READ_OK;
+    if (*st != PLAN_READ_OK) {
+        if (*st == PLAN_READ_TOO_LARGE)
+            snprintf(err, err_len, "%s: larger than the %zu MiB limit", path, max_bytes >> 20);
+        else
+            snprintf(err, err_len, "%s: %s", path, *st == PLAN_READ_NOMEM ? "out of memory" : "read error");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
 void plan_params_default(plan_params *p)
 {
     /* The paper's table 3 where it survived; gamma, alpha and k are ours. */

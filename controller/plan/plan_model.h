@@ -101,6 +101,20 @@ typedef struct {
     double weighted_qoe;        /* objective: sum Y_v * QoE_v */
 } plan_metrics;
 
+/* How plan_read_file ended.  Zero value: nothing was read. */
+typedef enum {
+    PLAN_READ_FAILED = 0,
+    PLAN_READ_OK,
+    PLAN_READ_NOFILE,    /* cannot open, or a read error */
+    PLAN_READ_TOO_LARGE, /* more than max_bytes */
+    PLAN_READ_NOMEM
+} plan_read_status;
+
+/* Reads a whole file a user named, at most max_bytes, NUL-terminated;
+ * NULL with *st and a message in err otherwise.  *len may be NULL. */
+char *plan_read_file(const char *path, size_t max_bytes, size_t *len, plan_read_status *st,
+                     char *err, size_t err_len);
+
 void plan_params_default(plan_params *p);
 void plan_instance_free(plan_instance *in);
 /* Derives I_v and Y_v; call once after loading. */
