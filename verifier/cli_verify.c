@@ -298,6 +298,10 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
         .candidate_failure = cand->failure,
     };
+    char id[37];
+    if (evidence_new_id(id) != EVIDENCE_OK)
+        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "no randomness for an evidence id");
+    rq.evidence_id = id;
     json_t *report = NULL;
     char err[768] = "";
     int rc = verify_run(&rq, &report, err, sizeof err);

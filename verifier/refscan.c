@@ -179,7 +179,8 @@ static enum refscan_status scan_packets(struct demux *d, int vi, int ai, struct 
         bool video = pkt->stream_index == vi, audio = ai >= 0 && pkt->stream_index == ai;
         if ((video || audio) && pkt->pts != AV_NOPTS_VALUE) {
             note_packet(ss, pkt, video);
-            note_boundary(bs, pkt, video);
+            if (bs)    /* only with a declared interval; the default derives them */
+                note_boundary(bs, pkt, video);
             r->video_packets += video;
             r->audio_packets += audio;
         }
@@ -256,7 +257,7 @@ enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const s
 {
     struct scan_state ss = {0};
     struct boundary_state bs = {.start = ts33_norm(start)};
-    enum refscan_status s = scan_pass(segs, nsegs, p, &bs, &ss, r, err, errlen);
+    enum refscan_status s = scan_pass(segs, nsegs, p, have_interval ? &bs : NULL, &ss, r, err, errlen);
     if (s != REFSCAN_OK)
         return s;
     if (have_interval) {

@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 
 void util_sha256_hex(const void *data, size_t len, char out[65])
 {
@@ -61,19 +60,4 @@ int util_parse_range(const char *s, int64_t *a, int64_t *b)
     memcpy(first, s, (size_t)(colon - s));
     first[colon - s] = '\0';
     return util_parse_i64(first, a) || util_parse_i64(colon + 1, b) ? -1 : 0;
-}
-
-void util_new_id(char out[37])
-{
-    unsigned char b[16];
-    if (RAND_bytes(b, sizeof b) != 1) {
-        /* No randomness: an id that cannot collide with a real one. */
-        snprintf(out, 37, "00000000-0000-4000-8000-%012llx", (unsigned long long)util_now_ms());
-        return;
-    }
-    b[6] = (b[6] & 0x0F) | 0x40;
-    b[8] = (b[8] & 0x3F) | 0x80;
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
 }

@@ -20,7 +20,4 @@ int util_parse_i64(const char *s, int64_t *out);
 /* Parses "START:END" (two int64); 0 on success. */
 int util_parse_range(const char *s, int64_t *a, int64_t *b);
 
-/* A new random identifier (128 bits, UUIDv4 layout) for evidence. */
-void util_new_id(char out[37]);
-
 #endif

@@ -319,15 +319,15 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
                             struct track_verdict ta, int64_t t0, int64_t t1)
 {
     const struct verify_request *rq = r->rq;
-    char id[37], at[32];
-    util_new_id(id);
+    char at[32];
     int64_t obs0 = rq->observed_at_ms ? rq->observed_at_ms : t0;
     int64_t obs1 = rq->observed_end_ms ? rq->observed_end_ms : t1;
     util_rfc3339(obs0, at);
     json_t *rep = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
+        "{s:s, s:s, s:o, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
         " s:s, s:I, s:I, s:o, s:o, s:o, s:o}",
-        "tool", "exactav " EXACTAV_VERSION, "check_kind", "exact-av-v1", "evidence_id", id,
+        "tool", "exactav " EXACTAV_VERSION, "check_kind", "exact-av-v1",
+        "evidence_id", rq->evidence_id ? json_string(rq->evidence_id) : json_null(),
         "verdict", verdict_name(overall.verdict), "reason", overall.reason,
         "profile", "id", rq->profile->id, "version", (json_int_t)rq->profile->version,
         "fingerprint", r->fingerprint, "source", rq->profile->source, "runtime", r->runtime,

@@ -32,6 +32,7 @@ struct verify_request {
     int64_t observed_at_ms;      /* when the candidate bytes were fetched; 0: now */
     int64_t observed_end_ms;
     const char *candidate_failure;  /* delivery already known broken (stable code) */
+    const char *evidence_id;     /* this check's id (evidence_new_id), or NULL */
     bool progress;               /* progress on stderr */
 };
 
