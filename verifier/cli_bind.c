@@ -34,16 +34,6 @@ struct bind_opts {
     int64_t start, end, seq_first, seq_last;
 };
 
-static int parse_seq(const char *s, struct bind_opts *o)
-{
-    if (strchr(s, ':'))
-        return util_parse_range(s, &o->seq_first, &o->seq_last);
-    if (util_parse_i64(s, &o->seq_first))
-        return -1;
-    o->seq_last = o->seq_first;
-    return 0;
-}
-
 static int parse(int argc, char **argv, struct bind_opts *o)
 {
     static const struct option longopts[] = {
@@ -68,8 +58,8 @@ static int parse(int argc, char **argv, struct bind_opts *o)
             o->have_interval = true;
             break;
         case 's':
-            if (parse_seq(optarg, o) || o->seq_first < 0 || o->seq_last < o->seq_first)
-                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--media-sequence wants FIRST[:LAST]");
+            if (util_parse_seq_range(optarg, &o->seq_first, &o->seq_last))
+                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--media-sequence wants FIRST[:LAST], 0 <= FIRST <= LAST");
             o->have_seq = true;
             break;
         default: fputs(USAGE, stderr); return EXACTAV_EXIT_USAGE;

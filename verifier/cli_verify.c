@@ -90,13 +90,8 @@ static int parse_delivery(int c, struct verify_opts *o)
         o->redact[o->fetch.n_redact_names++] = optarg;
         return 0;
     case 'S':
-        if (strchr(optarg, ':') ? util_parse_range(optarg, &o->seq_first, &o->seq_last)
-                                : util_parse_i64(optarg, &o->seq_first))
-            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants FIRST[:LAST]");
-        if (!strchr(optarg, ':'))
-            o->seq_last = o->seq_first;
-        if (o->seq_first < 0 || o->seq_last < o->seq_first)
-            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants 0 <= FIRST <= LAST");
+        if (util_parse_seq_range(optarg, &o->seq_first, &o->seq_last))
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants FIRST[:LAST], 0 <= FIRST <= LAST");
         o->have_seq = true;
         return 0;
     case 'T':

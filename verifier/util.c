@@ -61,3 +61,11 @@ int util_parse_range(const char *s, int64_t *a, int64_t *b)
     first[colon - s] = '\0';
     return util_parse_i64(first, a) || util_parse_i64(colon + 1, b) ? -1 : 0;
 }
+
+int util_parse_seq_range(const char *s, int64_t *first, int64_t *last)
+{
+    int rc = s && strchr(s, ':') ? util_parse_range(s, first, last) : util_parse_i64(s, first);
+    if (rc == 0 && !strchr(s, ':'))
+        *last = *first;
+    return rc || *first < 0 || *last < *first ? -1 : 0;
+}

@@ -20,4 +20,8 @@ int util_parse_i64(const char *s, int64_t *out);
 /* Parses "START:END" (two int64); 0 on success. */
 int util_parse_range(const char *s, int64_t *a, int64_t *b);
 
+/* Parses "FIRST[:LAST]" (LAST defaults to FIRST) with 0 <= FIRST <= LAST;
+ * 0 on success.  The form of --media-sequence. */
+int util_parse_seq_range(const char *s, int64_t *first, int64_t *last);
+
 #endif
