@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "test_skip.h"
+
 #define FX FIXTURES_DIR "/"
 
 /* Runs `exactav ARGS`, returns its exit code; *out gets stdout parsed as
@@ -301,14 +303,18 @@ static bool corpus(const char *rel, char *out, size_t outlen)
     return stat(out, &st) == 0;
 }
 
+/* The path of a corpus file; ends the process as skipped when it is absent. */
+static void need_corpus(const char *rel, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/%s", CORPUS_DIR, rel);
+    test_skip_unless(out);
+}
+
 static void t07_corpus_pts_wrap_inside_a_real_segment(void **state)
 {
     (void)state;
     char seg[1024];
-    if (!corpus("media/hls-ts-rollover/360p30_h264_48k_160_aac_ts-0000000028.ts", seg, sizeof seg)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/hls-ts-rollover/360p30_h264_48k_160_aac_ts-0000000028.ts", seg, sizeof seg);
     json_t *r;
     assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", seg, seg), 0);
     assert_true(jint(r, "interval", "start") > jint(r, "interval", "end"));  /* the wrap */
@@ -325,10 +331,8 @@ static void t08_corpus_other_segments_and_renditions_differ(void **state)
 {
     (void)state;
     char a[1024], b[1024];
-    if (!corpus("media/hls-multivideo/red_1.ts", a, sizeof a) || !corpus("media/hls-multivideo/green_1.ts", b, sizeof b)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/hls-multivideo/red_1.ts", a, sizeof a);
+    need_corpus("media/hls-multivideo/green_1.ts", b, sizeof b);
     json_t *r;
     assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", a, b), 1);
     assert_string_equal(jstr(r, "video", "reason"), "video_pixels");
@@ -339,10 +343,7 @@ static void t09_corpus_out_of_profile_and_video_only(void **state)
 {
     (void)state;
     char p[1024];
-    if (!corpus("media/single/shaka_id3-metadata.ts", p, sizeof p)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/single/shaka_id3-metadata.ts", p, sizeof p);
     assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* HE-AACv2, no video */
     assert_true(corpus("media/single/muxjs_test-segment.ts", p, sizeof p));
     assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* AAC 44.1 kHz */
@@ -353,7 +354,7 @@ static void t09_corpus_out_of_profile_and_video_only(void **state)
     json_decref(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t01_every_fixture_gives_its_expected_verdict),
@@ -367,5 +368,6 @@ int main(void)
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),
     };
+    test_select(argc, argv);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
