@@ -719,6 +719,210 @@ static void ctl_30_corrupted_situations_never_crash(void **state)
     free(text);
 }
 
+/* ---- numbers are read exactly or refused (issue 9) ---- */
+
+/* Parses sit after replacing the string "@RAW@" by raw: a number exactly as
+ * a file would hold it (jansson cannot make such a value).  0 with *s
+ * filled, or -1 with err. */
+static int parse_raw(const json_t *sit, const char *raw, struct sit_situation *s, char *err,
+                     size_t errlen)
+{
+    char *text = json_dumps(sit, JSON_COMPACT);
+    assert_non_null(text);
+    char *at = strstr(text, "\"@RAW@\"");
+    assert_non_null(at);
+    size_t n = strlen(text), head = (size_t)(at - text), rl = strlen(raw);
+    char *buf = malloc(n + rl + 1);
+    assert_non_null(buf);
+    memcpy(buf, text, head);
+    memcpy(buf + head, raw, rl);
+    strcpy(buf + head + rl, at + 7);
+    int rc = sit_parse(buf, strlen(buf), s, err, errlen);
+    free(buf);
+    free(text);
+    return rc;
+}
+
+/* Status of C's condition k when field (in C, or in the policy when
+ * policy_field) holds raw; -1 when the situation is refused (err says why). */
+static int status_with(json_t *sit, bool policy_field, const char *field, const char *raw,
+                       enum cond_kind k, char *err, size_t errlen)
+{
+    ctl_set(policy_field ? sit : ctl_cand(sit, "C"), field, json_string("@RAW@"));
+    struct sit_situation s;
+    if (parse_raw(sit, raw, &s, err, errlen) != 0)
+        return -1;
+    struct evr_set rows = {0};
+    ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+    struct dcn_result r;
+    assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
+    int st = (int)ctl_status(&r, "C", k);
+    dcn_free(&r);
+    evr_free(&rows);
+    sit_free(&s);
+    return st;
+}
+
+/* The refusals the issue found as rounding toward PASS, and the exact forms
+ * of one value that must all be read as that value. */
+static void ctl_32_numbers_are_read_exactly_or_refused(void **state)
+{
+    (void)state;
+    char err[512];
+    static const struct {
+        bool policy;
+        const char *field, *raw, *named;
+    } refused[] = {
+        {false, "qoe.rebuffer_ratio", "0.0200004", "candidates[2].qoe.rebuffer_ratio"},
+        {false, "qoe.startup_p90_ms", "2500.0000004", "candidates[2].qoe.startup_p90_ms"},
+        {false, "cost.step_usage.high.egress_gb", "1333.3333334",
+         "candidates[2].cost.step_usage.high.egress_gb"},
+        {true, "policy.qoe.max_rebuffer_ratio", "0.0200000000000000001",
+         "policy.qoe.max_rebuffer_ratio"},
+        {true, "policy.cost.budget_per_step", "4e-7", "policy.cost.budget_per_step"},
+        {false, "qoe.rebuffer_ratio", "1e400", "candidates[2].qoe.rebuffer_ratio"},
+        {false, "qoe.rebuffer_ratio", "\"0.0200004\"", "candidates[2].qoe.rebuffer_ratio"},
+        {true, "policy.id", "1.5", "policy.id"},
+        {true, "policy.max_evidence_age_s", "900.0", "policy.max_evidence_age_s"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        json_t *sit = ctl_fixture_json("main_situation.json");
+        err[0] = '\0';
+        assert_int_equal(status_with(sit, refused[i].policy, refused[i].field, refused[i].raw,
+                                     COND_QOE, err, sizeof err), -1);
+        if (!strstr(err, refused[i].named))
+            fail_msg("%s = %s: error does not name the field: %s", refused[i].field,
+                     refused[i].raw, err);
+        json_decref(sit);
+    }
+    /* One value, many exact spellings: 0.02 against a maximum of 0.02 passes,
+     * and one micro-unit more does not. */
+    static const char *const same[] = {"0.02", "2e-2", "2E-2", "0.0200000000000", "20000e-6",
+                                       "0.0002e+2", "\"0.020000000\"", "\"0.02\""};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        json_t *sit = ctl_fixture_json("main_situation.json");
+        int st = status_with(sit, false, "qoe.rebuffer_ratio", same[i], COND_QOE, err, sizeof err);
+        if (st != COND_PASS)
+            fail_msg("rebuffer_ratio %s: status %d (%s)", same[i], st, err);
+        json_decref(sit);
+    }
+    json_t *sit = ctl_fixture_json("main_situation.json");
+    assert_int_equal(status_with(sit, false, "qoe.rebuffer_ratio", "0.020001", COND_QOE, err,
+                                 sizeof err), COND_VIOLATION);
+    json_decref(sit);
+    /* A jansson real has already lost its digits: it is never read. */
+    int64_t x = 0;
+    json_t *real = json_real(0.5);
+    assert_int_equal(num_from_json(real, 10, &x), -1);
+    json_decref(real);
+    /* A string holding \u0000 cannot pose as a number kept as text. */
+    struct sit_situation s;
+    const char forged[] = "{\"policy\": {\"id\": \"\\u00001.5\"}}";
+    assert_int_equal(sit_parse(forged, strlen(forged), &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\\u0000"));
+}
+
+/* A decimal with micro-units as its unit, spelled at random but exactly. */
+static void spell(uint64_t *rng, int64_t micro, char *buf, size_t n)
+{
+    char plain[48];
+    num_format(micro, plain, sizeof plain);
+    *rng = *rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    switch ((*rng >> 33) % 4) {
+    case 0: snprintf(buf, n, "%s", plain); break;
+    case 1: snprintf(buf, n, "%lld.%06lld000", (long long)(micro / NUM_MICRO),
+                     (long long)(micro % NUM_MICRO)); break;
+    case 2: snprintf(buf, n, "%llde-6", (long long)micro); break;
+    default: snprintf(buf, n, "\"%s\"", plain); break;
+    }
+}
+
+/* Property: for a random limit L, a value of L passes the condition, L plus
+ * one micro-unit (the smallest step the unit holds) is a VIOLATION, and L
+ * plus any smaller step (1e-7 .. 1e-18) is refused: none of them is ever
+ * rounded to PASS.  Checked for every decimal compared against a limit:
+ * rebuffer ratio, startup p90, each resource item, and the cost budget
+ * (where the smallest step of the cost is one pico-unit). */
+static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    char err[512], raw[96], plain[48];
+    for (int iter = 0; iter < 200; iter++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t lim = (int64_t)((rng >> 20) % 1000000) + 1; /* (0, 1]: fits every field */
+        int which = iter % 4;
+        int64_t at = lim, above = lim + 1;
+        for (int step = 0; step < 3; step++) {
+            json_t *sit = ctl_fixture_json("main_situation.json");
+            json_t *c = ctl_cand(sit, "C");
+            num_format(lim, plain, sizeof plain);
+            const char *field = NULL;
+            enum cond_kind k = COND_QOE;
+            if (which == 0) {
+                ctl_set(sit, "policy.qoe.max_rebuffer_ratio", json_string(plain));
+                field = "qoe.rebuffer_ratio";
+            } else if (which == 1) {
+                ctl_set(sit, "policy.qoe.max_startup_p90_ms", json_string(plain));
+                ctl_set(sit, "policy.qoe.startup_tie_ms", json_integer(0));
+                field = "qoe.startup_p90_ms";
+            } else if (which == 2) {
+                json_t *it = json_array_get(json_object_get(json_array_get(
+                    json_object_get(json_object_get(c, "resources"), "windows"), 0), "items"), 0);
+                ctl_set(it, "limit", json_string(plain));
+                ctl_set(it, "margin", json_integer(0));
+                ctl_set(it, "background_upper", json_integer(0));
+                ctl_set(it, "commitments_upper", json_integer(0));
+                field = "resources.windows";
+                ctl_set(it, "step_upper", json_string("@RAW@"));
+                k = COND_RESOURCES;
+            } else {
+                /* one unit costs one micro-unit: dCost (pico) = usage (micro) */
+                ctl_set(sit, "policy.cost.budget_per_step", json_string(plain));
+                ctl_set(c, "cost.contract.categories",
+                        json_pack("{s:[{s:n,s:s}]}", "egress_gb", "up_to", "unit_price", "0.000001"));
+                ctl_set(c, "cost.baseline_usage", json_object());
+                ctl_set(c, "cost.step_usage.low", json_object());
+                ctl_set(c, "cost.step_usage.high", json_object());
+                field = "cost.step_usage.high.egress_gb";
+                k = COND_COST;
+                at = lim * NUM_MICRO, above = at + 1; /* usage in micro-units */
+            }
+            int64_t v = step == 0 ? at : above;
+            if (step < 2)
+                spell(&rng, v, raw, sizeof raw);
+            else {
+                /* the limit plus 10^-d, 7 <= d <= 18: no micro-unit holds it */
+                int d = 7 + (int)((rng >> 40) % 12);
+                snprintf(raw, sizeof raw, "%lld.%06lld%0*d1", (long long)(at / NUM_MICRO),
+                         (long long)(at % NUM_MICRO), d - 7, 0);
+            }
+            int st;
+            if (which == 2) {
+                struct sit_situation s;
+                st = parse_raw(sit, raw, &s, err, sizeof err) != 0 ? -1 : 0;
+                if (st == 0) {
+                    struct evr_set rows = {0};
+                    ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+                    struct dcn_result r;
+                    assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
+                    st = (int)ctl_status(&r, "C", k);
+                    dcn_free(&r);
+                    evr_free(&rows);
+                    sit_free(&s);
+                }
+            } else {
+                st = status_with(sit, false, field, raw, k, err, sizeof err);
+            }
+            int want = step == 0 ? COND_PASS : step == 1 ? COND_VIOLATION : -1;
+            if (st != want)
+                fail_msg("iteration %d, %s = %s (limit %lld micro): status %d, want %d (%s)", iter,
+                         field, raw, (long long)lim, st, want, st < 0 ? err : "");
+            json_decref(sit);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +949,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_21_evidence_db_must_be_v1_and_exist),
         cmocka_unit_test(ctl_30_corrupted_situations_never_crash),
         cmocka_unit_test(ctl_31_content_tie_never_lets_a_match_hide_a_mismatch),
+        cmocka_unit_test(ctl_32_numbers_are_read_exactly_or_refused),
+        cmocka_unit_test(ctl_33_prop_one_step_above_a_limit_never_passes),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
