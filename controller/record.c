@@ -1,12 +1,13 @@
 /* record.c - control.db (see record.h). */
 #include "record.h"
-#include "sqlutil.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/rand.h>
+
+#include "dbfile.h"
 
 #define REC_BUSY_MS 5000
 
@@ -50,50 +51,75 @@ static enum rec_status failed(sqlite3 *db, enum rec_status st, char *err, size_t
     return st;
 }
 
-/* Creates schema v1 in an empty database, under an exclusive lock so two
- * first runs cannot both create it. */
+/* The file's identity (evidence/dbfile.h): our application_id, the schema
+ * version this build knows, and the tables of schema v1 (a control.db made
+ * before application_id existed is recognised by them and adopted). */
+static const char *const rec_legacy_tables[] = {"decisions", "decision_evidence",
+                                                "decision_conditions", NULL};
+static const struct dbfile_spec rec_store = {"a control.db", DBFILE_APPID_CONTROL,
+                                             REC_SCHEMA_VERSION, rec_legacy_tables};
+
+/* Creates schema v1 in a new file, or adopts a control.db from before
+ * application_id, under an exclusive lock so two first runs cannot both do
+ * it.  The file is classified again inside the lock: another process may
+ * have created or adopted it since it was opened. */
 static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
 {
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "begin");
-    int v = sqlutil_user_version(db);
-    if (v == 0 && sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL) != SQLITE_OK) {
+    struct dbfile_found found = {0};
+    enum dbfile_rc dr = dbfile_classify(db, &rec_store, &found, err, len);
+    int rc = dr == DBFILE_OK ? SQLITE_OK : SQLITE_ERROR;
+    if (rc == SQLITE_OK && found.state == DBFILE_NEW)
+        rc = sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && found.state != DBFILE_OURS)
+        rc = dbfile_mark(db, &rec_store);
+    if (rc != SQLITE_OK) {
+        enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
+                             : dr != DBFILE_OK      ? REC_OPEN_FAILED
+                                                    : failed(db, REC_FAILED, err, len, "create schema");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return failed(db, REC_FAILED, err, len, "create schema");
+        return st;
     }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "commit schema");
     return REC_OK;
 }
 
+/* Opening the file: a writer (create) classifies it before anything is
+ * written and creates or adopts it; a reader opens it read-only (it may be
+ * on a read-only mount or belong to another user).  See evidence/dbfile.h. */
+static enum rec_status open_store(const char *path, bool create, sqlite3 **out, char *err,
+                                  size_t errlen)
+{
+    struct dbfile_found found;
+    char why[768] = "";
+    enum dbfile_rc dr = create ? dbfile_open_rw(path, &rec_store, out, &found, why, sizeof why)
+                               : dbfile_open_ro(path, &rec_store, out, &found, why, sizeof why);
+    if (dr != DBFILE_OK) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return dr == DBFILE_E_VERSION ? REC_BAD_VERSION : REC_OPEN_FAILED;
+    }
+    sqlite3_busy_timeout(*out, REC_BUSY_MS);
+    if (!create)
+        return REC_OK;
+    enum rec_status st = REC_OK;
+    if (sqlite3_exec(*out, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                           "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
+        st = failed(*out, REC_OPEN_FAILED, err, errlen, path);
+    if (st == REC_OK && (st = migrate(*out, why, sizeof why)) != REC_OK && why[0])
+        snprintf(err, errlen, "%s: %s", path, why);
+    if (st != REC_OK) {
+        sqlite3_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 enum rec_status rec_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen)
 {
-    sqlite3 *db = NULL;
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     *out = NULL;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        failed(db, REC_OPEN_FAILED, err, errlen, path);
-        sqlite3_close(db);
-        return REC_OPEN_FAILED;
-    }
-    sqlite3_busy_timeout(db, REC_BUSY_MS);
-    enum rec_status st = REC_OK;
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                         "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
-        st = failed(db, REC_OPEN_FAILED, err, errlen, path);
-    if (st == REC_OK && create && sqlutil_user_version(db) == 0)
-        st = migrate(db, err, errlen);
-    if (st == REC_OK && sqlutil_user_version(db) != REC_SCHEMA_VERSION) {
-        snprintf(err, errlen, "%s is not a control.db of schema version %d (user_version %d)",
-                 path, REC_SCHEMA_VERSION, sqlutil_user_version(db));
-        st = REC_BAD_VERSION;
-    }
-    if (st != REC_OK) {
-        sqlite3_close(db);
-        return st;
-    }
-    *out = db;
-    return REC_OK;
+    return open_store(path, create, out, err, errlen);
 }
 
 int rec_new_id(char id[REC_ID_LEN])
@@ -159,13 +185,13 @@ static int insert_rows(sqlite3 *db, const struct rec_record *r)
         return SQLITE_ERROR;
     int rc = SQLITE_OK;
     for (size_t i = 0; i < r->rows->n && rc == SQLITE_OK; i++) {
-        const struct evr_row *e = &r->rows->rows[i];
+        const struct evidence_row *e = &r->rows->rows[i];
         sqlite3_reset(st);
         bind_txt(st, 1, r->id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
         bind_txt(st, 3, e->id);
         bind_txt(st, 4, e->check_kind);
-        bind_txt(st, 5, evr_verdict_name(e->verdict));
+        bind_txt(st, 5, evidence_verdict_name(e->verdict));
         bind_txt(st, 6, e->reason);
         bind_txt(st, 7, e->profile_id);
         bind_txt(st, 8, e->path_id);
@@ -238,7 +264,7 @@ enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, s
     return REC_OK;
 }
 
-static int load_rows(sqlite3 *db, const char *id, struct evr_set *set)
+static int load_rows(sqlite3 *db, const char *id, struct evidence_rows *set)
 {
     static const char sql[] =
         "SELECT evidence_id, check_kind, verdict, reason, profile_id, path_id, channel, "
@@ -250,18 +276,19 @@ static int load_rows(sqlite3 *db, const char *id, struct evr_set *set)
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct evr_row e;
+        struct evidence_row e;
         memset(&e, 0, sizeof e);
         char *dst[] = {e.id,      e.check_kind, NULL,        e.reason,          e.profile_id,
                        e.path_id, e.channel,    e.rendition, e.program_version, e.reference_version};
         for (int c = 0; c < 10; c++)
             if (dst[c])
-                evr_set_field(&e, dst[c], (const char *)sqlite3_column_text(st, c));
-        e.verdict = evr_verdict_parse((const char *)sqlite3_column_text(st, 2));
+                evidence_row_set(&e, dst[c], (const char *)sqlite3_column_text(st, c));
+        if (!evidence_verdict_parse((const char *)sqlite3_column_text(st, 2), &e.verdict))
+            e.verdict = EVIDENCE_VERDICT_UNKNOWN;
         e.observed_at_ms = sqlite3_column_int64(st, 10);
         e.recorded_at_ms = sqlite3_column_int64(st, 11);
         e.malformed = e.malformed || sqlite3_column_int(st, 12);
-        if (evr_append(set, &e) < 0) {
+        if (evidence_rows_append(set, &e) < 0) {
             rc = SQLITE_NOMEM;
             break;
         }
@@ -312,7 +339,7 @@ void rec_loaded_free(struct rec_loaded *l)
 {
     free(l->situation);
     json_decref(l->result);
-    evr_free(&l->rows);
+    evidence_rows_free(&l->rows);
     memset(l, 0, sizeof *l);
 }
 

@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "evidence_read.h"
+#include "evidence.h"
 
 #define REC_SCHEMA_VERSION 1
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
@@ -34,7 +34,7 @@ struct rec_record {
     int64_t recorded_at_ms;
     const char *situation; /* the input file as given, verbatim */
     size_t situation_len;
-    const struct evr_set *rows; /* evidence rows as read */
+    const struct evidence_rows *rows; /* evidence rows as read */
     const json_t *result;       /* the answer (output.h) */
 };
 
@@ -45,7 +45,7 @@ struct rec_loaded {
     char *situation;
     size_t situation_len;
     int64_t decision_time_ms;
-    struct evr_set rows;
+    struct evidence_rows rows;
     json_t *result;
     char tool_version[64];
 };

@@ -7,7 +7,7 @@
 #include "decision.h"
 #include "output.h"
 
-int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evr_set *rows,
+int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evidence_rows *rows,
                   const char *decision_id, const char *tool_version, json_t **result)
 {
     struct dcn_result r;

@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "evidence_read.h"
+#include "evidence.h"
 #include "situation.h"
 
 /* Exit code of `stepctl replay` when the recomputed decision differs. */
@@ -22,7 +22,7 @@
 
 /* Returns 0 with *result set, 65 when the situation is invalid (err names the
  * field), 70 on internal failure. */
-int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evr_set *rows,
+int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evidence_rows *rows,
                   const char *decision_id, const char *tool_version, json_t **result);
 
 /* Prints every difference (JSON path: recorded vs recomputed), ignoring

@@ -15,6 +15,7 @@
 #include "cost.h"
 #include "ctl_test.h"
 #include "decision.h"
+#include "evidence_scope.h"
 #include "num.h"
 #include "output.h"
 #include "record.h"
@@ -23,7 +24,7 @@
 /* Decides on the fixture with the given rows, then runs check. */
 struct run {
     json_t *sit;
-    struct evr_set rows;
+    struct evidence_rows rows;
     struct sit_situation s;
     struct dcn_result r;
 };
@@ -43,23 +44,23 @@ static void run_end(struct run *x)
 {
     dcn_free(&x->r);
     sit_free(&x->s);
-    evr_free(&x->rows);
+    evidence_rows_free(&x->rows);
     json_decref(x->sit);
 }
 
-/* Reads the fixture's evidence through a real evidence.db and evr_read. */
-static void rows_from_fixture_db(struct run *x, const char *sql_name, struct ctl_tmp *t)
+/* Reads the fixture's evidence (real reports, imported) through a real
+ * evidence.db and evs_read. */
+static void rows_from_fixture_db(struct run *x, const char *dir, struct ctl_tmp *t)
 {
-    char db[128], err[256];
-    char *sql = ctl_fixture_text(sql_name);
+    char db[128], err[512];
     ctl_tmp_path(t, "evidence.db", db, sizeof db);
-    assert_int_equal(ctl_evidence_db(db, sql), 0);
-    free(sql);
+    ctl_evidence_store(db, dir);
     char *text = json_dumps(x->sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
     free(text);
-    assert_int_equal(evr_read(db, &s, &x->rows, err, sizeof err), EVR_OK);
+    if (evs_read(db, &s, &x->rows, err, sizeof err) != EVIDENCE_OK)
+        fail_msg("evs_read: %s", err);
     sit_free(&s);
 }
 
@@ -70,7 +71,7 @@ static void ctl_01_main_scenario_only_c_eligible(void **state)
     struct run x;
     assert_int_equal(ctl_tmp_make(&t), 0);
     run_begin(&x, "main_situation.json");
-    rows_from_fixture_db(&x, "main_evidence.sql", &t);
+    rows_from_fixture_db(&x, "main_evidence", &t);
     run_decide(&x);
     assert_int_equal(x.r.outcome, DCN_STEP_PROPOSED);
     assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
@@ -99,7 +100,7 @@ static void ctl_02_cd_comparison_c_chosen_by_cost(void **state)
     struct run x;
     assert_int_equal(ctl_tmp_make(&t), 0);
     run_begin(&x, "cd_situation.json");
-    rows_from_fixture_db(&x, "cd_evidence.sql", &t);
+    rows_from_fixture_db(&x, "cd_evidence", &t);
     run_decide(&x);
     assert_true(x.r.c[0].eligible && x.r.c[1].eligible);
     assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
@@ -164,7 +165,7 @@ static void ctl_05_content_inapplicable_version_rendition_profile(void **state)
         struct run x;
         run_begin(&x, "main_situation.json");
         ctl_row(&x.rows, "ev-c", "C", "MATCH", CTL_T - 1000);
-        struct evr_row *r = &x.rows.rows[0];
+        struct evidence_row *r = &x.rows.rows[0];
         char *dst = f == 0 ? r->program_version : f == 1 ? r->rendition : r->profile_id;
         strcpy(dst, "other");
         run_decide(&x);
@@ -178,27 +179,25 @@ static void ctl_05_content_inapplicable_version_rendition_profile(void **state)
 static void ctl_06_old_report_imported_again_stays_stale(void **state)
 {
     (void)state;
-    /* Re-imported today (recorded_at_ms fresh) but observed 2 h ago. */
+    /* A real report observed 2 h before T, imported now (recorded_at_ms is
+     * fresh): its age counts from the observation. */
     struct ctl_tmp t;
-    char db[128], err[256];
+    char db[128], err[512];
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "evidence.db", db, sizeof db);
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, "
-             "profile_fingerprint, path_id, channel, rendition, program_version, "
-             "reference_version, observed_at_ms, observed_end_ms, recorded_at_ms, report) VALUES "
-             "('ev-old-again', 'exact-av-v1', 'MATCH', 'match', 'decode-profile-v1', 'fp', 'C', "
-             "'news-1', '720p', 'pv-42', 'ref', %lld, %lld, %lld, '{}')",
-             CTL_T - 7200000, CTL_T - 7196000, CTL_T - 1000);
-    assert_int_equal(ctl_evidence_db(db, sql), 0);
+    json_t *rep = ctl_report("main_evidence/c.json");
+    json_object_set_new(rep, "observed_at_ms", json_integer(CTL_T - 7200000));
+    json_object_set_new(rep, "observed_end_ms", json_integer(CTL_T - 7196000));
+    ctl_import(db, rep);
+    ctl_import(db, rep); /* again: unchanged, still old */
+    json_decref(rep);
     struct run x;
     run_begin(&x, "main_situation.json");
     char *text = json_dumps(x.sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
     free(text);
-    assert_int_equal(evr_read(db, &s, &x.rows, err, sizeof err), EVR_OK);
+    assert_int_equal(evs_read(db, &s, &x.rows, err, sizeof err), EVIDENCE_OK);
     sit_free(&s);
     run_decide(&x);
     assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_UNKNOWN);
@@ -654,22 +653,24 @@ static void ctl_21_evidence_db_must_be_v1_and_exist(void **state)
 {
     (void)state;
     struct ctl_tmp t;
-    char path[128], err[256];
+    char path[128], err[512];
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "missing.db", path, sizeof path);
     json_t *sit = ctl_fixture_json("main_situation.json");
     char *text = json_dumps(sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
-    struct evr_set rows;
-    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_OPEN_FAILED);
+    struct evidence_rows rows;
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_OPEN);
     assert_null(fopen(path, "r")); /* read-only open never creates a file */
     ctl_tmp_path(&t, "v0.db", path, sizeof path);
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    sqlite3_exec(db, "CREATE TABLE evidence (id TEXT)", NULL, NULL, NULL);
-    sqlite3_close(db);
-    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_BAD_VERSION);
+    assert_int_equal(ctl_sql(path, "CREATE TABLE evidence (id TEXT)"), 0);
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_OPEN);
+    assert_non_null(strstr(err, "not an evidence store"));
+    ctl_tmp_path(&t, "v2.db", path, sizeof path);
+    ctl_evidence_store(path, NULL);
+    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 2"), 0);
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_VERSION);
     sit_free(&s);
     free(text);
     json_decref(sit);
@@ -703,7 +704,7 @@ static void ctl_30_corrupted_situations_never_crash(void **state)
             continue;
         }
         accepted++;
-        struct evr_set rows = {0};
+        struct evidence_rows rows = {0};
         ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
         struct dcn_result r;
         assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
@@ -711,7 +712,7 @@ static void ctl_30_corrupted_situations_never_crash(void **state)
         assert_non_null(o);
         json_decref(o);
         dcn_free(&r);
-        evr_free(&rows);
+        evidence_rows_free(&rows);
         sit_free(&s);
     }
     assert_true(accepted > 0 && refused > 0);
@@ -752,13 +753,13 @@ static int status_with(json_t *sit, bool policy_field, const char *field, const 
     struct sit_situation s;
     if (parse_raw(sit, raw, &s, err, errlen) != 0)
         return -1;
-    struct evr_set rows = {0};
+    struct evidence_rows rows = {0};
     ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
     struct dcn_result r;
     assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
     int st = (int)ctl_status(&r, "C", k);
     dcn_free(&r);
-    evr_free(&rows);
+    evidence_rows_free(&rows);
     sit_free(&s);
     return st;
 }
@@ -902,13 +903,13 @@ static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
                 struct sit_situation s;
                 st = parse_raw(sit, raw, &s, err, sizeof err) != 0 ? -1 : 0;
                 if (st == 0) {
-                    struct evr_set rows = {0};
+                    struct evidence_rows rows = {0};
                     ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
                     struct dcn_result r;
                     assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
                     st = (int)ctl_status(&r, "C", k);
                     dcn_free(&r);
-                    evr_free(&rows);
+                    evidence_rows_free(&rows);
                     sit_free(&s);
                 }
             } else {

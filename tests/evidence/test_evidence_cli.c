@@ -146,7 +146,7 @@ static void cli_02_import_then_list_show_latest(void **state)
     expect_rc(r, 0);
     assert_non_null(strstr(r.out, "observed_at_ms"));
     assert_non_null(strstr(r.out, "fetch 1"));
-    assert_non_null(strstr(r.out, "connect timeout"));
+    assert_non_null(strstr(r.out, "https://e.cdn-c.example/s1.ts"));
     run_free(&r);
 
     r = run_cmd("evidence", "show", "--json", "id-a", "--evidence", t->db, NULL);
@@ -154,7 +154,7 @@ static void cli_02_import_then_list_show_latest(void **state)
     json_t *rec = json_loads(r.out, 0, NULL);
     assert_non_null(rec);
     assert_int_equal(json_array_size(json_object_get(rec, "fetches")), 2);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(rec, "report"), "video"), "frames")), 150);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(rec, "report"), "video"), "compared_frames")), 150);
     json_decref(rec);
     run_free(&r);
 

@@ -137,8 +137,11 @@ static void store_02_migrates_empty_v0_file(void **state)
 static void store_03_refuses_newer_schema_version(void **state)
 {
     struct ev_tmp *t = *state;
-    exec_raw(t->db, "CREATE TABLE evidence(id TEXT); PRAGMA user_version=2;");
-    struct evidence_db *db = NULL;
+    /* an evidence store (our application_id) of a later schema version */
+    struct evidence_db *db = open_rw(t->db);
+    evidence_close(db);
+    exec_raw(t->db, "PRAGMA user_version=2;");
+    db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
@@ -155,7 +158,7 @@ static void store_04_refuses_foreign_v0_database(void **state)
     struct evidence_db *db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_OPEN);
-    assert_non_null(strstr(err, "not an evidence database"));
+    assert_non_null(strstr(err, "not an evidence store"));
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name='evidence'"), 0);
     /* a file that is not SQLite at all */
     char junk[160];
@@ -197,7 +200,8 @@ static void store_06_insert_show_round_trip(void **state)
     assert_string_equal(str_at(rec, "check_kind"), "exact-av-v1");
     assert_string_equal(str_at(rec, "verdict"), "MATCH");
     assert_string_equal(str_at(rec, "reason"), "identical");
-    assert_string_equal(str_at(rec, "profile_fingerprint"), "ab12");
+    assert_string_equal(str_at(rec, "profile_fingerprint"), r.profile_fingerprint);
+    assert_int_equal(strlen(str_at(rec, "profile_fingerprint")), 64);
     assert_string_equal(str_at(rec, "path_id"), "cdn-c");
     assert_string_equal(str_at(rec, "program_version"), "pv7");
     assert_string_equal(str_at(rec, "reference_version"), "sha256:ref");
@@ -251,6 +255,7 @@ static void store_08_duplicate_id_is_conflict_and_keeps_original(void **state)
     r.observed_at_ms = now;
     r.observed_end_ms = now;
     r.verdict = EVIDENCE_VERDICT_MISMATCH;
+    ev_refresh_report(&r);
     char err[256] = "";
     assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_CONFLICT);
     evidence_close(db);
@@ -453,6 +458,7 @@ static void insert_scoped(struct evidence_db *db, const char *id, const char *pa
     r.path_id = path;
     r.program_version = pv;
     r.verdict = v;
+    ev_refresh_report(&r);
     insert_ok(db, &r);
 }
 
