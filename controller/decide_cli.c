@@ -2,7 +2,8 @@
  *
  * Exit codes (docs/controller.md): 0 a path was chosen / success, 4 no
  * eligible path (decision recorded), 3 replay differs, 64 usage, 65 invalid
- * situation or unknown decision id, 66 a file cannot be opened, 70 internal.
+ * situation or unknown decision id, 66 a file cannot be opened or a store is
+ * not usable here (store_exit), 70 internal.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -108,12 +109,15 @@ static const char decide_help[] =
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
     "  --input F     situation JSON (schema: docs/controller.md)\n"
-    "  --evidence F  evidence store v1 (read-only)\n"
+    "  --evidence F  evidence store v1 (read-only; rows that break the rules of a valid\n"
+    "                evidence row are never applicable, the reason is printed)\n"
     "  --db F        control.db (created when absent)\n"
     "  --json        print the full decision JSON instead of a summary\n"
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
-    "      64 usage, 65 invalid situation, 66 a file cannot be opened, 70 internal\n";
+    "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
+    "      refused), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      ours, the other store, another schema version), 70 internal\n";
 
 /* Exit code of a store error, the same for both stores and every command:
  * a file that is missing, not ours, of another schema version or cannot be
@@ -240,7 +244,8 @@ static const char decisions_help[] =
     "list: one line per recorded decision, newest first (--json: an array).\n"
     "show: the full record as JSON: the situation as given, the evidence rows as read,\n"
     "      and the recorded answer.\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
+    "      (opened read-only), 70 internal\n";
 
 static json_t *rows_json(const struct evidence_rows *rows)
 {
@@ -308,9 +313,11 @@ static const char replay_help[] =
     "\n"
     "Recomputes decision ID from its recorded inputs alone (the situation as given, the\n"
     "decision time and the evidence rows as read; evidence.db is not opened) and compares\n"
-    "the result with the recorded answer, field by field (tool_version is ignored).\n"
+    "the result with the recorded answer, field by field (tool_version is ignored), and\n"
+    "with every stored column and decision_conditions row derived from it.\n"
     "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID or\n"
-    "      recorded situation no longer valid, 66 control.db cannot be opened, 70 internal\n";
+    "      recorded situation no longer valid, 66 control.db cannot be opened or is not\n"
+    "      usable, 70 internal\n";
 
 static int replay_one(sqlite3 *db, const char *id, bool as_json)
 {
@@ -329,7 +336,7 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     rc = rpl_recompute(&s, l.decision_time_ms, &l.rows, id, STEPCTL_VERSION, &again);
     if (rc == EX_OK) {
         FILE *report = as_json ? stderr : stdout;
-        size_t n = rpl_diff(l.result, again, report);
+        size_t n = rpl_compare(&l, again, report);
         if (as_json)
             printf("{\"decision_id\": \"%s\", \"identical\": %s, \"differences\": %zu}\n", id,
                    n ? "false" : "true", n);
@@ -367,7 +374,8 @@ static const char explain_help[] =
     "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
     "the comparison rule, the shared resources and commitments counted, what is\n"
     "authorized, the observations that decide the step, and what follows each outcome.\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
+    "      (opened read-only), 70 internal\n";
 
 int stepctl_cmd_explain(int argc, char **argv)
 {

@@ -143,12 +143,55 @@ static int bind_txt(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
+const char *const rec_column_names[REC_N_COLUMNS] = {
+    "policy_id", "policy_version", "intent_version", "channel", "rendition",
+    "program_version", "outcome", "chosen", "chosen_by", "refusal_id"};
+
+void rec_columns_of(const json_t *res, const char *out[REC_N_COLUMNS])
+{
+    const json_t *pol = json_object_get(res, "policy"), *act = json_object_get(res, "action");
+    const json_t *coh = json_object_get(act, "cohort");
+    const char *v[REC_N_COLUMNS] = {
+        jstr(pol, "id"), jstr(pol, "version"), jstr(pol, "intent_version"), jstr(coh, "channel"),
+        jstr(coh, "rendition"), jstr(act, "program_version"), jstr(res, "outcome"),
+        json_string_value(json_object_get(res, "chosen")),
+        json_string_value(json_object_get(res, "chosen_by")),
+        json_string_value(json_object_get(json_object_get(res, "refusal"), "id"))};
+    memcpy(out, v, sizeof v);
+}
+
+json_t *rec_conditions_of(const json_t *res)
+{
+    json_t *rows = json_object();
+    size_t i;
+    const json_t *cand;
+    json_array_foreach(json_object_get(res, "candidates"), i, cand)
+    {
+        const char *name;
+        json_t *c;
+        json_object_foreach(json_object_get(cand, "conditions"), name, c)
+        {
+            char key[2 * 256 + 2];
+            snprintf(key, sizeof key, "%s/%s", jstr(cand, "path_id"), name);
+            json_object_set_new(rows, key,
+                                json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:O}", "path_id",
+                                          jstr(cand, "path_id"), "condition", name, "status",
+                                          jstr(c, "status"), "reason", jstr(c, "reason"), "detail",
+                                          jstr(c, "detail"), "eligible",
+                                          json_is_true(json_object_get(cand, "eligible")), "data",
+                                          c));
+        }
+    }
+    return rows;
+}
+
 static int insert_decision(sqlite3 *db, const struct rec_record *r)
 {
     static const char sql[] =
         "INSERT INTO decisions VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)";
-    const json_t *res = r->result, *pol = json_object_get(res, "policy");
-    const json_t *act = json_object_get(res, "action"), *coh = json_object_get(act, "cohort");
+    const json_t *res = r->result;
+    const char *cols[REC_N_COLUMNS];
+    rec_columns_of(res, cols);
     char *body = json_dumps(res, JSON_COMPACT);
     sqlite3_stmt *st = NULL;
     int rc = body ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
@@ -157,16 +200,8 @@ static int insert_decision(sqlite3 *db, const struct rec_record *r)
         sqlite3_bind_int64(st, 2, r->recorded_at_ms);
         sqlite3_bind_int64(st, 3, json_integer_value(json_object_get(res, "decision_time_ms")));
         bind_txt(st, 4, jstr(res, "tool_version"));
-        bind_txt(st, 5, jstr(pol, "id"));
-        bind_txt(st, 6, jstr(pol, "version"));
-        bind_txt(st, 7, jstr(pol, "intent_version"));
-        bind_txt(st, 8, jstr(coh, "channel"));
-        bind_txt(st, 9, jstr(coh, "rendition"));
-        bind_txt(st, 10, jstr(act, "program_version"));
-        bind_txt(st, 11, jstr(res, "outcome"));
-        bind_txt(st, 12, json_string_value(json_object_get(res, "chosen")));
-        bind_txt(st, 13, json_string_value(json_object_get(res, "chosen_by")));
-        bind_txt(st, 14, json_string_value(json_object_get(json_object_get(res, "refusal"), "id")));
+        for (int c = 0; c < REC_N_COLUMNS; c++)
+            bind_txt(st, 5 + c, cols[c]);
         sqlite3_bind_text(st, 15, r->situation, (int)r->situation_len, SQLITE_STATIC);
         sqlite3_bind_text(st, 16, body, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
@@ -208,40 +243,39 @@ static int insert_rows(sqlite3 *db, const struct rec_record *r)
     return rc;
 }
 
-/* One row per (candidate, condition), taken from the answer itself so the
- * table and the JSON can never disagree. */
+/* One row per (candidate, condition), taken from the answer itself
+ * (rec_conditions_of) so the table and the JSON can never disagree. */
 static int insert_conditions(sqlite3 *db, const struct rec_record *r)
 {
     static const char sql[] = "INSERT INTO decision_conditions VALUES (?1,?2,?3,?4,?5,?6,?7,?8)";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    json_t *rows = rec_conditions_of(r->result);
+    if (!rows || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        json_decref(rows);
         return SQLITE_ERROR;
+    }
     int rc = SQLITE_OK;
-    size_t i;
-    const json_t *cand;
-    json_array_foreach(json_object_get(r->result, "candidates"), i, cand)
+    const char *key;
+    json_t *row;
+    json_object_foreach(rows, key, row)
     {
-        const char *name;
-        json_t *c;
-        json_object_foreach(json_object_get(cand, "conditions"), name, c)
-        {
-            if (rc != SQLITE_OK)
-                break;
-            char *data = json_dumps(c, JSON_COMPACT);
-            sqlite3_reset(st);
-            bind_txt(st, 1, r->id);
-            bind_txt(st, 2, jstr(cand, "path_id"));
-            bind_txt(st, 3, name);
-            bind_txt(st, 4, jstr(c, "status"));
-            bind_txt(st, 5, jstr(c, "reason"));
-            bind_txt(st, 6, jstr(c, "detail"));
-            sqlite3_bind_int(st, 7, json_is_true(json_object_get(cand, "eligible")));
-            bind_txt(st, 8, data ? data : "{}");
-            rc = data && sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-            free(data);
-        }
+        if (rc != SQLITE_OK)
+            break;
+        char *data = json_dumps(json_object_get(row, "data"), JSON_COMPACT);
+        sqlite3_reset(st);
+        bind_txt(st, 1, r->id);
+        bind_txt(st, 2, jstr(row, "path_id"));
+        bind_txt(st, 3, jstr(row, "condition"));
+        bind_txt(st, 4, jstr(row, "status"));
+        bind_txt(st, 5, jstr(row, "reason"));
+        bind_txt(st, 6, jstr(row, "detail"));
+        sqlite3_bind_int(st, 7, json_is_true(json_object_get(row, "eligible")));
+        bind_txt(st, 8, data ? data : "{}");
+        rc = data && sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        free(data);
     }
     sqlite3_finalize(st);
+    json_decref(rows);
     return rc;
 }
 
@@ -264,16 +298,25 @@ enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, s
     return REC_OK;
 }
 
+/* Prepares sql with the decision id bound as ?1. SQLITE_OK or not. */
+static int by_id(sqlite3 *db, const char *sql, const char *id, sqlite3_stmt **st)
+{
+    *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    if (rc == SQLITE_OK)
+        sqlite3_bind_text(*st, 1, id, -1, SQLITE_STATIC);
+    return rc;
+}
+
 static int load_rows(sqlite3 *db, const char *id, struct evidence_rows *set)
 {
     static const char sql[] =
         "SELECT evidence_id, check_kind, verdict, reason, profile_id, path_id, channel, "
         "rendition, program_version, reference_version, observed_at_ms, recorded_at_ms, "
         "malformed FROM decision_evidence WHERE decision_id = ?1 ORDER BY seq";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st;
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct evidence_row e;
@@ -295,6 +338,88 @@ static int load_rows(sqlite3 *db, const char *id, struct evidence_rows *set)
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A stored value as JSON, as it is (a tampered type stays visible). */
+static json_t *column_json(sqlite3_stmt *st, int c)
+{
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_NULL: return json_null();
+    case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, c));
+    case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, c));
+    default: break;
+    }
+    const char *t = (const char *)sqlite3_column_text(st, c);
+    return json_stringn(t ? t : "", (size_t)sqlite3_column_bytes(st, c));
+}
+
+static bool table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    bool yes = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        yes = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* The stored decision_conditions rows, keyed like rec_conditions_of. */
+static int load_conditions(sqlite3 *db, const char *id, json_t *rows)
+{
+    static const char sql[] = "SELECT path_id, condition, status, reason, detail, eligible, data "
+                              "FROM decision_conditions WHERE decision_id = ?1";
+    sqlite3_stmt *st;
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char key[2 * 256 + 2];
+        snprintf(key, sizeof key, "%s/%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+        const char *data = (const char *)sqlite3_column_text(st, 6);
+        json_t *parsed = data ? json_loads(data, JSON_DECODE_ANY, NULL) : NULL;
+        json_t *eligible = column_json(st, 5);
+        if (json_is_integer(eligible) && (json_integer_value(eligible) | 1) == 1) {
+            bool b = json_integer_value(eligible);
+            json_decref(eligible);
+            eligible = json_boolean(b);
+        }
+        json_object_set_new(rows, key,
+                            json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "path_id", column_json(st, 0),
+                                      "condition", column_json(st, 1), "status", column_json(st, 2),
+                                      "reason", column_json(st, 3), "detail", column_json(st, 4),
+                                      "eligible", eligible, "data",
+                                      parsed ? parsed : column_json(st, 6)));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* What replay compares besides the answer: the decisions columns and the
+ * condition rows as stored.  A dropped table is reported, not fatal. */
+static int load_stored(sqlite3 *db, const char *id, struct rec_loaded *out)
+{
+    char sql[512] = "SELECT ";
+    for (int c = 0; c < REC_N_COLUMNS; c++)
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql), "%s%s", c ? ", " : "",
+                 rec_column_names[c]);
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql), " FROM decisions WHERE id = ?1");
+    sqlite3_stmt *st;
+    out->columns = json_object();
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    for (int c = 0; rc == SQLITE_ROW && c < REC_N_COLUMNS; c++)
+        json_object_set_new(out->columns, rec_column_names[c], column_json(st, c));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return -1;
+    if (!table_exists(db, "decision_conditions"))
+        return 0; /* out->conditions stays NULL: replay reports it */
+    out->conditions = json_object();
+    return load_conditions(db, id, out->conditions);
 }
 
 enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, char *err,
@@ -327,7 +452,12 @@ enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, ch
     out->result = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
     snprintf(out->tool_version, sizeof out->tool_version, "%s", sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
-    if (!out->situation || !out->result || load_rows(db, id, &out->rows) < 0) {
+    /* A dropped decision_evidence is reported by replay, which then sees no
+     * evidence rows (the recomputation will differ as well). */
+    out->evidence_missing = !table_exists(db, "decision_evidence");
+    if (!out->situation || !out->result ||
+        (!out->evidence_missing && load_rows(db, id, &out->rows) < 0) ||
+        load_stored(db, id, out) < 0) {
         rec_loaded_free(out);
         snprintf(err, errlen, "decision '%s' cannot be read back (corrupt record?)", id);
         return REC_FAILED;
@@ -339,6 +469,8 @@ void rec_loaded_free(struct rec_loaded *l)
 {
     free(l->situation);
     json_decref(l->result);
+    json_decref(l->columns);
+    json_decref(l->conditions);
     evidence_rows_free(&l->rows);
     memset(l, 0, sizeof *l);
 }

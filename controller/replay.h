@@ -29,4 +29,12 @@ int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evid
  * tool_version.  Returns the number of differences. */
 size_t rpl_diff(const json_t *recorded, const json_t *recomputed, FILE *out);
 
+/* What `stepctl replay` checks: the recorded answer against the recomputed
+ * one (rpl_diff), and everything else that was stored from it - the
+ * decisions columns (decisions.chosen, .outcome, ...) and every
+ * decision_conditions row (decision_conditions.PATH/CONDITION.status, ...),
+ * a dropped table included.  Prints each difference; returns their count. */
+struct rec_loaded;
+size_t rpl_compare(const struct rec_loaded *l, const json_t *recomputed, FILE *out);
+
 #endif

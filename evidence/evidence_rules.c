@@ -90,9 +90,9 @@ static enum evidence_rc read_track(struct rules *c, const json_t *report, const 
         return broken(c, f, "required (a reason code)");
     bool video = !strcmp(name, "video");
     enum evidence_rc rc;
-    if ((rc = count(c, o, name, video ? "reference_frames" : "reference_samples", &t->ref)) ||
-        (rc = count(c, o, name, video ? "candidate_frames" : "candidate_samples", &t->cand)) ||
-        (video && (rc = count(c, o, name, "compared_frames", &t->compared))))
+    if ((rc = count(c, o, name, video ? "reference_frames" : "reference_samples", &t->ref)) != EVIDENCE_OK ||
+        (rc = count(c, o, name, video ? "candidate_frames" : "candidate_samples", &t->cand)) != EVIDENCE_OK ||
+        (video && (rc = count(c, o, name, "compared_frames", &t->compared)) != EVIDENCE_OK))
         return rc;
     const json_t *fm = json_object_get(o, "first_mismatch"), *u = json_object_get(o, "unconfirmed_differences");
     snprintf(f, sizeof f, "%s.first_mismatch", name);
@@ -249,8 +249,8 @@ static enum evidence_rc check_match(struct rules *c, const json_t *report, bool 
         if (!json_is_true(json_object_get(s, "opened")) ||
             !json_is_true(json_object_get(s, "transport_complete")))
             return broken(c, f, "a MATCH needs a complete transport stream on both sides");
-        if ((rc = check_clean(c, s, sides[i], "video")) ||
-            (audio && (rc = check_clean(c, s, sides[i], "audio"))))
+        if ((rc = check_clean(c, s, sides[i], "video")) != EVIDENCE_OK ||
+            (audio && (rc = check_clean(c, s, sides[i], "audio")) != EVIDENCE_OK))
             return rc;
     }
     const json_t *df = json_object_get(json_object_get(report, "candidate"), "delivery_failure");
@@ -300,9 +300,11 @@ enum evidence_rc evidence_check_report(const json_t *report, char *err, size_t e
     const char *reason = json_string_value(json_object_get(report, "reason"));
     if (!is_code(reason))
         return broken(&c, "reason", "required (a reason code: [a-z0-9_], at most 64)");
-    if ((rc = check_profile(&c, report)) || (rc = check_shape(&c, report)) ||
-        (rc = read_track(&c, report, "video", &v)) || (rc = read_track(&c, report, "audio", &a)) ||
-        (rc = check_track(&c, &v)) || (rc = check_track(&c, &a)))
+    /* EVIDENCE_OK is not 0 (the zero value is the failing one): compare. */
+    if ((rc = check_profile(&c, report)) != EVIDENCE_OK || (rc = check_shape(&c, report)) != EVIDENCE_OK ||
+        (rc = read_track(&c, report, "video", &v)) != EVIDENCE_OK ||
+        (rc = read_track(&c, report, "audio", &a)) != EVIDENCE_OK ||
+        (rc = check_track(&c, &v)) != EVIDENCE_OK || (rc = check_track(&c, &a)) != EVIDENCE_OK)
         return rc;
     enum evidence_verdict want = EVIDENCE_VERDICT_UNKNOWN;
     const char *want_reason = "";
@@ -347,13 +349,13 @@ static enum evidence_rc check_columns(struct rules *c, const struct evidence_rec
         {"reference_version", row->reference_version, rep->reference_version},
         {"object", row->object, rep->object},
     };
+    if (row->verdict != rep->verdict)
+        return broken(c, "verdict", "the column (%s) differs from the report (%s)",
+                      evidence_verdict_name(row->verdict), evidence_verdict_name(rep->verdict));
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!same_text(text[i].a, text[i].b))
             return broken(c, text[i].column, "the column (%.64s) differs from the report (%.64s)",
                           text[i].a ? text[i].a : "NULL", text[i].b ? text[i].b : "NULL");
-    if (row->verdict != rep->verdict)
-        return broken(c, "verdict", "the column (%s) differs from the report (%s)",
-                      evidence_verdict_name(row->verdict), evidence_verdict_name(rep->verdict));
     if (!same_int(row->interval_start, rep->interval_start) ||
         !same_int(row->interval_end, rep->interval_end))
         return broken(c, "interval_start", "the interval columns differ from the report");

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stdbool.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -211,17 +212,78 @@ void ctl_write_json(const struct ctl_tmp *t, const char *name, const json_t *sit
     assert_int_equal(json_dump_file(sit, out, JSON_INDENT(1)), 0);
 }
 
+/* Runs "[prefix] PROGRAM args" through /bin/sh, stdout and stderr to
+ * dir/out.txt and dir/err.txt (the shell opens them, not the program). */
+static int run_sh(const struct ctl_tmp *t, const char *prefix, const char *program,
+                  const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s'%s' %s >'%s/out.txt' 2>'%s/err.txt'", prefix, program, args,
+             t->dir, t->dir);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int vrun(const struct ctl_tmp *t, const char *prefix, const char *program, const char *fmt,
+                va_list ap)
+{
+    char args[4096];
+    vsnprintf(args, sizeof args, fmt, ap);
+    return run_sh(t, prefix, program, args);
+}
+
 int ctl_run(const struct ctl_tmp *t, const char *fmt, ...)
 {
-    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, "", CTL_STEPCTL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int ctl_run_program(const struct ctl_tmp *t, const char *program, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, "", program, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bool ctl_reader_is_other_user(void)
+{
+    return geteuid() == 0 && system("command -v setpriv >/dev/null 2>&1") == 0;
+}
+
+int ctl_run_reader(const struct ctl_tmp *t, const char *fmt, ...)
+{
+    /* root passes every permission check: read as user nobody instead */
+    const char *as = ctl_reader_is_other_user() ? "setpriv --reuid=65534 --regid=65534 --clear-groups "
+                                                : "";
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, as, CTL_STEPCTL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, ...)
+{
+    char args[4096], script[128];
+    if (geteuid() != 0 || system("unshare -m true >/dev/null 2>&1") != 0)
+        return -2;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'", CTL_STEPCTL, args, t->dir,
-             t->dir);
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(script, sizeof script, "%s/ro-mount.sh", t->dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f, "mount --bind '%s' '%s' && mount -o remount,bind,ro '%s' '%s' || exit 200\n"
+               "exec '%s' %s\n", dir, dir, dir, dir, CTL_STEPCTL, args);
+    fclose(f);
+    int rc = run_sh(t, "unshare -m sh ", script, "");
+    return rc == 200 ? -2 : rc; /* 200: no right to mount here */
 }
 
 char *ctl_out(const struct ctl_tmp *t, const char *which)

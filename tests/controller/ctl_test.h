@@ -4,6 +4,7 @@
 #ifndef CTL_TEST_H
 #define CTL_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,6 +69,19 @@ void ctl_write_json(const struct ctl_tmp *t, const char *name, const json_t *sit
  * to dir/err.txt; returns the exit status (or -1). */
 int ctl_run(const struct ctl_tmp *t, const char *args_fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same with another program (e.g. CTL_EXACTAV). */
+int ctl_run_program(const struct ctl_tmp *t, const char *program, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same as a user who cannot write what the test made read-only: as
+ * root (who passes every permission check) the command runs as user nobody
+ * through setpriv; otherwise as the current user. */
+int ctl_run_reader(const struct ctl_tmp *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+bool ctl_reader_is_other_user(void);
+/* The same in a mount namespace where dir is a read-only bind mount; -2
+ * when that cannot be done here (not root, or no right to mount). */
+int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Contents of dir/out.txt or dir/err.txt (malloc'd). */
 char *ctl_out(const struct ctl_tmp *t, const char *which);
 

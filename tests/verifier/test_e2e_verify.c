@@ -294,6 +294,89 @@ static void t10_extreme_interleaving_ends_unknown_and_never_hangs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- the evidence store: checked before the check, id printed after the commit ---- */
+
+/* Runs `[prefix] exactav ARGS` with stdout to DIR/out and stderr to DIR/err;
+ * returns the exit code and the stdout text (malloc'd) in *out. */
+static int run_in(const char *dir, const char *prefix, char **out, const char *fmt, ...)
+{
+    char args[2048], cmd[4096], path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s%s %s >%s/out 2>%s/err", prefix, EXACTAV_BIN, args, dir, dir);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/out", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    *out = calloc(1, 1 << 20);
+    assert_non_null(*out);
+    size_t n = fread(*out, 1, (1 << 20) - 1, f);
+    (*out)[n] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void t11_evidence_store_is_checked_before_the_check(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/e2e-ev-XXXXXX", path[256], cmd[512], *out;
+    assert_non_null(mkdtemp(dir));
+    const char *args = "verify --no-progress --reference " FX "ref.ts --candidate " FX
+                       "cand_copy.ts --path-id c";
+    /* a committed row: the human report ends with its id, which is stored */
+    snprintf(path, sizeof path, "%s/evidence.db", dir);
+    assert_int_equal(run_in(dir, "", &out, "%s --evidence %s", args, path), 0);
+    const char *line = strstr(out, "evidence: ");
+    assert_non_null(line);
+    char id[64] = "";
+    assert_int_equal(sscanf(line, "evidence: %63s", id), 1);
+    free(out);
+    snprintf(cmd, sizeof cmd, "test \"$(sqlite3 %s \"select id from evidence\")\" = %s", path, id);
+    assert_int_equal(system(cmd), 0);
+    /* no store: no evidence line */
+    assert_int_equal(run_in(dir, "", &out, "%s", args), 0);
+    assert_null(strstr(out, "evidence:"));
+    free(out);
+    /* a store that is not ours, the other store, a place that cannot be
+     * written: exit 66 before the check (no report), the file untouched */
+    snprintf(cmd, sizeof cmd, "sqlite3 %s/foreign.db 'create table t(x)' && "
+                              "sqlite3 %s/control.db 'create table decisions(x); "
+                              "pragma application_id = 1398031188' && mkdir %s/ro", dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    const char *bad[][2] = {{"foreign.db", "not an evidence store"},
+                            {"control.db", "this is a stepctl control.db"},
+                            {"missing/evidence.db", "cannot"}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i][0]);
+        snprintf(cmd, sizeof cmd, "sha256sum %s > %s/sum 2>/dev/null", path, dir);
+        int had = system(cmd) == 0;
+        assert_int_equal(run_in(dir, "", &out, "%s --evidence %s", args, path), 66);
+        assert_string_equal(out, ""); /* no check ran, nothing printed */
+        free(out);
+        snprintf(cmd, sizeof cmd, "grep -q '%s' %s/err", bad[i][1], dir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "sha256sum -c --quiet %s/sum && ! test -e %s-wal", dir, path);
+        if (had)
+            assert_int_equal(system(cmd), 0);
+    }
+    /* a read-only directory (as root: the check runs as user nobody) */
+    snprintf(cmd, sizeof cmd, "chmod 755 %s && chmod 555 %s/ro", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    bool root = geteuid() == 0;
+    if (!root || system("command -v setpriv >/dev/null") == 0) {
+        snprintf(path, sizeof path, "%s/ro/evidence.db", dir);
+        assert_int_equal(run_in(dir, root ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "",
+                                &out, "%s --evidence %s", args, path),
+                         66);
+        assert_string_equal(out, "");
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "chmod 755 %s/ro && rm -rf %s", dir, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- the shared corpus ---- */
 
 static bool corpus(const char *rel, char *out, size_t outlen)
@@ -364,6 +447,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t05_usage_and_unopenable_inputs),
         cmocka_unit_test(t06_runtime_drift_refuses_to_verify),
         cmocka_unit_test(t10_extreme_interleaving_ends_unknown_and_never_hangs),
+        cmocka_unit_test(t11_evidence_store_is_checked_before_the_check),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),

@@ -34,7 +34,8 @@ static const char USAGE[] =
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
-    "  --evidence FILE.db    append the result to this evidence store (SQLite)\n"
+    "  --evidence FILE.db    append the result to this evidence store (SQLite; opened and\n"
+    "                        checked before the check; `evidence: ID` once committed)\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
     "  --channel C, --rendition R, --program-version V\n"
     "                        evidence context (default: from the reference binding)\n"
@@ -52,7 +53,8 @@ static const char USAGE[] =
     "  -h, --help            this help\n"
     "\n"
     "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable,\n"
-    "66 an input cannot be opened, 70 internal error.  See docs/cli.md.\n";
+    "66 an input cannot be opened or the evidence store is not usable, 70 internal error.\n"
+    "See docs/cli.md.\n";
 
 #define MAX_REDACT_PARAMS 32
 
