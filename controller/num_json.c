@@ -67,7 +67,8 @@ static const char *skip_string(const char *s, const char *end, bool *nul)
             continue;
         if (end - s >= 6 && !memcmp(s + 1, "u0000", 5))
             *nul = true;
-        s++; /* the escaped character; \uXXXX's digits need no care */
+        if (end - s > 1)
+            s++; /* the escaped character; \uXXXX's digits need no care */
     }
     return s < end ? s + 1 : end;
 }
