@@ -134,6 +134,17 @@ enum evidence_rc evidence_import_report_at(struct evidence_db *db, const char *j
                                            size_t len, int64_t now_ms, int *inserted,
                                            char *err, size_t errlen);
 
+/* The rules of a valid report (docs/evidence.md): one that `exactav verify`
+ * could have produced.  The verdict follows from the track verdicts by the
+ * lattice; a MATCH has every track MATCH with everything in the interval
+ * compared, clean decodes and no failed delivery; a MISMATCH names its
+ * first difference; the counts agree; profile.fingerprint is 64 hex digits
+ * equal to the one recomputed from profile.document and profile.runtime
+ * (evidence_fingerprint.h), whose pins it matches.  EVIDENCE_OK, or
+ * EVIDENCE_E_INVALID with err naming the first broken rule.  Import,
+ * insert and evidence_newest all apply it. */
+enum evidence_rc evidence_check_report(const json_t *report, char *err, size_t errlen);
+
 /* 128 random bits (OpenSSL RAND_bytes) formatted like a UUIDv4. */
 enum evidence_rc evidence_new_id(char out[37]);
 /* Wall clock, UTC milliseconds since the Unix epoch. */
@@ -156,6 +167,48 @@ enum evidence_rc evidence_latest(struct evidence_db *db, const struct evidence_f
                                  json_t **rows, char *err, size_t errlen);
 enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **record,
                                char *err, size_t errlen);
+
+/* The controller's query.  For each scope: the newest row of exactly that
+ * scope (path, channel, rendition, program version; the rule of `latest`:
+ * newest observed_at_ms, a non-MATCH row first on a tie, then the later
+ * recorded_at_ms, then the greater id), or, when there is none, the newest
+ * row of the path and channel for any rendition or version (so the caller
+ * can say why nothing applies).  Only check_kind exact-av-v1.  All scopes
+ * are read in one read transaction (one snapshot).  Every row returned is
+ * checked against the rules of a valid row (evidence_check_report, and each
+ * column equal to its report): a row that breaks one comes back with
+ * malformed = true and why naming the rule - never dropped, so an invalid
+ * newest row can never let an older valid one decide. */
+#define EVIDENCE_ROW_STR 256
+struct evidence_row {
+    char id[EVIDENCE_ROW_STR], check_kind[EVIDENCE_ROW_STR], reason[EVIDENCE_ROW_STR];
+    char profile_id[EVIDENCE_ROW_STR], path_id[EVIDENCE_ROW_STR], channel[EVIDENCE_ROW_STR];
+    char rendition[EVIDENCE_ROW_STR], program_version[EVIDENCE_ROW_STR];
+    char reference_version[EVIDENCE_ROW_STR];
+    enum evidence_verdict verdict; /* UNKNOWN for anything that is not a verdict */
+    int64_t observed_at_ms, recorded_at_ms;
+    bool malformed;                /* breaks a rule of a valid row: never applicable */
+    char why[256];                 /* the rule, when malformed ("" when not known) */
+};
+struct evidence_rows {
+    struct evidence_row *rows;
+    size_t n, cap;
+};
+struct evidence_scope {
+    const char *path_id, *channel, *rendition, *program_version;
+};
+
+enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
+                                 size_t n, struct evidence_rows *out, char *err, size_t errlen);
+/* The rule of "newest" as a comparison, exactly the order evidence_newest
+ * and `latest` use in SQL: true when a is newer than b. */
+bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b);
+/* Appends a copy of row; 0, or -1 when memory runs out. */
+int evidence_rows_append(struct evidence_rows *set, const struct evidence_row *row);
+void evidence_rows_free(struct evidence_rows *set);
+/* Copies src (NULL: "") into the field dst of row; a value that does not
+ * fit marks the row malformed. */
+void evidence_row_set(struct evidence_row *row, char *dst, const char *src);
 
 /* Writers: format what the queries returned, compute nothing.  Untrusted
  * text is printed with control characters replaced by '?'. */

@@ -76,15 +76,19 @@ enum evidence_rc evidence_validate_record(const struct evidence_record *r, int64
     enum evidence_rc rc = validate_times(r, now_ms, err, errlen);
     if (rc != EVIDENCE_OK)
         return rc;
-    if (!r->report || strlen(r->report) > EVIDENCE_MAX_REPORT_BYTES ||
-        !is_json_kind(r->report, JSON_OBJECT))
-        return invalid(err, errlen, "report", "must be a JSON object");
     if (r->fetch_count > EVIDENCE_MAX_FETCHES || (r->fetch_count && !r->fetches))
         return invalid(err, errlen, "fetches", "too many or missing");
     for (size_t i = 0; i < r->fetch_count; i++)
         if ((rc = validate_fetch(&r->fetches[i], i, err, errlen)) != EVIDENCE_OK)
             return rc;
-    return EVIDENCE_OK;
+    /* The report itself, and the columns against it (evidence_rules.c). */
+    json_t *report = r->report && strlen(r->report) <= EVIDENCE_MAX_REPORT_BYTES
+                         ? json_loads(r->report, JSON_REJECT_DUPLICATES, NULL)
+                         : NULL;
+    rc = json_is_object(report) ? evidence_check_row(r, report, err, errlen)
+                                : invalid(err, errlen, "report", "must be a JSON object");
+    json_decref(report);
+    return rc;
 }
 
 static void bind_text(sqlite3_stmt *st, int col, const char *s)

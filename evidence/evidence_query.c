@@ -153,6 +153,10 @@ static enum evidence_rc run_filtered(struct evidence_db *db, const char *sql,
     bind_filter(st, f);
     enum evidence_rc rc = collect_rows(db->sql, st, rows, err, errlen);
     sqlite3_finalize(st);
+    if (rc == EVIDENCE_OK && (rc = evidence_read_done(db, err, errlen)) != EVIDENCE_OK) {
+        json_decref(*rows);
+        *rows = NULL;
+    }
     return rc;
 }
 
@@ -201,7 +205,7 @@ enum evidence_rc evidence_latest(struct evidence_db *db, const struct evidence_f
     snprintf(sql, sizeof sql,
              "SELECT " ROW_COLUMNS " FROM (SELECT " ROW_COLUMNS ", row_number() OVER ("
              "PARTITION BY path_id, channel, rendition, program_version "
-             "ORDER BY observed_at_ms DESC, verdict = 'MATCH' ASC, recorded_at_ms DESC, id DESC"
+             "ORDER BY " EVIDENCE_NEWEST_ORDER
              ") AS rn FROM evidence%s) WHERE rn = 1"
              " ORDER BY observed_at_ms DESC, id ASC%s", where, f->limit > 0 ? " LIMIT ?7" : "");
     return run_filtered(db, sql, f, rows, err, errlen);
@@ -263,6 +267,8 @@ enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **
     }
     enum evidence_rc rc = show_in_txn(db, id, record, err, errlen);
     evidence_rollback(db->sql); /* read-only transaction: nothing to commit */
+    if (rc == EVIDENCE_OK)
+        rc = evidence_read_done(db, err, errlen);
     if (rc != EVIDENCE_OK) {
         json_decref(*record);
         *record = NULL;

@@ -2,6 +2,8 @@
  * Each test is registered with ctest on its own (evidence_<name>); the
  * first argument selects it. */
 #include "ev_test.h"
+#include "dbfile.h"
+#include "evidence_fingerprint.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,8 +139,11 @@ static void store_02_migrates_empty_v0_file(void **state)
 static void store_03_refuses_newer_schema_version(void **state)
 {
     struct ev_tmp *t = *state;
-    exec_raw(t->db, "CREATE TABLE evidence(id TEXT); PRAGMA user_version=2;");
-    struct evidence_db *db = NULL;
+    /* an evidence store (our application_id) of a later schema version */
+    struct evidence_db *db = open_rw(t->db);
+    evidence_close(db);
+    exec_raw(t->db, "PRAGMA user_version=2;");
+    db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
@@ -155,7 +160,7 @@ static void store_04_refuses_foreign_v0_database(void **state)
     struct evidence_db *db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_OPEN);
-    assert_non_null(strstr(err, "not an evidence database"));
+    assert_non_null(strstr(err, "not an evidence store"));
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name='evidence'"), 0);
     /* a file that is not SQLite at all */
     char junk[160];
@@ -197,7 +202,8 @@ static void store_06_insert_show_round_trip(void **state)
     assert_string_equal(str_at(rec, "check_kind"), "exact-av-v1");
     assert_string_equal(str_at(rec, "verdict"), "MATCH");
     assert_string_equal(str_at(rec, "reason"), "identical");
-    assert_string_equal(str_at(rec, "profile_fingerprint"), "ab12");
+    assert_string_equal(str_at(rec, "profile_fingerprint"), r.profile_fingerprint);
+    assert_int_equal(strlen(str_at(rec, "profile_fingerprint")), 64);
     assert_string_equal(str_at(rec, "path_id"), "cdn-c");
     assert_string_equal(str_at(rec, "program_version"), "pv7");
     assert_string_equal(str_at(rec, "reference_version"), "sha256:ref");
@@ -251,6 +257,7 @@ static void store_08_duplicate_id_is_conflict_and_keeps_original(void **state)
     r.observed_at_ms = now;
     r.observed_end_ms = now;
     r.verdict = EVIDENCE_VERDICT_MISMATCH;
+    ev_refresh_report(&r);
     char err[256] = "";
     assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_CONFLICT);
     evidence_close(db);
@@ -453,6 +460,7 @@ static void insert_scoped(struct evidence_db *db, const char *id, const char *pa
     r.path_id = path;
     r.program_version = pv;
     r.verdict = v;
+    ev_refresh_report(&r);
     insert_ok(db, &r);
 }
 
@@ -653,6 +661,250 @@ static void store_19_import_survives_truncated_and_corrupted_reports(void **stat
     evidence_close(db);
 }
 
+/* ---- knowing our own file (issue 9) ---- */
+
+/* SHA-256 of a whole file (a foreign file must stay byte-identical). */
+static void file_digest(const char *path, char out[65])
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    evidence_sha256_hex(buf, n, out);
+}
+
+static bool side_file(const char *path, const char *suffix)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return access(p, F_OK) == 0;
+}
+
+static void store_20_application_id_and_foreign_files_untouched(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+    /* foreign files are refused before anything is written: same digest,
+     * still in rollback-journal mode, no WAL or index file made */
+    static const struct {
+        const char *sql, *why;
+    } foreign[] = {
+        {"CREATE TABLE t(x); INSERT INTO t VALUES (1);", "not an evidence store"},
+        {"CREATE TABLE t(x); PRAGMA application_id = 305419896;", "another application"},
+        {"CREATE TABLE evidence(id TEXT); PRAGMA user_version = 1;", "not an evidence store"},
+        {"CREATE TABLE decisions(x); PRAGMA application_id = 1398031188;", "a stepctl control.db"},
+    };
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        char path[160], d1[65], d2[65], err[512] = "";
+        snprintf(path, sizeof path, "%s/foreign%zu.db", t->dir, i);
+        exec_raw(path, foreign[i].sql);
+        file_digest(path, d1);
+        for (int mode = 0; mode < 2; mode++) {
+            assert_int_equal(evidence_open(path, mode ? EVIDENCE_OPEN_RW : EVIDENCE_OPEN_RO, &db,
+                                           err, sizeof err),
+                             EVIDENCE_E_OPEN);
+            if (!strstr(err, foreign[i].why))
+                fail_msg("%s: \"%s\" does not say \"%s\"", foreign[i].sql, err, foreign[i].why);
+        }
+        file_digest(path, d2);
+        assert_string_equal(d1, d2);
+        assert_false(side_file(path, "-wal") || side_file(path, "-shm") || side_file(path, "-journal"));
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'fetches'"), 0);
+    }
+}
+
+/* A store of schema v1 made before application_id existed: read as it is
+ * by readers (nothing written), adopted by the next writer, rows kept. */
+static void store_21_store_from_before_application_id_is_adopted(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    struct evidence_record r = ev_sample_record("id-legacy", evidence_now_ms());
+    insert_ok(db, &r);
+    evidence_close(db);
+    exec_raw(t->db, "PRAGMA application_id = 0"); /* and the raw close drops the WAL files */
+    char d1[65], d2[65], err[256] = "";
+    file_digest(t->db, d1);
+    db = open_ro(t->db);
+    json_t *rows = NULL;
+    struct evidence_filter f = {0};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 1);
+    json_decref(rows);
+    evidence_close(db);
+    file_digest(t->db, d2);
+    assert_string_equal(d1, d2);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), 0);
+    db = open_rw(t->db);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
+}
+
+/* Changes one field of a valid report (dotted path) and expects import to
+ * refuse it naming want. */
+static void forged(struct evidence_db *db, const char *verdict, const char *dotted, json_t *value,
+                   const char *want)
+{
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("id-forged", verdict, now, "p", "c", "r", "v");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    char path[128];
+    snprintf(path, sizeof path, "%s", dotted);
+    json_t *o = root;
+    char *key = path, *dot;
+    while ((dot = strchr(key, '.'))) {
+        *dot = '\0';
+        o = json_is_array(o) ? json_array_get(o, (size_t)atoi(key)) : json_object_get(o, key);
+        key = dot + 1;
+    }
+    if (value)
+        json_object_set_new(o, key, value);
+    else
+        json_object_del(o, key);
+    text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char err[512] = "";
+    int inserted = -1;
+    enum evidence_rc rc = evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err);
+    free(text);
+    if (rc != EVIDENCE_E_INVALID || !strstr(err, want))
+        fail_msg("%s %s: rc %d, error \"%s\" does not name \"%s\"", verdict, dotted, rc, err, want);
+    assert_int_equal(inserted, 0);
+}
+
+/* What exactav verify could not have produced is refused, the first broken
+ * rule named: the issue's two reports, then one rule at a time. */
+static void store_22_import_refuses_what_verify_could_not_have_produced(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    /* 1. MATCH with reason connect_error, video UNKNOWN, nothing compared */
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("id-1", "UNKNOWN", now, "p", "c", "r", "v");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(root, "verdict", json_string("MATCH"));
+    json_object_set_new(root, "reason", json_string("connect_error"));
+    json_object_set_new(json_object_get(root, "video"), "compared_frames", json_integer(0));
+    text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char err[512] = "";
+    int inserted = -1;
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "verdict: MATCH does not follow from the tracks"));
+    free(text);
+    /* 2. only the fields import needs, with profile.fingerprint "x" */
+    const char minimal[] = "{\"check_kind\":\"exact-av-v1\",\"evidence_id\":\"id-2\",\"verdict\":"
+                           "\"MATCH\",\"reason\":\"identical\",\"profile\":{\"id\":\"exact-av-v1\","
+                           "\"version\":1,\"fingerprint\":\"x\"},\"observed_at_ms\":1000,"
+                           "\"observed_end_ms\":1000}";
+    assert_int_equal(evidence_import_report_at(db, minimal, strlen(minimal), now, &inserted, err,
+                                               sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "profile.fingerprint: must be 64 lowercase hex digits"));
+    /* 3. one rule at a time */
+    forged(db, "MATCH", "profile.fingerprint", json_string("0000000000000000000000000000000000000000000000000000000000000000"), "profile.fingerprint: is not the one recomputed");
+    forged(db, "MATCH", "profile.runtime.arch", json_string("aarch64"), "profile.fingerprint: is not the one recomputed");
+    forged(db, "MATCH", "profile.runtime.libavcodec", json_string("60.3.100"), "profile.runtime: differs from the profile's pins");
+    forged(db, "MATCH", "profile.document", NULL, "profile.document: required");
+    forged(db, "MATCH", "profile.document.id", json_string("other"), "profile.document: is not profile exact-av-v1");
+    forged(db, "MATCH", "video.compared_frames", json_integer(149), "video.compared_frames: a MATCH compares everything");
+    forged(db, "MATCH", "video.compared_frames", json_integer(151), "video.compared_frames: 151 compared");
+    forged(db, "MATCH", "audio.candidate_samples", json_integer(287999), "audio.candidate_samples: a MATCH compares everything");
+    forged(db, "MATCH", "video.reason", json_string("video_pixels"), "video.reason: a MATCH has reason identical");
+    forged(db, "MATCH", "video.unconfirmed_differences", json_true(), "video.unconfirmed_differences");
+    forged(db, "MATCH", "video", NULL, "video: required object");
+    forged(db, "MATCH", "audio.verdict", json_string("UNKNOWN"), "verdict: MATCH does not follow");
+    forged(db, "MATCH", "reason", json_string("match"), "reason: match is not the reason the lattice carries (identical)");
+    forged(db, "MATCH", "candidate.delivery_failure", json_pack("{s:s,s:s}", "reason", "http_error", "detail", "404"), "candidate.delivery_failure: a MATCH cannot have a failed delivery");
+    forged(db, "MATCH", "candidate.transport_complete", json_false(), "candidate.transport_complete");
+    forged(db, "MATCH", "reference.video.corrupt_frames", json_true(), "reference.video.corrupt_frames");
+    forged(db, "MATCH", "fetches.1.error", json_string("short body"), "fetches[1].error: a MATCH cannot hold a failed request");
+    forged(db, "MATCH", "fetches.1.seq", json_integer(7), "fetches[1].seq");
+    forged(db, "MATCH", "candidate", NULL, "candidate: required object");
+    forged(db, "MISMATCH", "video.first_mismatch", json_null(), "video.first_mismatch: a MISMATCH names its first difference");
+    forged(db, "MISMATCH", "video.first_mismatch.plane", json_string("missing"), "video.reason: video_pixels does not match the first difference (video_missing_frames)");
+    forged(db, "MISMATCH", "verdict", json_string("UNKNOWN"), "verdict: UNKNOWN does not follow");
+    forged(db, "UNKNOWN", "video.first_mismatch", json_pack("{s:s}", "plane", "Y"), "video.first_mismatch: only a MISMATCH");
+    forged(db, "UNKNOWN", "reason", json_string("identical"), "reason: identical is not the reason");
+    /* a MATCH over nothing is UNKNOWN empty_interval */
+    text = ev_sample_report("id-3", "MATCH", now, "p", "c", "r", "v");
+    root = json_loads(text, 0, NULL);
+    free(text);
+    json_t *v = json_object_get(root, "video"), *a = json_object_get(root, "audio");
+    json_object_set_new(v, "reference_frames", json_integer(0));
+    json_object_set_new(v, "candidate_frames", json_integer(0));
+    json_object_set_new(v, "compared_frames", json_integer(0));
+    json_object_set_new(a, "reference_samples", json_integer(0));
+    json_object_set_new(a, "candidate_samples", json_integer(0));
+    text = json_dumps(root, JSON_COMPACT);
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "the lattice gives UNKNOWN"));
+    free(text);
+    json_object_set_new(root, "verdict", json_string("UNKNOWN"));
+    json_object_set_new(root, "reason", json_string("empty_interval"));
+    text = json_dumps(root, JSON_COMPACT);
+    import_ok(db, text, now, 1); /* what verify writes for an empty interval */
+    free(text);
+    json_decref(root);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
+}
+
+/* "Newest" is one rule: evidence_newest (SQL), latest (SQL) and
+ * evidence_row_newer (C) pick the same row, ties included. */
+static void store_23_newest_is_one_rule(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    uint64_t rng = 12345;
+    int64_t base = evidence_now_ms() - MIN_MS(60);
+    struct evidence_row rows[40];
+    static const enum evidence_verdict verdicts[] = {EVIDENCE_VERDICT_MATCH,
+                                                     EVIDENCE_VERDICT_MISMATCH,
+                                                     EVIDENCE_VERDICT_UNKNOWN};
+    static char ids[40][16];
+    for (int i = 0; i < 40; i++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        snprintf(ids[i], sizeof ids[i], "r%02d", (int)((rng >> 33) % 100)); /* ids in random order */
+        ids[i][3] = (char)('a' + i % 26), ids[i][4] = (char)('a' + i / 26), ids[i][5] = '\0';
+        struct evidence_record r = ev_sample_record(ids[i], base + (int64_t)((rng >> 40) % 4) * 1000);
+        r.verdict = verdicts[(rng >> 20) % 3];
+        r.recorded_at_ms = base + MIN_MS(1) + (int64_t)((rng >> 44) % 3);
+        ev_refresh_report(&r);
+        insert_ok(db, &r);
+        memset(&rows[i], 0, sizeof rows[i]);
+        strcpy(rows[i].id, ids[i]); /* 5 characters */
+        rows[i].verdict = r.verdict;
+        rows[i].observed_at_ms = r.observed_at_ms;
+        rows[i].recorded_at_ms = r.recorded_at_ms;
+    }
+    const struct evidence_row *best = &rows[0];
+    for (int i = 1; i < 40; i++)
+        if (evidence_row_newer(&rows[i], best))
+            best = &rows[i];
+    struct evidence_scope scope = {"cdn-c", "ch1", "720p", "pv7"};
+    struct evidence_rows got = {0};
+    char err[256] = "";
+    assert_int_equal(evidence_newest(db, &scope, 1, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.rows[0].id, best->id);
+    assert_false(got.rows[0].malformed);
+    evidence_rows_free(&got);
+    json_t *latest = NULL;
+    struct evidence_filter f = {0};
+    assert_int_equal(evidence_latest(db, &f, &latest, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(latest, 0), "id")), best->id);
+    json_decref(latest);
+    evidence_close(db);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -677,6 +929,10 @@ int main(int argc, char **argv)
         T(store_17_concurrent_writers_all_succeed),
         T(store_18_new_id_is_random_uuid_v4),
         T(store_19_import_survives_truncated_and_corrupted_reports),
+        T(store_20_application_id_and_foreign_files_untouched),
+        T(store_21_store_from_before_application_id_is_adopted),
+        T(store_22_import_refuses_what_verify_could_not_have_produced),
+        T(store_23_newest_is_one_rule),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */

@@ -7,18 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
+#include "evidence_fingerprint.h"
 
 void util_sha256_hex(const void *data, size_t len, char out[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-        snprintf(out, 65, "%s", "unavailable");
-        return;
-    }
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    evidence_sha256_hex(data, len, out); /* one implementation (evidence/fingerprint) */
 }
 
 int64_t util_now_ms(void)

@@ -324,13 +324,15 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
     int64_t obs1 = rq->observed_end_ms ? rq->observed_end_ms : t1;
     util_rfc3339(obs0, at);
     json_t *rep = json_pack(
-        "{s:s, s:s, s:o, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
+        "{s:s, s:s, s:o, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
         " s:s, s:I, s:I, s:o, s:o, s:o, s:o}",
         "tool", "exactav " EXACTAV_VERSION, "check_kind", "exact-av-v1",
         "evidence_id", rq->evidence_id ? json_string(rq->evidence_id) : json_null(),
         "verdict", verdict_name(overall.verdict), "reason", overall.reason,
         "profile", "id", rq->profile->id, "version", (json_int_t)rq->profile->version,
         "fingerprint", r->fingerprint, "source", rq->profile->source, "runtime", r->runtime,
+        /* the document too: the store recomputes the fingerprint from the report alone */
+        "document", rq->profile->doc,
         "context", context_json(rq),
         "interval", "start", (json_int_t)r->ref.start, "end", (json_int_t)r->ref.end,
         "video_boundary", (json_int_t)r->ref.video_boundary, "audio_boundary", (json_int_t)r->ref.audio_boundary,

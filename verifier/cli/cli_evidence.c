@@ -38,7 +38,8 @@ static const char USAGE[] =
     "       exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
     "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS\n"
-    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report, 66 cannot open, 70 internal\n";
+    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report (one exactav verify could\n"
+    "not have produced), 66 cannot open, or not an evidence store of this version, 70 internal\n";
 
 static const char HELP_LIST[] =
     "usage: exactav evidence list --evidence FILE.db [filters] [--limit N] [--json]\n"

@@ -34,7 +34,8 @@ static const char USAGE[] =
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
-    "  --evidence FILE.db    append the result to this evidence store (SQLite)\n"
+    "  --evidence FILE.db    append the result to this evidence store (SQLite; opened and\n"
+    "                        checked before the check; `evidence: ID` once committed)\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
     "  --channel C, --rendition R, --program-version V\n"
     "                        evidence context (default: from the reference binding)\n"
@@ -52,7 +53,8 @@ static const char USAGE[] =
     "  -h, --help            this help\n"
     "\n"
     "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable,\n"
-    "66 an input cannot be opened, 70 internal error.  See docs/cli.md.\n";
+    "66 an input cannot be opened or the evidence store is not usable, 70 internal error.\n"
+    "See docs/cli.md.\n";
 
 #define MAX_REDACT_PARAMS 32
 
@@ -233,22 +235,35 @@ static void apply_context(const struct verify_opts *o, struct reference *ref)
             json_object_set_new(ref->context, keys[i], json_string(vals[i]));
 }
 
-/* Appends the report to the evidence store in one transaction. */
-static int store_evidence(const char *path, const json_t *report)
+/* Opens (creating if needed) and validates the evidence store before the
+ * check starts: a store that is not ours, of another version or not
+ * writable here fails now, before any byte is fetched, not after the whole
+ * check.  Store errors about the file exit 66, like every other command. */
+static int open_evidence(const char *path, struct evidence_db **db)
 {
-    struct evidence_db *db = NULL;
-    char err[512];
-    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
-    if (rc != EVIDENCE_OK)
-        return cli_fail(rc == EVIDENCE_E_OPEN ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL, "verify",
-                        "evidence %s: %s", path, err);
+    char err[1024];
+    *db = NULL;
+    if (!path)
+        return 0;
+    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, db, err, sizeof err);
+    if (rc == EVIDENCE_OK)
+        return 0;
+    return cli_fail(rc == EVIDENCE_E_INTERNAL ? EXACTAV_EXIT_INTERNAL : EXACTAV_EXIT_NOINPUT,
+                    "verify", "--evidence %s: %s", path, err);
+}
+
+/* Appends the report to the evidence store in one transaction. */
+static int store_evidence(struct evidence_db *db, const char *path, const json_t *report)
+{
+    char err[1024];
     char *text = json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
     int inserted = 0;
-    rc = text ? evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err) : EVIDENCE_E_INTERNAL;
+    enum evidence_rc rc = text ? evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err)
+                               : EVIDENCE_E_INTERNAL;
     free(text);
-    evidence_close(db);
     if (rc != EVIDENCE_OK)
-        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "evidence %s: %s", path, err);
+        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "evidence %s: %s", path,
+                        text ? err : "out of memory");
     return 0;
 }
 
@@ -281,7 +296,7 @@ static int open_candidate(const struct verify_opts *o, const struct reference *r
 }
 
 static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
-                     struct candidate *cand)
+                     struct candidate *cand, struct evidence_db *edb)
 {
     struct verify_request rq = {
         .profile = p, .ref_segs = ref->segs, .n_ref = ref->nsegs, .cand_segs = cand->segs, .n_cand = cand->nsegs,
@@ -303,17 +318,13 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
     if (report && cand->failure)
         json_object_set_new(json_object_get(report, "candidate"), "delivery_failure",
                             json_pack("{s:s, s:s}", "reason", cand->failure, "detail", cand->failure_detail));
-    if (report && o->evidence) {
-        int erc = store_evidence(o->evidence, report);
-        if (erc) {
-            emit(o, report, rc, err);
-            json_decref(report);
-            return erc;
-        }
-    }
-    rc = emit(o, report, rc, err);
+    int erc = report && edb ? store_evidence(edb, o->evidence, report) : 0;
+    rc = emit(o, report, erc ? erc : rc, err);
+    /* `evidence: ID` only for a committed row (the JSON report has its id). */
+    if (report && edb && !erc && !o->json)
+        printf("evidence: %s\n", id);
     json_decref(report);
-    return rc;
+    return erc ? erc : rc;
 }
 
 int exactav_cmd_verify(int argc, char **argv)
@@ -329,14 +340,18 @@ int exactav_cmd_verify(int argc, char **argv)
         return rc;
     struct reference ref;
     struct candidate cand;
+    struct evidence_db *edb = NULL;
     memset(&cand, 0, sizeof cand);
     rc = load_reference(&o, &p, &ref);
+    if (!rc)
+        rc = open_evidence(o.evidence, &edb);
     if (!rc) {
         apply_context(&o, &ref);
         rc = open_candidate(&o, &ref, &cand);
     }
     if (!rc)
-        rc = run_check(&o, &p, &ref, &cand);
+        rc = run_check(&o, &p, &ref, &cand, edb);
+    evidence_close(edb);
     candidate_free(&cand);
     if (ref.is_binding)
         binding_free(&ref.b);
