@@ -31,6 +31,24 @@ static unsigned read_port(const char *path)
     return port;
 }
 
+pid_t cdn_spawn(const char *const *argv, const char *out_path, bool own_group)
+{
+    fflush(NULL); /* the child must not print the parent's buffered output again */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* Never outlive the test (a failed assertion skips the stop), and never
+     * hold its stdout/stderr open (ctest waits for them). */
+    if (own_group)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent || !freopen(out_path, "w", stderr) || !freopen(out_path, "a", stdout))
+        _exit(127);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+}
+
 int cdn_start(struct cdn_proc *p, const char *cdnd_bin, const char *dir, const char *name,
               const char *const *args)
 {
@@ -51,19 +69,9 @@ int cdn_start(struct cdn_proc *p, const char *cdnd_bin, const char *dir, const c
         argv[n++] = fixed[i];
     argv[n] = NULL;
     unlink(portf);
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = cdn_spawn(argv, errf, false);
     if (pid < 0)
         return -1;
-    if (pid == 0) {
-        /* Never outlive the test (a failed assertion skips cdn_stop), and
-         * never hold its stdout/stderr open (ctest waits for them). */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent || !freopen(errf, "w", stderr) || !freopen("/dev/null", "w", stdout))
-            _exit(127);
-        execv(cdnd_bin, (char *const *)argv);
-        _exit(127);
-    }
     p->pid = pid;
     for (int i = 0; i < 400; i++) {
         if ((p->port = read_port(portf)) != 0) {

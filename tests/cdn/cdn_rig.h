@@ -10,6 +10,7 @@
 #define CDN_RIG_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,11 @@ struct cdn_proc {
     char log[PATH_MAX], report[PATH_MAX];
     char base[64]; /* "http://127.0.0.1:PORT" */
 };
+
+/* Runs argv[0] with stdout and stderr to out_path, killed when the calling
+ * thread ends; own_group: leader of a new process group (to end it with all
+ * its children).  The pid, or -1. */
+pid_t cdn_spawn(const char *const *argv, const char *out_path, bool own_group);
 
 /* Starts cdnd_bin with args (NULL-terminated; --log, --report and --port-file
  * are added) and waits up to 20 s for it to listen.  0 or -1. */
