@@ -77,7 +77,7 @@ int player_rig_start(struct player_rig *rig, const char *dir)
     return cdn_start(&rig->origin, CDND_BIN, dir, "origin", args);
 }
 
-int player_rig_open(struct player_rig *rig, const char *playback_url)
+int player_rig_open(struct player_rig *rig, const char *playback_url, const char *page_params)
 {
     const char *bin = player_rig_chromium();
     if (!bin || rig->chromium)
@@ -85,8 +85,8 @@ int player_rig_open(struct player_rig *rig, const char *playback_url)
     char *src = curl_easy_escape(NULL, playback_url, 0); /* a query value: & and = escaped */
     if (!src)
         return -1;
-    int n = snprintf(rig->page_url, sizeof rig->page_url, "%s/player.html?src=%s",
-                     rig->origin.base, src);
+    int n = snprintf(rig->page_url, sizeof rig->page_url, "%s/player.html?src=%s%s%s",
+                     rig->origin.base, src, page_params ? "&" : "", page_params ? page_params : "");
     curl_free(src);
     if (n < 0 || (size_t)n >= sizeof rig->page_url)
         return -1;

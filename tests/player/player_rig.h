@@ -12,7 +12,7 @@
  *
  *   player_rig_need(...)                          skip (exit 77) without chromium, hls.js or corpus
  *   player_rig_start(&rig, dir)                   page origin up
- *   player_rig_open(&rig, playback_url)           chromium plays it
+ *   player_rig_open(&rig, playback_url, NULL)     chromium plays it
  *   player_rig_wait(&rig, pred, ctx, seconds)     the first report that satisfies pred
  *   player_rig_stop(&rig)                         chromium's process group and the origin end
  */
@@ -46,9 +46,11 @@ void player_rig_need(const char *const *paths);
 /* Copies the page and hls.min.js into dir/page and starts their origin. 0 or -1. */
 int player_rig_start(struct player_rig *rig, const char *dir);
 
-/* Opens player.html?src=playback_url in a fresh headless chromium (its own
- * --user-data-dir under dir, output in dir/chromium.log). 0 or -1. */
-int player_rig_open(struct player_rig *rig, const char *playback_url);
+/* Opens player.html?src=playback_url[&page_params] in a fresh headless
+ * chromium (its own --user-data-dir under dir, output in dir/chromium.log).
+ * page_params: NULL, or more page parameters ("credentials=1&period=250").
+ * 0 or -1. */
+int player_rig_open(struct player_rig *rig, const char *playback_url, const char *page_params);
 
 /* Every report so far (an array, oldest first). */
 json_t *player_rig_reports(const struct player_rig *rig);

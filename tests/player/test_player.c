@@ -163,7 +163,7 @@ static void player_01_steering_plays_first_pathway_then_fails_over(void **state)
                      0);
     char playback[256];
     snprintf(playback, sizeof playback, "%s/master.m3u8", rig.origin.base);
-    assert_int_equal(player_rig_open(&rig, playback), 0);
+    assert_int_equal(player_rig_open(&rig, playback, NULL), 0);
 
     /* 1. It plays, from A only. */
     double zero = 0;
