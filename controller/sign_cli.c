@@ -194,21 +194,23 @@ static int check_args(const char *cmd, const struct sign_args *a, struct cfsign_
     return SIGN_OK;
 }
 
-static void print_result(bool cookies, const char *url, const struct cfsign_values *v)
+/* Prints the URL or the cookies; false when they do not fit (never half). */
+static bool print_result(bool cookies, const char *url, const struct cfsign_values *v)
 {
     if (cookies) {
         struct cfsign_cookie c[4];
         size_t n = cfsign_cookies(v, c);
         for (size_t i = 0; i < n; i++)
             printf("%s=%s\n", c[i].name, c[i].value);
-        return;
+        return true;
     }
     static char query[CFSIGN_POLICY_B64_MAX + CFSIGN_SIG_B64_MAX + 256];
     static char out[CFSIGN_RESOURCE_MAX + sizeof query + 2];
-    /* Both fit by construction: the URL passed cfsign_policy_check or the
-     * resource did, and the URL is bounded by the same limit below. */
-    if (cfsign_query(v, query, sizeof query) && cfsign_append_query(url, query, out, sizeof out))
-        printf("%s\n", out);
+    /* Both fit by construction (the URL is at most CFSIGN_RESOURCE_MAX). */
+    if (!cfsign_query(v, query, sizeof query) || !cfsign_append_query(url, query, out, sizeof out))
+        return false;
+    printf("%s\n", out);
+    return true;
 }
 
 static int sign_main(int argc, char **argv, bool cookies)
@@ -246,7 +248,10 @@ static int sign_main(int argc, char **argv, bool cookies)
         fprintf(stderr, "stepctl %s: %s\n", argv[0], err);
         return SIGN_INTERNAL;
     }
-    print_result(cookies, a.url, &v);
+    if (!print_result(cookies, a.url, &v)) {
+        fprintf(stderr, "stepctl %s: the signed URL does not fit\n", argv[0]);
+        return SIGN_INTERNAL;
+    }
     return fflush(stdout) == 0 ? SIGN_OK : SIGN_INTERNAL;
 }
 
