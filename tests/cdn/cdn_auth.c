@@ -303,7 +303,7 @@ struct cdn_auth_outcome cdn_auth_check(const struct cdn_auth_keys *keys,
 {
     static __thread struct sigvals sv;
     static __thread unsigned char policy[POLICY_MAX], sig[1024];
-    static __thread char url[URL_MAX], stripped[URL_MAX];
+    static __thread char url[2 * URL_MAX], stripped[URL_MAX];
     memset(&sv, 0, sizeof sv);
     enum cdn_auth_via via = gather(rq, &sv);
     if (via == CDN_VIA_NONE || !sv.has_signature || !sv.has_key ||
@@ -318,7 +318,10 @@ struct cdn_auth_outcome cdn_auth_check(const struct cdn_auth_keys *keys,
     if (sv.has_hash && strcmp(sv.hash, "SHA256") && strcmp(sv.hash, "SHA1"))
         return deny(via, "signature_invalid");
     strip_query(rq->raw_query, stripped, sizeof stripped);
-    snprintf(url, sizeof url, "http://%s%s%s%s", rq->host ? rq->host : "", rq->path,
+    const char *host = rq->host ? rq->host : "";
+    if (strlen(host) >= URL_MAX / 2 || strlen(rq->path) >= URL_MAX / 2) /* never a truncated URL */
+        return deny(via, "resource_mismatch");
+    snprintf(url, sizeof url, "http://%.*s%.*s%s%s", URL_MAX / 2, host, URL_MAX / 2, rq->path,
              stripped[0] ? "?" : "", stripped);
     long plen;
     if (sv.has_policy) {
