@@ -16,6 +16,8 @@ static const struct stepctl_command commands[] = {
     {"replay", stepctl_cmd_replay, "recompute a recorded decision from its inputs"},
     {"explain", stepctl_cmd_explain, "explain a recorded decision in plain words"},
     {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
+    {"sign-url", stepctl_cmd_sign_url, "sign a URL for CloudFront (custom or canned policy)"},
+    {"sign-cookies", stepctl_cmd_sign_cookies, "print CloudFront signed cookies for a policy"},
 };
 
 static void usage(FILE *out)
