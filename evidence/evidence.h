@@ -158,7 +158,7 @@ enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **
                                char *err, size_t errlen);
 
 /* Writers: format what the queries returned, compute nothing.  Untrusted
- * text is printed with control characters replaced by '?'. */
+ * text is printed with control characters escaped (evidence_text.h). */
 int evidence_write_table(FILE *out, const json_t *rows, int64_t now_ms);
 int evidence_write_record(FILE *out, const json_t *record);
 int evidence_write_json(FILE *out, const json_t *value);

@@ -129,7 +129,7 @@ static void t01_playlist_match_and_secrets_never_stored(void **state)
     struct env *e = *state;
     json_t *r;
     assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --evidence %s/ev.db --path-id cdn-c "
-                         "--redact-param token --candidate '" URL "c/index.m3u8?Policy=SECRETP&Signature=SECRETS"
+                         "--keep-param keep --candidate '" URL "c/index.m3u8?Policy=SECRETP&Signature=SECRETS"
                          "&Key-Pair-Id=SECRETK&token=SECRETT&keep=1'", e->dir, e->dir, e->port), 0);
     assert_string_equal(jstr(r, "verdict", NULL), "MATCH");
     assert_int_equal(json_array_size(json_object_get(r, "fetches")), 5);   /* playlist + 4 segments */
