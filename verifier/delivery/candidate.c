@@ -81,11 +81,13 @@ static const char *narrow(struct candidate *c, const struct candidate_options *o
     }
     if (!segment)
         return "";
-    uint64_t left = CANDIDATE_MAX_TOTAL_BYTES - c->total_bytes;
+    uint64_t total = opt->max_total_bytes && opt->max_total_bytes < CANDIDATE_MAX_TOTAL_BYTES
+                         ? opt->max_total_bytes : CANDIDATE_MAX_TOTAL_BYTES;
+    uint64_t left = total > c->total_bytes ? total - c->total_bytes : 0;
     size_t per_object = fo->max_bytes ? fo->max_bytes : FETCH_DEFAULT_MAX_BYTES;
     if (left == 0) {
         set_failure(c, "candidate_too_large", "the selected segments exceed %llu bytes in all",
-                    (unsigned long long)CANDIDATE_MAX_TOTAL_BYTES);
+                    (unsigned long long)total);
         return NULL;
     }
     if (left < per_object) {

@@ -35,6 +35,7 @@ struct candidate_options {
     uint64_t seq_first, seq_last;
     struct fetch_options fetch;
     int64_t deadline_ms;         /* wall clock UTC ms the whole check must end by; 0: none */
+    uint64_t max_total_bytes;    /* all segments together; 0 (and above it): CANDIDATE_MAX_TOTAL_BYTES */
 };
 
 #define CANDIDATE_MAX_SEGMENTS 1024
