@@ -28,6 +28,7 @@
 #include "candidate.h"
 #include "fetch.h"
 #include "profile.h"
+#include "testd_run.h"
 #include "util.h"
 #include "verify.h"
 
@@ -129,32 +130,14 @@ static void serve(struct env *e)
     assert_int_equal(sh("cd %s && mkdir -p c && ffmpeg -nostdin -hide_banner -loglevel error -i %s/ref.ts -map 0 "
                         "-c copy -f hls -hls_time 1 -hls_list_size 0 -hls_segment_filename 'c/s%%03d.ts' c/index.m3u8 "
                         "&& cp %s/cand_short.ts %s/cand_copy.ts .", e->dir, FX, FX, FX), 0);
-    char portfile[128];
-    snprintf(portfile, sizeof portfile, "%s/port", e->dir);
-    e->server = fork();
-    if (e->server == 0) {
-        execl(TESTD_BIN, TESTD_BIN, "--root", e->dir, "--port", "0", "--port-file", portfile, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && !e->port; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            if (fscanf(f, "%d", &e->port) != 1)
-                e->port = 0;
-            fclose(f);
-        }
-        if (!e->port)
-            usleep(25000);
-    }
+    e->port = testd_run_start(TESTD_BIN, e->dir, &e->server);
     assert_true(e->port > 0);
 }
 
 static void env_end(struct env *e)
 {
-    if (e->server > 0) {
-        kill(e->server, SIGTERM);
-        waitpid(e->server, NULL, 0);
-    }
+    if (e->server > 0)
+        assert_int_equal(testd_run_stop(e->server), 0);
     sh("rm -rf %s", e->dir);
 }
 

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "testd_run.h"
+
 struct env {
     char dir[64];
     pid_t server;
@@ -88,23 +90,7 @@ static int setup(void **state)
                         "sed '0,/^s001.ts/s//s001.ts\\n#EXT-X-DISCONTINUITY/' c/index.m3u8 > c/disc.m3u8 && "
                         "printf '#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\\nc/index.m3u8\\n' > master.m3u8",
                         e->dir), 0);
-    char portfile[128];
-    snprintf(portfile, sizeof portfile, "%s/port", e->dir);
-    e->server = fork();
-    if (e->server == 0) {
-        execl(TESTD_BIN, TESTD_BIN, "--root", e->dir, "--port", "0", "--port-file", portfile, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100 && !e->port; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            if (fscanf(f, "%d", &e->port) != 1)
-                e->port = 0;
-            fclose(f);
-        }
-        if (!e->port)
-            usleep(50000);
-    }
+    e->port = testd_run_start(TESTD_BIN, e->dir, &e->server);
     assert_true(e->port > 0);
     assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 360p --out %s/ref.json %s/ref.ts "
                         ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);
@@ -115,8 +101,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct env *e = *state;
-    kill(e->server, SIGTERM);
-    waitpid(e->server, NULL, 0);
+    testd_run_stop(e->server);
     sh("rm -rf %s", e->dir);
     free(e);
     return 0;
