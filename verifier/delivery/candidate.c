@@ -1,7 +1,6 @@
 /* candidate.c - the candidate's bytes: file, segment URL or HLS playlist. */
 #include "candidate.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +44,8 @@ static struct fetch_result *keep(struct candidate *c, struct fetch_result *res)
     return &c->bodies[c->nbodies++];
 }
 
-/* The host part of a (redacted) URL, for the report; NULL if none. */
+/* Adds the host of a redirect target (redacted URL) to the report's list,
+ * unless it is the requested URL's host or already listed. */
 static void note_host(struct candidate *c, const char *url, const char *requested)
 {
     struct uri_parts u, r;
@@ -63,16 +63,21 @@ static void note_host(struct candidate *c, const char *url, const char *requeste
         json_array_append_new(c->redirect_hosts, json_stringn(u.host.ptr, u.host.len));
 }
 
+enum narrowed {
+    NARROW_NOTHING_LEFT = 0, /* the failure is set: no request */
+    NARROW_OK,               /* the request may go, with its own limits */
+    NARROW_BY_TOTAL,         /* its size limit is what is left of the candidate total */
+};
+
 /* The limits of the next request: the per-object options, narrowed to
- * what is left of the candidate total and of the deadline.  NULL (with the
- * failure set, nothing requested) when nothing is left of either. */
-static const char *narrow(struct candidate *c, const struct candidate_options *opt, struct fetch_options *fo,
-                          bool segment)
+ * what is left of the candidate total (segments only) and of the deadline. */
+static enum narrowed narrow(struct candidate *c, const struct candidate_options *opt, struct fetch_options *fo,
+                            bool segment)
 {
     int64_t now = util_now_ms();
     if (opt->deadline_ms && now >= opt->deadline_ms) {
         set_failure(c, "deadline_exceeded", "the deadline (--deadline) passed before the next request");
-        return NULL;
+        return NARROW_NOTHING_LEFT;
     }
     if (opt->deadline_ms) {
         long per_object = fo->total_timeout_ms > 0 ? fo->total_timeout_ms : FETCH_DEFAULT_TOTAL_TIMEOUT_MS;
@@ -80,7 +85,7 @@ static const char *narrow(struct candidate *c, const struct candidate_options *o
             fo->total_timeout_ms = (long)(opt->deadline_ms - now);
     }
     if (!segment)
-        return "";
+        return NARROW_OK;
     uint64_t total = opt->max_total_bytes && opt->max_total_bytes < CANDIDATE_MAX_TOTAL_BYTES
                          ? opt->max_total_bytes : CANDIDATE_MAX_TOTAL_BYTES;
     uint64_t left = total > c->total_bytes ? total - c->total_bytes : 0;
@@ -88,13 +93,13 @@ static const char *narrow(struct candidate *c, const struct candidate_options *o
     if (left == 0) {
         set_failure(c, "candidate_too_large", "the selected segments exceed %llu bytes in all",
                     (unsigned long long)total);
-        return NULL;
+        return NARROW_NOTHING_LEFT;
     }
     if (left < per_object) {
         fo->max_bytes = (size_t)left;
-        return "total";
+        return NARROW_BY_TOTAL;
     }
-    return "";
+    return NARROW_OK;
 }
 
 /* Fetches url, keeps and records the result in *out: 0, or -1 when out of
@@ -103,8 +108,8 @@ static int fetch_one(struct candidate *c, const struct candidate_options *opt, s
                      const char *url, bool segment, const struct fetch_result **out)
 {
     *out = NULL;
-    const char *limited = narrow(c, opt, &fo, segment);
-    if (!limited)
+    enum narrowed limited = narrow(c, opt, &fo, segment);
+    if (limited == NARROW_NOTHING_LEFT)
         return 0;
     struct fetch_result res;
     fetch_get(&fo, url, &res);
@@ -116,7 +121,7 @@ static int fetch_one(struct candidate *c, const struct candidate_options *opt, s
     const char *code = fetch_error_code(kept->error);
     if (kept->error == FETCH_TIMEOUT && opt->deadline_ms && util_now_ms() >= opt->deadline_ms)
         code = "deadline_exceeded";
-    else if (kept->error == FETCH_TOO_LARGE && !strcmp(limited, "total"))
+    else if (kept->error == FETCH_TOO_LARGE && limited == NARROW_BY_TOTAL)
         code = "candidate_too_large";
     if (kept->error != FETCH_OK)
         set_failure(c, code, "%s: %s", kept->url ? kept->url : "(url)", kept->message);
