@@ -117,11 +117,20 @@ static void assert_absent(const char *text, const char *needle)
         fail_msg("'%s' found in:\n%s", needle, text);
 }
 
-static void env_make(struct env *e)
+/* Every case gets a fresh temporary directory; the teardown, which cmocka
+ * runs even after a failed assertion, stops the server and removes it. */
+static int env_setup(void **state)
 {
-    memset(e, 0, sizeof *e);
+    struct env *e = calloc(1, sizeof *e);
+    if (!e)
+        return -1;
     snprintf(e->dir, sizeof e->dir, "/tmp/exactav-cli-XXXXXX");
-    assert_non_null(mkdtemp(e->dir));
+    if (!mkdtemp(e->dir)) {
+        free(e);
+        return -1;
+    }
+    *state = e;
+    return 0;
 }
 
 /* Serves e->dir with exactav-testd; the fixtures packaged as HLS under c/. */
@@ -134,11 +143,13 @@ static void serve(struct env *e)
     assert_true(e->port > 0);
 }
 
-static void env_end(struct env *e)
+static int env_teardown(void **state)
 {
-    if (e->server > 0)
-        assert_int_equal(testd_run_stop(e->server), 0);
+    struct env *e = *state;
+    int rc = e->server > 0 && testd_run_stop(e->server) != 0 ? -1 : 0;  /* the server must exit 0 */
     sh("rm -rf %s", e->dir);
+    free(e);
+    return rc;
 }
 
 #define EXACTAV EXACTAV_BIN
@@ -148,18 +159,16 @@ static void env_end(struct env *e)
 
 static void case_01_secrets_never_stored_or_printed(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
+    struct env *e = *state;
+    serve(e);
     /* a path token directory, and a master playlist whose variants carry tokens */
     assert_int_equal(sh("cd %s && mkdir 'hdnts=exp=1~hmac=SECRET3' && cp c/* 'hdnts=exp=1~hmac=SECRET3/' && "
                         "printf '#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=800000\\nc/index.m3u8?token=SECRET6\\n' > m.m3u8",
-                        e.dir), 0);
+                        e->dir), 0);
     char cand[512];
     snprintf(cand, sizeof cand, "http://user:SECRET4@127.0.0.1:%d/redirect/1/hdnts=exp=1~hmac=SECRET3/index.m3u8"
-             "?token=SECRET1&X-Amz-Signature=SECRET2&X-Amz-Credential=SECRET7&sig=SECRET8&keep=visible", e.port);
-    struct out o = run(&e, "%s verify --json --no-progress --reference %s/ref.ts --candidate '%s' --keep-param keep "
+             "?token=SECRET1&X-Amz-Signature=SECRET2&X-Amz-Credential=SECRET7&sig=SECRET8&keep=visible", e->port);
+    struct out o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate '%s' --keep-param keep "
                        "--evidence ev.db --path-id cdn-c", EXACTAV, FX, cand);
     assert_int_equal(o.rc, 0);
     assert_string_equal(jget(o.json, "verdict", NULL), "MATCH");
@@ -168,39 +177,36 @@ static void case_01_secrets_never_stored_or_printed(void **state)
     assert_non_null(strstr(o.out, "keep=visible"));
     assert_non_null(strstr(o.out, "hdnts=REDACTED"));
     out_free(&o);
-    o = run(&e, "sqlite3 ev.db .dump");
+    o = run(e, "sqlite3 ev.db .dump");
     assert_int_equal(o.rc, 0);
     assert_non_null(strstr(o.out, "keep=visible"));
     assert_absent(o.out, "SECRET");
     out_free(&o);
     /* the human report and the stored record print nothing secret either */
-    o = run(&e, "%s verify --no-progress --reference %s/ref.ts --candidate '%s'", EXACTAV, FX, cand);
+    o = run(e, "%s verify --no-progress --reference %s/ref.ts --candidate '%s'", EXACTAV, FX, cand);
     assert_int_equal(o.rc, 0);
     assert_absent(o.out, "SECRET");
     assert_absent(o.err, "SECRET");
     out_free(&o);
-    o = run(&e, "%s evidence show \"$(%s evidence latest --evidence ev.db --json | sed -n 's/.*\"id\": \"\\(.*\\)\".*/\\1/p')\" "
+    o = run(e, "%s evidence show \"$(%s evidence latest --evidence ev.db --json | sed -n 's/.*\"id\": \"\\(.*\\)\".*/\\1/p')\" "
             "--evidence ev.db", EXACTAV, EXACTAV);
     assert_int_equal(o.rc, 0);
     assert_absent(o.out, "SECRET");
     out_free(&o);
     /* a master playlist lists its variants on stderr, redacted */
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate " URL "m.m3u8", EXACTAV, FX, e.port);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate " URL "m.m3u8", EXACTAV, FX, e->port);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "c/index.m3u8?token=REDACTED"));
     assert_absent(o.err, "SECRET");
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 02: a URL that cannot be used is never echoed ------------------------------ */
 
 static void case_02_unusable_url_never_echoed(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    struct out o = run(&e, "%s verify --json --reference %s/ref.ts --candidate 'https://cdn.example/live/i.m3u8?"
+    struct env *e = *state;
+    struct out o = run(e, "%s verify --json --reference %s/ref.ts --candidate 'https://cdn.example/live/i.m3u8?"
                        "Policy=SECRETP&Signature=SECRET S'", EXACTAV, FX);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "https://cdn.example"));
@@ -208,24 +214,21 @@ static void case_02_unusable_url_never_echoed(void **state)
     assert_absent(o.out, "SECRET");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(o.json, "error"), "exit")), 64);
     out_free(&o);
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate 'ftp://u:SECRET@files.example/seg.ts'", EXACTAV, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate 'ftp://u:SECRET@files.example/seg.ts'", EXACTAV, FX);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "unsupported scheme 'ftp'"));
     assert_absent(o.err, "SECRET");
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 03, 04: redirects to other hosts ----------------------------------------------- */
 
 static void case_03_redirect_to_other_host_followed_and_marked(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
-    struct out o = run(&e, "%s verify --json --no-progress --reference %s/ref.ts --candidate '" URL
-                       "location?to=http://localhost:%d/c/index.m3u8'", EXACTAV, FX, e.port, e.port);
+    struct env *e = *state;
+    serve(e);
+    struct out o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate '" URL
+                       "location?to=http://localhost:%d/c/index.m3u8'", EXACTAV, FX, e->port, e->port);
     if (o.rc == 2 && !strcmp(jget(o.json, "reason", NULL), "connect_error")) {
         print_message("localhost does not reach 127.0.0.1 here: only the marking is checked\n");
     } else {
@@ -235,28 +238,25 @@ static void case_03_redirect_to_other_host_followed_and_marked(void **state)
     assert_int_equal(json_array_size(hosts), 1);
     assert_string_equal(json_string_value(json_array_get(hosts, 0)), "localhost");
     out_free(&o);
-    o = run(&e, "%s verify --no-progress --reference %s/ref.ts --candidate '" URL "location?to=http://localhost:%d/c/index.m3u8'",
-            EXACTAV, FX, e.port, e.port);
+    o = run(e, "%s verify --no-progress --reference %s/ref.ts --candidate '" URL "location?to=http://localhost:%d/c/index.m3u8'",
+            EXACTAV, FX, e->port, e->port);
     assert_non_null(strstr(o.out, "redirect: followed to other host(s): localhost"));
     out_free(&o);
     /* the same host: nothing marked */
-    o = run(&e, "%s verify --json --no-progress --reference %s/ref.ts --candidate " URL "redirect/2/c/index.m3u8",
-            EXACTAV, FX, e.port);
+    o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate " URL "redirect/2/c/index.m3u8",
+            EXACTAV, FX, e->port);
     assert_int_equal(o.rc, 0);
     assert_int_equal(json_array_size(json_object_get(json_object_get(o.json, "candidate"), "redirect_hosts")), 0);
     out_free(&o);
-    env_end(&e);
 }
 
 static void case_04_redirect_outside_allowed_hosts_is_unknown(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
-    struct out o = run(&e, "%s verify --json --no-progress --allow-redirect-host cdn2.example --reference %s/ref.ts "
+    struct env *e = *state;
+    serve(e);
+    struct out o = run(e, "%s verify --json --no-progress --allow-redirect-host cdn2.example --reference %s/ref.ts "
                        "--candidate '" URL "location?to=http://localhost:%d/c/index.m3u8' --evidence ev.db",
-                       EXACTAV, FX, e.port, e.port);
+                       EXACTAV, FX, e->port, e->port);
     assert_int_equal(o.rc, 2);
     assert_string_equal(jget(o.json, "verdict", NULL), "UNKNOWN");
     assert_string_equal(jget(o.json, "reason", NULL), "redirect_not_allowed");
@@ -264,15 +264,14 @@ static void case_04_redirect_outside_allowed_hosts_is_unknown(void **state)
     assert_int_equal(json_array_size(fetches), 1); /* no request to the other host */
     assert_int_equal(json_array_size(json_object_get(json_array_get(fetches, 0), "redirects")), 1);
     out_free(&o);
-    o = run(&e, "sqlite3 ev.db \"select reason from evidence; select error from fetches\"");
+    o = run(e, "sqlite3 ev.db \"select reason from evidence; select error from fetches\"");
     assert_non_null(strstr(o.out, "redirect_not_allowed\nredirect_not_allowed: "));
     out_free(&o);
     /* an allowed host is followed */
-    o = run(&e, "%s verify --json --no-progress --allow-redirect-host LOCALHOST --reference %s/ref.ts "
-            "--candidate '" URL "location?to=http://localhost:%d/c/index.m3u8'", EXACTAV, FX, e.port, e.port);
+    o = run(e, "%s verify --json --no-progress --allow-redirect-host LOCALHOST --reference %s/ref.ts "
+            "--candidate '" URL "location?to=http://localhost:%d/c/index.m3u8'", EXACTAV, FX, e->port, e->port);
     assert_string_not_equal(jget(o.json, "reason", NULL), "redirect_not_allowed");
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 05, 06: resolution envelope ----------------------------------------------------- */
@@ -288,35 +287,30 @@ static void make_big(const struct env *e)
 
 static void case_05_reference_beyond_max_resolution_exit_65(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    make_big(&e);
-    struct out o = run(&e, "%s verify --reference big.ts --candidate big.ts", EXACTAV);
+    struct env *e = *state;
+    make_big(e);
+    struct out o = run(e, "%s verify --reference big.ts --candidate big.ts", EXACTAV);
     assert_int_equal(o.rc, 65);
     assert_non_null(strstr(o.err, "video.envelope.max_width"));
     out_free(&o);
-    o = run(&e, "%s bind --channel c --program-version v --rendition r --out b.json big.ts", EXACTAV);
+    o = run(e, "%s bind --channel c --program-version v --rendition r --out b.json big.ts", EXACTAV);
     assert_int_equal(o.rc, 65);
     assert_non_null(strstr(o.err, "video.envelope.max_width"));
     out_free(&o);
     /* a profile cannot widen the v1 envelope */
-    o = run(&e, "sed 's/\"max_width\": 1920/\"max_width\": 4096/' %s > wide.json && "
+    o = run(e, "sed 's/\"max_width\": 1920/\"max_width\": 4096/' %s > wide.json && "
             "%s verify --profile wide.json --reference %s/ref.ts --candidate %s/ref.ts", EXACTAV_SOURCE_PROFILE,
             EXACTAV, FX, FX);
     assert_int_equal(o.rc, 65);
     assert_non_null(strstr(o.err, "video.envelope.max_width"));
     out_free(&o);
-    env_end(&e);
 }
 
 static void case_06_candidate_beyond_max_resolution_unknown(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    make_big(&e);
-    struct out o = run(&e, "%s verify --json --reference %s/ref.ts --candidate big.ts", EXACTAV, FX);
+    struct env *e = *state;
+    make_big(e);
+    struct out o = run(e, "%s verify --json --reference %s/ref.ts --candidate big.ts", EXACTAV, FX);
     assert_int_equal(o.rc, 2);
     assert_string_equal(jget(o.json, "verdict", NULL), "UNKNOWN");
     assert_string_equal(jget(o.json, "reason", NULL), "candidate_out_of_envelope");
@@ -324,29 +318,26 @@ static void case_06_candidate_beyond_max_resolution_unknown(void **state)
     json_t *cv = json_object_get(json_object_get(o.json, "candidate"), "video");
     assert_int_equal(json_integer_value(json_object_get(cv, "frames")), 0);
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 07: size limits while bytes arrive ----------------------------------------------- */
 
 static void case_07_max_size_capped_and_total_counted_while_arriving(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
-    struct out o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --max-size 1073741825", EXACTAV, FX, FX);
+    struct env *e = *state;
+    serve(e);
+    struct out o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --max-size 1073741825", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "--max-size"));
     out_free(&o);
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --max-size 1073741824", EXACTAV, FX, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --max-size 1073741824", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 0);
     out_free(&o);
     /* The candidate total, lowered for the test: the segment that would
      * cross it is aborted while it arrives (chunked: no declared length). */
     assert_int_equal(fetch_global_init(), 0);
     char url[256];
-    snprintf(url, sizeof url, URL "chunked/c/index.m3u8", e.port);
+    snprintf(url, sizeof url, URL "chunked/c/index.m3u8", e->port);
     struct candidate_options co = {.location = url, .fetch = fetch_options_default(), .max_total_bytes = 150000};
     struct candidate c;
     char err[1024] = "";
@@ -358,27 +349,24 @@ static void case_07_max_size_capped_and_total_counted_while_arriving(void **stat
     assert_memory_equal(json_string_value(json_object_get(last, "error")), "too_large: ", 11);
     candidate_free(&c);
     fetch_global_cleanup();
-    env_end(&e);
 }
 
 /* ---- 08: the deadline of the whole check --------------------------------------------------- */
 
 static void case_08_deadline_exceeded_is_unknown(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
+    struct env *e = *state;
+    serve(e);
     /* while fetching: the slow route needs about 20 s for a segment */
-    struct out o = run(&e, "%s verify --json --no-progress --deadline 1 --reference %s/ref.ts --candidate " URL
-                       "slow/c/s000.ts --evidence ev.db", EXACTAV, FX, e.port);
+    struct out o = run(e, "%s verify --json --no-progress --deadline 1 --reference %s/ref.ts --candidate " URL
+                       "slow/c/s000.ts --evidence ev.db", EXACTAV, FX, e->port);
     assert_int_equal(o.rc, 2);
     assert_string_equal(jget(o.json, "reason", NULL), "deadline_exceeded");
     out_free(&o);
-    o = run(&e, "%s verify --deadline 0 --reference %s/ref.ts --candidate %s/ref.ts", EXACTAV, FX, FX);
+    o = run(e, "%s verify --deadline 0 --reference %s/ref.ts --candidate %s/ref.ts", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     out_free(&o);
-    o = run(&e, "%s verify --deadline 86401 --reference %s/ref.ts --candidate %s/ref.ts", EXACTAV, FX, FX);
+    o = run(e, "%s verify --deadline 86401 --reference %s/ref.ts --candidate %s/ref.ts", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     out_free(&o);
     /* while decoding: a deadline already passed stops both sides */
@@ -396,17 +384,14 @@ static void case_08_deadline_exceeded_is_unknown(void **state)
     assert_string_equal(jget(report, "reason", NULL), "deadline_exceeded");
     json_decref(report);
     profile_free(&p);
-    env_end(&e);
 }
 
 /* ---- 09: a body that cannot prove its end ------------------------------------------------ */
 
 static void case_09_close_delimited_short_body_is_length_unproven(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    serve(&e);
+    struct env *e = *state;
+    serve(e);
     static const struct {
         const char *path, *reason;
         int rc;
@@ -417,15 +402,14 @@ static void case_09_close_delimited_short_body_is_length_unproven(void **state)
         {"close/cand_copy.ts", "identical", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct out o = run(&e, "%s verify --json --no-progress --reference %s/ref.ts --candidate " URL "%s",
-                           EXACTAV, FX, e.port, cases[i].path);
+        struct out o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate " URL "%s",
+                           EXACTAV, FX, e->port, cases[i].path);
         assert_int_equal(o.rc, cases[i].rc);
         assert_string_equal(jget(o.json, "reason", NULL), cases[i].reason);
         bool proven = json_is_true(json_object_get(json_object_get(o.json, "candidate"), "length_proven"));
         assert_true(proven == (strncmp(cases[i].path, "close/", 6) != 0));
         out_free(&o);
     }
-    env_end(&e);
 }
 
 /* ---- 10: more than 1000 streams -------------------------------------------------------------- */
@@ -515,43 +499,37 @@ static void make_many_streams(const char *path)
 
 static void case_10_too_many_streams_named(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
+    struct env *e = *state;
     char path[128];
-    snprintf(path, sizeof path, "%s/many.ts", e.dir);
+    snprintf(path, sizeof path, "%s/many.ts", e->dir);
     make_many_streams(path);
-    struct out o = run(&e, "%s verify --json --reference %s/ref.ts --candidate many.ts", EXACTAV, FX);
+    struct out o = run(e, "%s verify --json --reference %s/ref.ts --candidate many.ts", EXACTAV, FX);
     assert_int_equal(o.rc, 2); /* was MISMATCH video_missing_frames: the streams past 1000 were dropped */
     assert_string_equal(jget(o.json, "reason", NULL), "too_many_streams");
     out_free(&o);
-    o = run(&e, "%s verify --reference many.ts --candidate %s/ref.ts", EXACTAV, FX);
+    o = run(e, "%s verify --reference many.ts --candidate %s/ref.ts", EXACTAV, FX);
     assert_int_equal(o.rc, 65);
     assert_non_null(strstr(o.err, "too_many_streams"));
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 11: a local candidate must be a readable regular file ------------------------------ */
 
 static void case_11_local_candidate_not_regular_file_exit_66_nothing_stored(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    assert_int_equal(sh("cd %s && mkdir d && mkfifo fifo", e.dir), 0);
+    struct env *e = *state;
+    assert_int_equal(sh("cd %s && mkdir d && mkfifo fifo", e->dir), 0);
     const char *bad[] = {"d", "fifo", "missing.ts", "/dev/null"};
     for (size_t i = 0; i < 4; i++) {
-        struct out o = run(&e, "timeout 60 %s verify --json --reference %s/ref.ts --candidate %s --evidence ev.db "
+        struct out o = run(e, "timeout 60 %s verify --json --reference %s/ref.ts --candidate %s --evidence ev.db "
                            "--path-id p", EXACTAV, FX, bad[i]);
         assert_int_equal(o.rc, 66);
         assert_int_equal(json_integer_value(json_object_get(json_object_get(o.json, "error"), "exit")), 66);
         out_free(&o);
         /* nothing stored (the store may have been opened, it holds no row) */
         assert_int_equal(sh("cd %s && { test ! -e ev.db || test \"$(sqlite3 ev.db 'select count(*) from evidence')\" = 0; }",
-                            e.dir), 0);
+                            e->dir), 0);
     }
-    env_end(&e);
 }
 
 /* ---- 12: control characters in human output ------------------------------------------------- */
@@ -568,22 +546,20 @@ static void assert_no_raw_controls(const char *text)
 
 static void case_12_control_characters_escaped_in_both_programs(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
+    struct env *e = *state;
     /* a path id with ESC[31m, BEL and U+202E */
     const char *pid = "cdn-$(printf '\\033[31mred\\007\\342\\200\\256x')";
-    struct out o = run(&e, "%s verify --reference %s/ref_tiny.ts --candidate %s/ref_tiny.ts --evidence ev.db "
+    struct out o = run(e, "%s verify --reference %s/ref_tiny.ts --candidate %s/ref_tiny.ts --evidence ev.db "
                        "--path-id \"%s\"", EXACTAV, FX, FX, pid);
     assert_int_equal(o.rc, 0);
     out_free(&o);
-    o = run(&e, "%s evidence list --evidence ev.db", EXACTAV);
+    o = run(e, "%s evidence list --evidence ev.db", EXACTAV);
     assert_int_equal(o.rc, 0);
     assert_no_raw_controls(o.out);
     assert_non_null(strstr(o.out, "cdn-\\x1b[31mred\\x07\\u{202e}x"));
     out_free(&o);
     /* messages quoting a path */
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate \"%s\"", EXACTAV, FX, pid);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate \"%s\"", EXACTAV, FX, pid);
     assert_int_equal(o.rc, 66);
     assert_no_raw_controls(o.err);
     assert_non_null(strstr(o.err, "\\x1b[31m"));
@@ -592,28 +568,25 @@ static void case_12_control_characters_escaped_in_both_programs(void **state)
     assert_int_equal(sh("cd %s && NOW=$(date +%%s%%3N) && sed -e \"s/@NOW@/$NOW/\" -e \"s/@OBS@/$((NOW - 60000))/\" "
                         "-e \"s/@MID@/$((NOW + 300000))/\" -e \"s/@WEND@/$((NOW + 3600000))/\" "
                         "-e 's/\"cdn-u\"/\"cdn-\\\\u001b[31mred\\\\u0007\\\\u202ex\"/g' %s/controller/preflight-situation.json "
-                        "> sit.json", e.dir, FX), 0);
-    o = run(&e, "%s decide --input sit.json --evidence ev.db --db control.db", STEPCTL_BIN);
+                        "> sit.json", e->dir, FX), 0);
+    o = run(e, "%s decide --input sit.json --evidence ev.db --db control.db", STEPCTL_BIN);
     assert_true(o.rc == 0 || o.rc == 4);
     assert_no_raw_controls(o.out);
     assert_non_null(strstr(o.out, "cdn-\\x1b[31mred\\x07\\u{202e}x"));
     out_free(&o);
-    o = run(&e, "%s explain \"$(%s decisions list --db control.db | cut -d' ' -f1 | head -1)\" --db control.db",
+    o = run(e, "%s explain \"$(%s decisions list --db control.db | cut -d' ' -f1 | head -1)\" --db control.db",
             STEPCTL_BIN, STEPCTL_BIN);
     assert_int_equal(o.rc, 0);
     assert_no_raw_controls(o.out);
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 13: --json: an error object on every failure exit ------------------------------------------ */
 
 static void case_13_json_error_object_on_every_failure(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
-    assert_int_equal(sh("cd %s && echo '{' > bad.json && touch empty.ts", e.dir), 0);
+    struct env *e = *state;
+    assert_int_equal(sh("cd %s && echo '{' > bad.json && touch empty.ts", e->dir), 0);
     static const struct {
         const char *prog, *args;
         int rc;
@@ -636,7 +609,7 @@ static void case_13_json_error_object_on_every_failure(void **state)
         {STEPCTL_BIN, "no-such-command --json", 64},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct out o = run(&e, "%s %s", cases[i].prog, cases[i].args);
+        struct out o = run(e, "%s %s", cases[i].prog, cases[i].args);
         assert_int_equal(o.rc, cases[i].rc);
         json_t *err = json_object_get(o.json, "error");
         if (!json_is_object(err))
@@ -647,65 +620,61 @@ static void case_13_json_error_object_on_every_failure(void **state)
         out_free(&o);
     }
     /* success and results print no error object */
-    struct out o = run(&e, "%s verify --json --reference %s/ref_tiny.ts --candidate %s/ref_tiny.ts", EXACTAV, FX, FX);
+    struct out o = run(e, "%s verify --json --reference %s/ref_tiny.ts --candidate %s/ref_tiny.ts", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 0);
     assert_null(json_object_get(o.json, "error"));
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- 14: smaller usage rules ------------------------------------------------------------------------ */
 
 static void case_14_small_usage_rules(void **state)
 {
-    (void)state;
-    struct env e;
-    env_make(&e);
+    struct env *e = *state;
     assert_int_equal(sh("cd %s && touch empty.ts && ffmpeg -nostdin -hide_banner -loglevel error -i %s/ref.ts -c copy "
-                        "-f mp4 ref.mp4", e.dir, FX), 0);
+                        "-f mp4 ref.mp4", e->dir, FX), 0);
     struct out o;
     /* an MP4 or an empty reference: "not an MPEG-TS file" */
     const char *notts[] = {"ref.mp4", "empty.ts"};
     for (int i = 0; i < 2; i++) {
-        o = run(&e, "%s verify --reference %s --candidate %s/ref.ts", EXACTAV, notts[i], FX);
+        o = run(e, "%s verify --reference %s --candidate %s/ref.ts", EXACTAV, notts[i], FX);
         assert_int_equal(o.rc, 65);
         assert_non_null(strstr(o.err, "not an MPEG-TS file"));
         out_free(&o);
-        o = run(&e, "%s bind --channel c --program-version v --rendition r --out b.json %s", EXACTAV, notts[i]);
+        o = run(e, "%s bind --channel c --program-version v --rendition r --out b.json %s", EXACTAV, notts[i]);
         assert_int_equal(o.rc, 65);
         assert_non_null(strstr(o.err, "not an MPEG-TS file"));
         out_free(&o);
     }
     /* --interval beyond 33 bits: refused, not reduced */
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --interval 8589934592:8589934600", EXACTAV, FX, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --interval 8589934592:8589934600", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "--interval"));
     out_free(&o);
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --interval 0:8589934592", EXACTAV, FX, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --interval 0:8589934592", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     out_free(&o);
-    o = run(&e, "%s bind --channel c --program-version v --rendition r --out b.json --interval 8589934593:1 %s/ref.ts",
+    o = run(e, "%s bind --channel c --program-version v --rendition r --out b.json --interval 8589934593:1 %s/ref.ts",
             EXACTAV, FX);
     assert_int_equal(o.rc, 64);
     out_free(&o);
     /* --media-sequence selects HLS segments: refused with a local file */
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --media-sequence 0:1", EXACTAV, FX, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --media-sequence 0:1", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     assert_non_null(strstr(o.err, "--media-sequence"));
     out_free(&o);
     /* --keep-param cannot show a credential */
-    o = run(&e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --keep-param Signature", EXACTAV, FX, FX);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --keep-param Signature", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 64);
     out_free(&o);
     /* exactav-testd --help */
-    o = run(&e, "%s --help", TESTD_BIN);
+    o = run(e, "%s --help", TESTD_BIN);
     assert_int_equal(o.rc, 0);
     assert_non_null(strstr(o.out, "usage: exactav-testd"));
     out_free(&o);
-    o = run(&e, "%s --no-such-option", TESTD_BIN);
+    o = run(e, "%s --no-such-option", TESTD_BIN);
     assert_int_equal(o.rc, 2);
     out_free(&o);
-    env_end(&e);
 }
 
 /* ---- main ------------------------------------------------------------------------------------------- */
@@ -742,7 +711,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(cases[i].name, argv[1]))
             continue;
-        const struct CMUnitTest t[] = {{cases[i].name, cases[i].fn, NULL, NULL, NULL}};
+        const struct CMUnitTest t[] = {{cases[i].name, cases[i].fn, env_setup, env_teardown, NULL}};
         char group[96];
         snprintf(group, sizeof group, "cli_%s", cases[i].name);
         return _cmocka_run_group_tests(group, t, 1, NULL, NULL);
