@@ -8,6 +8,7 @@
 #include <openssl/rand.h>
 
 #include "dbfile.h"
+#include "evidence_text.h"
 
 #define REC_BUSY_MS 5000
 
@@ -475,6 +476,16 @@ void rec_loaded_free(struct rec_loaded *l)
     memset(l, 0, sizeof *l);
 }
 
+/* One line of `decisions list`: stored text, printed escaped (evidence_text.h). */
+static void list_line(FILE *out, const char *const t[10])
+{
+    char e[10][256];
+    for (int c = 0; c < 10; c++)
+        evidence_text_escape(t[c], false, e[c], sizeof e[c]);
+    fprintf(out, "%s  %s  %s/%s  policy %s@%s  %s%s%s\n", e[0], e[2], e[5], e[6], e[3], e[4], e[7],
+            t[8] ? " " : "", t[8] ? e[8] : "");
+}
+
 enum rec_status rec_list(sqlite3 *db, FILE *out, bool json, char *err, size_t errlen)
 {
     static const char sql[] =
@@ -498,8 +509,7 @@ enum rec_status rec_list(sqlite3 *db, FILE *out, bool json, char *err, size_t er
                                "rendition", t[6], "outcome", t[7], "chosen", t[8], "chosen_by",
                                t[9]));
         else
-            fprintf(out, "%s  %s  %s/%s  policy %s@%s  %s%s%s\n", t[0], t[2], t[5], t[6], t[3],
-                    t[4], t[7], t[8] ? " " : "", t[8] ? t[8] : "");
+            list_line(out, t);
     }
     sqlite3_finalize(st);
     if (json) {

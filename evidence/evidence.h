@@ -211,7 +211,7 @@ void evidence_rows_free(struct evidence_rows *set);
 void evidence_row_set(struct evidence_row *row, char *dst, const char *src);
 
 /* Writers: format what the queries returned, compute nothing.  Untrusted
- * text is printed with control characters replaced by '?'. */
+ * text is printed with control characters escaped (evidence_text.h). */
 int evidence_write_table(FILE *out, const json_t *rows, int64_t now_ms);
 int evidence_write_record(FILE *out, const json_t *record);
 int evidence_write_json(FILE *out, const json_t *value);

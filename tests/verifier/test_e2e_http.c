@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "test_skip.h"
+#include "testd_run.h"
 
 struct env {
     char dir[64];
@@ -90,23 +91,7 @@ static int setup(void **state)
                         "sed '0,/^s001.ts/s//s001.ts\\n#EXT-X-DISCONTINUITY/' c/index.m3u8 > c/disc.m3u8 && "
                         "printf '#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\\nc/index.m3u8\\n' > master.m3u8",
                         e->dir), 0);
-    char portfile[128];
-    snprintf(portfile, sizeof portfile, "%s/port", e->dir);
-    e->server = fork();
-    if (e->server == 0) {
-        execl(TESTD_BIN, TESTD_BIN, "--root", e->dir, "--port", "0", "--port-file", portfile, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100 && !e->port; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            if (fscanf(f, "%d", &e->port) != 1)
-                e->port = 0;
-            fclose(f);
-        }
-        if (!e->port)
-            usleep(50000);
-    }
+    e->port = testd_run_start(TESTD_BIN, e->dir, &e->server);
     assert_true(e->port > 0);
     assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 360p --out %s/ref.json %s/ref.ts "
                         ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);
@@ -117,8 +102,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct env *e = *state;
-    kill(e->server, SIGTERM);
-    waitpid(e->server, NULL, 0);
+    testd_run_stop(e->server);
     sh("rm -rf %s", e->dir);
     free(e);
     return 0;
@@ -131,7 +115,7 @@ static void t01_playlist_match_and_secrets_never_stored(void **state)
     struct env *e = *state;
     json_t *r;
     assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --evidence %s/ev.db --path-id cdn-c "
-                         "--redact-param token --candidate '" URL "c/index.m3u8?Policy=SECRETP&Signature=SECRETS"
+                         "--keep-param keep --candidate '" URL "c/index.m3u8?Policy=SECRETP&Signature=SECRETS"
                          "&Key-Pair-Id=SECRETK&token=SECRETT&keep=1'", e->dir, e->dir, e->port), 0);
     assert_string_equal(jstr(r, "verdict", NULL), "MATCH");
     assert_int_equal(json_array_size(json_object_get(r, "fetches")), 5);   /* playlist + 4 segments */

@@ -25,6 +25,7 @@ int demux_open(struct demux *d, struct bsrc *b, bool probe, char *err, size_t er
         return -1;
     }
     d->fmt->pb = d->avio;
+    d->fmt->max_streams = DEMUX_MAX_STREAMS + 1;
     d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
     const AVInputFormat *ts = av_find_input_format("mpegts");
     int rc = avformat_open_input(&d->fmt, NULL, ts, NULL);
@@ -65,4 +66,9 @@ int demux_find_stream(const struct demux *d, enum AVMediaType type)
         found = (int)i;
     }
     return found;
+}
+
+bool demux_too_many_streams(const struct demux *d)
+{
+    return d->fmt && d->fmt->nb_streams > DEMUX_MAX_STREAMS;
 }

@@ -27,6 +27,13 @@ struct demux {
 int demux_open(struct demux *d, struct bsrc *b, bool probe, char *err, size_t errlen);
 void demux_close(struct demux *d);
 
+/* Streams a v1 stream may declare.  libavformat silently drops the streams
+ * beyond its max_streams, so the demuxer is allowed one more: a stream
+ * that reaches it has more than this many and cannot be read as a whole
+ * (the one video stream may be among the dropped ones). */
+#define DEMUX_MAX_STREAMS 1000
+bool demux_too_many_streams(const struct demux *d);
+
 /* The single stream of this type that a v1 stream may carry: its index, -1
  * when there is none, -2 when there are several. */
 int demux_find_stream(const struct demux *d, enum AVMediaType type);

@@ -69,6 +69,23 @@ static int parse_flags(json_t *arr, int *out, const char *where, char *err, size
     return 0;
 }
 
+/* The largest picture either side may decode: work and memory are bounded
+ * by it, and v1's envelope ends at 1920x1080. */
+#define V1_MAX_WIDTH 1920
+#define V1_MAX_HEIGHT 1080
+
+static int parse_resolution(json_t *env, struct profile *p, char *err, size_t errlen)
+{
+    json_t *w = json_object_get(env, "max_width"), *h = json_object_get(env, "max_height");
+    if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > V1_MAX_WIDTH)
+        return fail(err, errlen, "profile: %s must be an integer 1..1920 in Exact-AV v1", "video.envelope.max_width");
+    if (!json_is_integer(h) || json_integer_value(h) < 1 || json_integer_value(h) > V1_MAX_HEIGHT)
+        return fail(err, errlen, "profile: %s must be an integer 1..1080 in Exact-AV v1", "video.envelope.max_height");
+    p->max_width = (int)json_integer_value(w);
+    p->max_height = (int)json_integer_value(h);
+    return 0;
+}
+
 static int parse_video(json_t *v, struct profile *p, char *err, size_t errlen)
 {
     if (!json_is_object(v))
@@ -88,7 +105,7 @@ static int parse_video(json_t *v, struct profile *p, char *err, size_t errlen)
         return fail(err, errlen, "profile: %s must be \"yuv420p\" in Exact-AV v1", "video.output");
     if (!(p->video_flags & AV_CODEC_FLAG_BITEXACT) || !(p->video_flags & AV_CODEC_FLAG_UNALIGNED))
         return fail(err, errlen, "profile: %s must include bitexact and unaligned", "video.flags");
-    return 0;
+    return parse_resolution(json_object_get(v, "envelope"), p, err, errlen);
 }
 
 static int parse_audio(json_t *a, struct profile *p, char *err, size_t errlen)

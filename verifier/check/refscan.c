@@ -39,7 +39,8 @@ static void note_audio_best(struct scan_state *s, int64_t d)
     }
 }
 
-static enum refscan_status check_video(const AVStream *st, struct refscan *r, char *err, size_t errlen)
+static enum refscan_status check_video(const AVStream *st, const struct profile *p, struct refscan *r,
+                                       char *err, size_t errlen)
 {
     const AVCodecParameters *cp = st->codecpar;
     if (cp->codec_id != AV_CODEC_ID_H264) {
@@ -51,6 +52,13 @@ static enum refscan_status check_video(const AVStream *st, struct refscan *r, ch
         const char *name = av_get_pix_fmt_name(cp->format);
         snprintf(err, errlen, "reference video pixel format is %s; Exact-AV v1 requires 8-bit 4:2:0 (yuv420p)",
                  name ? name : "unknown");
+        return REFSCAN_UNUSABLE;
+    }
+    if (cp->width > p->max_width || cp->height > p->max_height) {
+        snprintf(err, errlen, "reference video is %dx%d; the profile's %s is %d (video.envelope.max_width x "
+                 "max_height: %dx%d)", cp->width, cp->height,
+                 cp->width > p->max_width ? "video.envelope.max_width" : "video.envelope.max_height",
+                 cp->width > p->max_width ? p->max_width : p->max_height, p->max_width, p->max_height);
         return REFSCAN_UNUSABLE;
     }
     r->has_video = true;
@@ -91,6 +99,10 @@ static enum refscan_status check_audio(const AVStream *st, const struct profile 
 static enum refscan_status check_envelope(const struct demux *d, const struct profile *p,
                                           struct refscan *r, int *vi, int *ai, char *err, size_t errlen)
 {
+    if (demux_too_many_streams(d)) {
+        snprintf(err, errlen, "reference has more than %d streams (too_many_streams)", DEMUX_MAX_STREAMS);
+        return REFSCAN_UNUSABLE;
+    }
     *vi = demux_find_stream(d, AVMEDIA_TYPE_VIDEO);
     *ai = demux_find_stream(d, AVMEDIA_TYPE_AUDIO);
     if (*vi == -1) {
@@ -102,7 +114,7 @@ static enum refscan_status check_envelope(const struct demux *d, const struct pr
                  *vi == -2 ? "video" : "audio");
         return REFSCAN_UNUSABLE;
     }
-    enum refscan_status s = check_video(d->fmt->streams[*vi], r, err, errlen);
+    enum refscan_status s = check_video(d->fmt->streams[*vi], p, r, err, errlen);
     if (s == REFSCAN_OK && *ai >= 0)
         s = check_audio(d->fmt->streams[*ai], p, r, err, errlen);
     return s;

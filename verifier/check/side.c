@@ -9,6 +9,7 @@
 
 #include "demux.h"
 #include "ts33.h"
+#include "util.h"
 
 /* Per-thread decoding state; lives on the side thread's stack. */
 struct decode_state {
@@ -65,6 +66,19 @@ static int pick_stream(const struct demux *d, enum AVMediaType type, enum AVCode
     return first;
 }
 
+/* Called by the decoder when a new sequence (SPS) is activated, before any
+ * picture of that size is allocated or decoded: a size beyond the profile's
+ * envelope is refused there, so hostile dimensions cost no memory. */
+static enum AVPixelFormat get_format_in_envelope(AVCodecContext *c, const enum AVPixelFormat *fmts)
+{
+    struct side_log *log = c->opaque;
+    if (log && log->max_width > 0 && (c->width > log->max_width || c->height > log->max_height)) {
+        atomic_store(&log->oversize, 1);
+        return AV_PIX_FMT_NONE;
+    }
+    return avcodec_default_get_format(c, fmts);
+}
+
 static AVCodecContext *open_decoder(struct decode_state *st, int idx, const char *name, int flags,
                                     int flags2, struct side_log *log, struct side_track *t)
 {
@@ -84,6 +98,8 @@ static AVCodecContext *open_decoder(struct decode_state *st, int idx, const char
     c->strict_std_compliance = p->strict_std_compliance;
     c->pkt_timebase = avs->time_base;
     c->opaque = log;
+    if (log->max_width > 0)
+        c->get_format = get_format_in_envelope;
     if (avcodec_open2(c, codec, NULL) < 0) {
         avcodec_free_context(&c);
         snprintf(t->first_error, sizeof t->first_error, "decoder %s cannot be opened", name);
@@ -149,6 +165,10 @@ static void check_logs(struct decode_state *st)
     }
     if (atomic_exchange(&s->vlog.reorder_growth, 0)) {
         s->res.video.dropped = true;
+        taint_video(st, (int64_t)st->b.pos);
+    }
+    if (atomic_exchange(&s->vlog.oversize, 0)) {
+        s->res.video.oversize = true;
         taint_video(st, (int64_t)st->b.pos);
     }
     if (atomic_exchange(&s->alog.errors, 0)) {
@@ -374,14 +394,36 @@ static bool feed(struct decode_state *st, AVCodecContext *c, AVPacket *pkt, bool
     return receive_all(st, c, video);
 }
 
+/* Limits of the whole check, enforced as the side reads (docs/exact-av-v1.md):
+ * the deadline, and the number of streams the demuxer may hold.  True when
+ * one is reached; the side then stops as after a read error. */
+static bool over_limits(struct decode_state *st)
+{
+    const char *why = NULL;
+    if (st->s->cfg.deadline_ms && util_now_ms() >= st->s->cfg.deadline_ms)
+        why = "deadline_exceeded";
+    else if (demux_too_many_streams(&st->dm))
+        why = "too_many_streams";
+    if (!why)
+        return false;
+    if (!st->b.io_error) {
+        st->b.io_error = true;
+        snprintf(st->b.io_reason, sizeof st->b.io_reason, "%s", why);
+        snprintf(st->b.io_detail, sizeof st->b.io_detail, "%s", why[0] == 'd'
+                 ? "the check's deadline (--deadline) passed while decoding"
+                 : "more streams than the demuxer holds; a stream may be missing");
+    }
+    return true;
+}
+
 static bool run_packets(struct decode_state *st)
 {
     AVPacket *pkt = av_packet_alloc();
     if (!pkt)
         return false;
     bool ok = true;
-    int rc;
-    while (ok && (rc = av_read_frame(st->dm.fmt, pkt)) >= 0) {
+    int rc = AVERROR_EOF;
+    while (ok && !over_limits(st) && (rc = av_read_frame(st->dm.fmt, pkt)) >= 0) {
         check_gaps(st);
         if (pkt->stream_index == st->vi && st->vdec)
             ok = feed(st, st->vdec, pkt, true);
@@ -390,6 +432,7 @@ static bool run_packets(struct decode_state *st)
         av_packet_unref(pkt);
     }
     av_packet_free(&pkt);
+    over_limits(st);   /* streams declared without any packet count too */
     if (ok && rc != AVERROR_EOF && !st->b.io_error) {
         snprintf(st->b.io_reason, sizeof st->b.io_reason, "demux_error");
         snprintf(st->b.io_detail, sizeof st->b.io_detail, "%s", av_err2str(rc));
@@ -482,6 +525,11 @@ int side_start(struct side *s, const struct side_config *cfg)
     atomic_init(&s->vlog.reorder_growth, 0);
     atomic_init(&s->alog.errors, 0);
     atomic_init(&s->alog.reorder_growth, 0);
+    atomic_init(&s->vlog.oversize, 0);
+    atomic_init(&s->alog.oversize, 0);
+    s->vlog.max_width = cfg->profile->max_width;
+    s->vlog.max_height = cfg->profile->max_height;
+    s->alog.max_width = s->alog.max_height = 0;
     return pthread_create(&s->thread, NULL, side_main, s) ? -1 : 0;
 }
 

@@ -37,12 +37,16 @@ struct side_config {
     int64_t audio_boundary;
     bool want_audio;             /* the reference has audio */
     struct xfer *xfer;
+    int64_t deadline_ms;         /* wall clock UTC ms to stop by (deadline_exceeded); 0: none */
 };
 
-/* What the FFmpeg log said about one decoder (filled by avlog.c). */
+/* What the FFmpeg log said about one decoder (filled by avlog.c), and what
+ * its get_format callback refused (side.c): the decoder's opaque. */
 struct side_log {
     atomic_int errors;           /* messages at AV_LOG_ERROR or worse */
     atomic_int reorder_growth;   /* "Increasing reorder buffer" */
+    int max_width, max_height;   /* the profile's envelope (video only; 0: no limit) */
+    atomic_int oversize;         /* a picture beyond it was refused before decoding */
 };
 
 struct side_track {
@@ -56,6 +60,7 @@ struct side_track {
     bool missing_pts;
     bool dropped;                /* frames dropped by the decoder */
     bool params_changed;         /* reference only: left the envelope mid-stream */
+    bool oversize;               /* pictures larger than the profile's max_width x max_height */
     int64_t packets_fed, frames_out;
     int64_t in_interval;         /* frames (video) or samples (audio) handed on */
     char first_error[160];

@@ -91,7 +91,7 @@ static bool side_observation_complete(const struct side_result *s)
 static bool track_clean(const struct side_track *t)
 {
     return !t->decode_error && !t->corrupt && !t->lost_packets && !t->dropped && !t->missing_pts &&
-           !t->params_changed;
+           !t->params_changed && !t->oversize;
 }
 
 /* The first reason, in a fixed order, why one side's track is not a
@@ -104,6 +104,8 @@ static const char *side_problem(const struct side_result *s, const struct side_t
         return s->io_reason[0] ? s->io_reason : "io_error";
     if (!s->ts_complete)
         return tscheck_issue_code(s->ts_issue);
+    if (t->oversize)   /* before the decoder error the refusal causes */
+        return "out_of_envelope";
     if (t->lost_packets)
         return "continuity_gap";
     if (t->decode_error)
@@ -129,7 +131,8 @@ static const char *reference_reason(const char *problem)
         {"io_error", "reference_io_error"}, {"continuity_gap", "reference_continuity_gap"},
         {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
         {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
-        {"params_changed", "reference_out_of_profile"},
+        {"params_changed", "reference_out_of_profile"}, {"out_of_envelope", "reference_out_of_profile"},
+        {"deadline_exceeded", "deadline_exceeded"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(problem, map[i].code))
@@ -165,7 +168,7 @@ static const char *unknown_reason(const struct run *r, bool video)
         return "interleave_skew";
     const char *p = side_problem(cand, video ? &cand->video : &cand->audio);
     if (p)
-        return p;
+        return strcmp(p, "out_of_envelope") ? p : "candidate_out_of_envelope";
     p = side_problem(ref, video ? &ref->video : &ref->audio);
     if (p)
         return reference_reason(p);
@@ -199,6 +202,10 @@ static struct track_verdict assess_video(struct run *r)
     if (complete && cand->video.present && !cand->video.codec_ok && !r->v.confirmed.set)
         r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.start,
                                              .plane = "params", .x = -1, .y = -1};
+    /* A close-delimited body cut short looks like a shorter candidate: its
+     * missing frames are not confirmed absent. */
+    if (r->v.confirmed.set && r->rq->candidate_length_unproven && !strcmp(r->v.confirmed.plane, "missing"))
+        return (struct track_verdict){VERDICT_UNKNOWN, "length_unproven"};
     if (r->v.confirmed.set)
         return (struct track_verdict){VERDICT_MISMATCH, video_mismatch_reason(r->v.confirmed.plane)};
     const char *why = unknown_reason(r, true);
@@ -227,6 +234,8 @@ static struct track_verdict assess_audio(struct run *r)
         first = &r->a.gap;
     if (first != &r->a.confirmed)
         r->a.confirmed = *first;
+    if (r->a.confirmed.set && r->rq->candidate_length_unproven && !strcmp(r->a.confirmed.kind, "missing"))
+        return (struct track_verdict){VERDICT_UNKNOWN, "length_unproven"};
     if (r->a.confirmed.set)
         return (struct track_verdict){VERDICT_MISMATCH, audio_mismatch_reason(r->a.confirmed.kind)};
     const char *why = unknown_reason(r, false);
@@ -384,7 +393,7 @@ static int start_sides(struct run *r)
             .offset = s == 0 ? 0 : ts33_norm(rq->offset),
             .start = r->ref.start, .end = r->ref.end,
             .video_boundary = r->ref.video_boundary, .audio_boundary = r->ref.audio_boundary,
-            .want_audio = r->ref.has_audio, .xfer = &r->x,
+            .want_audio = r->ref.has_audio, .xfer = &r->x, .deadline_ms = rq->deadline_ms,
         };
         if (side_start(&r->sides[s], &cfg)) {
             if (s == 1) {

@@ -53,8 +53,11 @@ static int parse(int argc, char **argv, struct bind_opts *o)
         case 'p': o->profile = optarg; break;
         case 'h': fputs(USAGE, stdout); return -1;
         case 'i':
-            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0)
-                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--interval wants START:END in ticks");
+            /* 33-bit values: a larger one is refused, never reduced modulo 2^33 */
+            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0 ||
+                o->start >= ((int64_t)1 << 33) || o->end >= ((int64_t)1 << 33))
+                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--interval wants START:END in 90 kHz ticks, each 0..%lld",
+                                (long long)((int64_t)1 << 33) - 1);
             o->have_interval = true;
             break;
         case 's':
@@ -131,12 +134,10 @@ int exactav_cmd_bind(int argc, char **argv)
     memset(segs, 0, sizeof segs);
     for (size_t i = 0; i < n; i++) {
         segs[i].path = argv[optind + (int)i];
-        FILE *f = fopen(segs[i].path, "rb");
-        if (!f) {
+        if ((rc = cli_check_input_file(segs[i].path, "reference", true, "bind"))) {
             profile_free(&p);
-            return cli_fail(EXACTAV_EXIT_NOINPUT, "bind", "cannot open %s", segs[i].path);
+            return rc;
         }
-        fclose(f);
     }
     struct refscan r;
     char err[512];
