@@ -4,13 +4,12 @@
  * eligible path (decision recorded), 3 replay differs, 64 usage, 65 invalid
  * situation or unknown decision id, 66 a file cannot be opened, 70 internal.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cliutil.h"
 #include "explain.h"
 #include "output.h"
 #include "record.h"
@@ -58,40 +57,6 @@ static int parse_args(int argc, char **argv, const char *allowed, bool want_id,
     return EX_OK;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reads a whole file of at most max bytes. 0, 66 (cannot open/read), 65 (too big). */
-static int slurp(const char *path, size_t max, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, strerror(errno));
-        return EX_NOINPUT_;
-    }
-    char *b = malloc(max + 1);
-    size_t n = b ? fread(b, 1, max + 1, f) : 0;
-    int err = ferror(f);
-    fclose(f);
-    if (!b || err) {
-        free(b);
-        fprintf(stderr, "stepctl: cannot read %s\n", path);
-        return b ? EX_NOINPUT_ : EX_SOFT;
-    }
-    if (n > max) {
-        free(b);
-        fprintf(stderr, "stepctl: %s is larger than %zu bytes\n", path, max);
-        return EX_DATA;
-    }
-    *buf = b;
-    *len = n;
-    return EX_OK;
-}
-
 static void print_json(const json_t *j)
 {
     json_dumpf(j, stdout, JSON_INDENT(2));
@@ -114,6 +79,17 @@ static const char decide_help[] =
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
     "      64 usage, 65 invalid situation, 66 a file cannot be opened, 70 internal\n";
 
+/* commitments_upper left out of the situation: from the ledger, read in one
+ * snapshot.  0 or -1. */
+static int fill_from_ledger(sqlite3 *db, struct sit_situation *s, struct ldg_fills *fills)
+{
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    int rc = ldg_fill(db, s, fills);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return rc;
+}
+
 /* Decides and records; *answer is the result to print. */
 static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
                              json_t **answer)
@@ -129,15 +105,16 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
     sqlite3 *db = NULL;
     enum rec_status rs = es == EVR_OK ? rec_open(a->db, true, &db, err, sizeof err) : REC_OK;
     char id[REC_ID_LEN];
+    struct ldg_fills fills = {NULL, 0};
     int rc = es != EVR_OK   ? (es == EVR_QUERY_FAILED ? EX_SOFT : EX_NOINPUT_)
              : rs != REC_OK ? EX_NOINPUT_
-             : rec_new_id(id) != 0
+             : fill_from_ledger(db, &s, &fills) != 0 || rec_new_id(id) != 0
                  ? EX_SOFT
-                 : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : now_ms(), &rows,
+                 : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : cli_now_ms(), &rows,
                                  id, STEPCTL_VERSION, answer);
     if (rc == EX_OK) {
-        struct rec_record r = {id, now_ms(), text, len, &rows, *answer};
-        if (rec_insert(db, &r, err, sizeof err) != REC_OK) {
+        struct rec_record r = {id, cli_now_ms(), text, len, &rows, *answer};
+        if (rec_insert_fills(db, &r, &fills, err, sizeof err) != REC_OK) {
             rc = EX_SOFT;
             json_decref(*answer);
             *answer = NULL;
@@ -148,6 +125,7 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
     sqlite3_close(db);
     if (es == EVR_OK)
         evr_free(&rows);
+    ldg_fills_free(&fills);
     sit_free(&s);
     return rc;
 }
@@ -167,7 +145,7 @@ int stepctl_cmd_decide(int argc, char **argv)
     }
     char *text = NULL;
     size_t len = 0;
-    if ((rc = slurp(a.input, SIT_MAX_INPUT_BYTES, &text, &len)) != EX_OK)
+    if ((rc = cli_slurp(a.input, SIT_MAX_INPUT_BYTES, &text, &len)) != EX_OK)
         return rc;
     json_t *answer = NULL;
     rc = decide_and_record(&a, text, len, &answer);
@@ -296,6 +274,12 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     json_t *again = NULL;
     if (sit_parse(l.situation, l.situation_len, &s, err, sizeof err) != 0) {
         fprintf(stderr, "stepctl replay: recorded situation is not valid any more: %s\n", err);
+        rec_loaded_free(&l);
+        return EX_DATA;
+    }
+    if (ldg_apply(&s, &l.fills, err, sizeof err) != 0) {
+        fprintf(stderr, "stepctl replay: %s\n", err);
+        sit_free(&s);
         rec_loaded_free(&l);
         return EX_DATA;
     }

@@ -1,5 +1,6 @@
 /* record.c - control.db (see record.h). */
 #include "record.h"
+#include "migrate_v2.h"
 #include "sqlutil.h"
 
 #include <assert.h>
@@ -50,16 +51,19 @@ static enum rec_status failed(sqlite3 *db, enum rec_status st, char *err, size_t
     return st;
 }
 
-/* Creates schema v1 in an empty database, under an exclusive lock so two
- * first runs cannot both create it. */
+/* Creates schema v1 in an empty database and migrates v1 to v2, under an
+ * exclusive lock so two first runs cannot both do it; one transaction, so a
+ * file is never left between versions. */
 static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
 {
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "begin");
     int v = sqlutil_user_version(db);
-    if (v == 0 && sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL) != SQLITE_OK) {
+    if ((v == 0 && sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL) != SQLITE_OK) ||
+        ((v == 0 || v == 1) && migrate_v2(db) != SQLITE_OK)) {
+        failed(db, REC_FAILED, err, len, "create or migrate schema");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return failed(db, REC_FAILED, err, len, "create schema");
+        return REC_FAILED;
     }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "commit schema");
@@ -81,7 +85,8 @@ enum rec_status rec_open(const char *path, bool create, sqlite3 **out, char *err
     if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                          "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
         st = failed(db, REC_OPEN_FAILED, err, errlen, path);
-    if (st == REC_OK && create && sqlutil_user_version(db) == 0)
+    int v = st == REC_OK ? sqlutil_user_version(db) : -1;
+    if ((create && v == 0) || v == 1)
         st = migrate(db, err, errlen);
     if (st == REC_OK && sqlutil_user_version(db) != REC_SCHEMA_VERSION) {
         snprintf(err, errlen, "%s is not a control.db of schema version %d (user_version %d)",
@@ -221,11 +226,18 @@ static int insert_conditions(sqlite3 *db, const struct rec_record *r)
 
 enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, size_t errlen)
 {
+    return rec_insert_fills(db, r, NULL, err, errlen);
+}
+
+enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
+                                 const struct ldg_fills *fills, char *err, size_t errlen)
+{
     assert(db && r && r->id && r->situation && r->rows && r->result);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, errlen, "begin");
     if (insert_decision(db, r) != SQLITE_OK || insert_rows(db, r) != SQLITE_OK ||
-        insert_conditions(db, r) != SQLITE_OK) {
+        insert_conditions(db, r) != SQLITE_OK ||
+        (fills && ldg_store_fills(db, r->id, fills) != 0)) {
         failed(db, REC_FAILED, err, errlen, "write decision");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return REC_FAILED;
@@ -300,7 +312,8 @@ enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, ch
     out->result = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
     snprintf(out->tool_version, sizeof out->tool_version, "%s", sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
-    if (!out->situation || !out->result || load_rows(db, id, &out->rows) < 0) {
+    if (!out->situation || !out->result || load_rows(db, id, &out->rows) < 0 ||
+        ldg_load_fills(db, id, &out->fills) < 0) {
         rec_loaded_free(out);
         snprintf(err, errlen, "decision '%s' cannot be read back (corrupt record?)", id);
         return REC_FAILED;
@@ -313,6 +326,7 @@ void rec_loaded_free(struct rec_loaded *l)
     free(l->situation);
     json_decref(l->result);
     evr_free(&l->rows);
+    ldg_fills_free(&l->fills);
     memset(l, 0, sizeof *l);
 }
 

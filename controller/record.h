@@ -1,6 +1,6 @@
 /* record.h - durable decision records in control.db.
  *
- * Schema version 1 (PRAGMA user_version = 1), WAL, synchronous=FULL, busy
+ * Schema version 2 (PRAGMA user_version = 2), WAL, synchronous=FULL, busy
  * time-out 5 s.  A decision is written in ONE transaction (decisions row,
  * every evidence row as read, every condition) before the CLI prints its
  * answer; if the write fails, there is no answer.  Schema: docs/controller.md.
@@ -17,8 +17,9 @@
 #include <sqlite3.h>
 
 #include "evidence_read.h"
+#include "ledger.h"
 
-#define REC_SCHEMA_VERSION 1
+#define REC_SCHEMA_VERSION 2 /* v1 files are migrated forward (migrate_v2.h) */
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
 
 enum rec_status { REC_OK = 0, REC_NOT_FOUND, REC_OPEN_FAILED, REC_BAD_VERSION, REC_FAILED };
@@ -39,6 +40,10 @@ struct rec_record {
 };
 
 enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, size_t errlen);
+/* The same, also storing the commitments taken from the ledger (may be NULL)
+ * in the same transaction. */
+enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
+                                 const struct ldg_fills *fills, char *err, size_t errlen);
 
 /* What replay and explain need, loaded back from the record. */
 struct rec_loaded {
@@ -48,6 +53,7 @@ struct rec_loaded {
     struct evr_set rows;
     json_t *result;
     char tool_version[64];
+    struct ldg_fills fills; /* replay applies them (ledger.h) */
 };
 
 enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, char *err,

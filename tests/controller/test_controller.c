@@ -597,7 +597,7 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     record_main(db, id);
     record_main(db, id2);
     assert_string_not_equal(id, id2);
-    assert_int_equal(count(db, "PRAGMA user_version"), 1);
+    assert_int_equal(count(db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
     assert_int_equal(count(db, "SELECT count(*) FROM decisions"), 2);
     /* 3 candidates x 5 conditions, 2 evidence rows as read, per decision. */
     assert_int_equal(count(db, "SELECT count(*) FROM decision_conditions"), 30);
@@ -611,7 +611,7 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     sqlite3_close(db);
     /* A database of another schema version is refused, never reused. */
     sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
     sqlite3_close(db);
     assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_BAD_VERSION);
     ctl_tmp_remove(&t);
