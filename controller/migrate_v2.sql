@@ -35,7 +35,7 @@ CREATE TABLE grants (
   allocated           INTEGER NOT NULL DEFAULT 0
                       CHECK (allocated >= 0 AND allocated <= max_allocations),
   first_allocation_ms INTEGER,                   -- NULL until the first allocation
-  bucket_tokens_micro INTEGER NOT NULL,          -- token bucket state at bucket_at_ms
+  bucket_tokens_nano  INTEGER NOT NULL,          -- token bucket content at bucket_at_ms, 1e-9 tokens
   bucket_at_ms        INTEGER NOT NULL,
   status              TEXT NOT NULL CHECK (status IN ('active','revoked','closed')),
   closed_at_ms        INTEGER,                   -- set with status revoked / closed
