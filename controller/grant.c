@@ -7,6 +7,7 @@
 
 #include "ledger.h"
 #include "num.h"
+#include "sqlutil.h"
 #include "tbucket.h"
 
 #define GRT_COLUMNS                                                                              \
@@ -288,26 +289,10 @@ json_t *grt_json(const struct grt_grant *g, int64_t now_ms)
 
 json_t *grt_events_json(sqlite3 *db, const char *grant_id)
 {
-    static const char sql[] = "SELECT seq, at_ms, kind, reason, actor FROM grant_events WHERE "
-                              "grant_id = ?1 ORDER BY seq";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_text(st, 1, grant_id, -1, SQLITE_STATIC);
-    json_t *a = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(
-            a, json_pack("{s:I,s:I,s:s,s:s,s:s}", "seq", (json_int_t)sqlite3_column_int64(st, 0),
-                         "at_ms", (json_int_t)sqlite3_column_int64(st, 1), "kind",
-                         sqlite3_column_text(st, 2), "reason", sqlite3_column_text(st, 3),
-                         "actor", sqlite3_column_text(st, 4)));
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        json_decref(a);
-        return NULL;
-    }
-    return a;
+    return sqlutil_rows_json(db,
+                             "SELECT seq, at_ms, kind, reason, actor FROM grant_events WHERE "
+                             "grant_id = ?1 ORDER BY seq",
+                             grant_id);
 }
 
 int grt_policy_current(sqlite3 *db, const char *policy_id, const char *version,

@@ -296,15 +296,18 @@ static void show_text(const json_t *o)
                json_string_value(json_object_get(e, "actor")),
                json_string_value(json_object_get(e, "reason")));
     json_array_foreach(json_object_get(o, "reservations"), i, e)
-        printf("  reservation %s%s%s/%s %.15g over [%lld, %lld): %s\n",
+    {
+        char amount[48];
+        num_format(json_integer_value(json_object_get(e, "amount_micro")), amount, sizeof amount);
+        printf("  reservation %s%s%s/%s %s over [%lld, %lld): %s\n",
                json_string_value(json_object_get(e, "resource")),
                json_string_length(json_object_get(e, "scope")) ? ":" : "",
                json_string_value(json_object_get(e, "scope")),
-               json_string_value(json_object_get(e, "metric")),
-               json_number_value(json_object_get(e, "amount")),
+               json_string_value(json_object_get(e, "metric")), amount,
                (long long)json_integer_value(json_object_get(e, "start_ms")),
                (long long)json_integer_value(json_object_get(e, "end_ms")),
                json_string_value(json_object_get(e, "state")));
+    }
 }
 
 static int list(sqlite3 *db, bool json)

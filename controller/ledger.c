@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "sqlutil.h"
 
 const char *ldg_scope(enum sit_resource r, const char *path_id)
 {
@@ -308,35 +309,9 @@ int ldg_resolve(sqlite3 *db, const char *grant_id, bool post, int64_t now_ms,
 
 json_t *ldg_grant_json(sqlite3 *db, const char *grant_id)
 {
-    static const char sql[] =
-        "SELECT resource, scope, metric, start_ms, end_ms, amount_micro, state, created_at_ms, "
-        "resolved_at_ms, resolve_reason FROM reservations WHERE grant_id = ?1 ORDER BY id";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_text(st, 1, grant_id, -1, SQLITE_STATIC);
-    json_t *a = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:o,s:s,s:I}", "resource",
-                              sqlite3_column_text(st, 0), "scope", sqlite3_column_text(st, 1),
-                              "metric", sqlite3_column_text(st, 2), "start_ms",
-                              (json_int_t)sqlite3_column_int64(st, 3), "end_ms",
-                              (json_int_t)sqlite3_column_int64(st, 4), "amount",
-                              num_to_json(sqlite3_column_int64(st, 5)), "state",
-                              sqlite3_column_text(st, 6), "created_at_ms",
-                              (json_int_t)sqlite3_column_int64(st, 7));
-        if (o && sqlite3_column_type(st, 8) != SQLITE_NULL) {
-            json_object_set_new(o, "resolved_at_ms", json_integer(sqlite3_column_int64(st, 8)));
-            json_object_set_new(o, "resolve_reason",
-                                json_string((const char *)sqlite3_column_text(st, 9)));
-        }
-        json_array_append_new(a, o);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        json_decref(a);
-        return NULL;
-    }
-    return a;
+    return sqlutil_rows_json(db,
+                             "SELECT resource, scope, metric, start_ms, end_ms, amount_micro, "
+                             "state, created_at_ms, resolved_at_ms, resolve_reason FROM "
+                             "reservations WHERE grant_id = ?1 ORDER BY id",
+                             grant_id);
 }

@@ -13,3 +13,37 @@ int sqlutil_user_version(sqlite3 *db)
     sqlite3_finalize(st);
     return v;
 }
+
+static json_t *column_json(sqlite3_stmt *st, int c)
+{
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, c));
+    case SQLITE_NULL:
+        return json_null();
+    default:
+        return json_string((const char *)sqlite3_column_text(st, c));
+    }
+}
+
+json_t *sqlutil_rows_json(sqlite3 *db, const char *sql, const char *param)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, param, -1, SQLITE_STATIC);
+    json_t *a = json_array();
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int c = 0; c < sqlite3_column_count(st); c++)
+            json_object_set_new(o, sqlite3_column_name(st, c), column_json(st, c));
+        json_array_append_new(a, o);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
