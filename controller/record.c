@@ -229,16 +229,24 @@ enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, s
     return rec_insert_fills(db, r, NULL, err, errlen);
 }
 
+enum rec_status rec_write(sqlite3 *db, const struct rec_record *r, const struct ldg_fills *fills,
+                          char *err, size_t errlen)
+{
+    assert(db && r && r->id && r->situation && r->rows && r->result);
+    assert(sqlite3_get_autocommit(db) == 0);
+    if (insert_decision(db, r) != SQLITE_OK || insert_rows(db, r) != SQLITE_OK ||
+        insert_conditions(db, r) != SQLITE_OK ||
+        (fills && ldg_store_fills(db, r->id, fills) != 0))
+        return failed(db, REC_FAILED, err, errlen, "write decision");
+    return REC_OK;
+}
+
 enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
                                  const struct ldg_fills *fills, char *err, size_t errlen)
 {
-    assert(db && r && r->id && r->situation && r->rows && r->result);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, errlen, "begin");
-    if (insert_decision(db, r) != SQLITE_OK || insert_rows(db, r) != SQLITE_OK ||
-        insert_conditions(db, r) != SQLITE_OK ||
-        (fills && ldg_store_fills(db, r->id, fills) != 0)) {
-        failed(db, REC_FAILED, err, errlen, "write decision");
+    if (rec_write(db, r, fills, err, errlen) != REC_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return REC_FAILED;
     }

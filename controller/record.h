@@ -44,6 +44,10 @@ enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, s
  * in the same transaction. */
 enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
                                  const struct ldg_fills *fills, char *err, size_t errlen);
+/* The writes of rec_insert_fills inside the caller's own write transaction
+ * (`stepctl next` records a decision together with its review). */
+enum rec_status rec_write(sqlite3 *db, const struct rec_record *r, const struct ldg_fills *fills,
+                          char *err, size_t errlen);
 
 /* What replay and explain need, loaded back from the record. */
 struct rec_loaded {

@@ -17,6 +17,7 @@
 #include "cliutil.h"
 #include "grant.h"
 #include "serve.h"
+#include "sqlutil.h"
 
 /* One allocation request between its arrival and its answer. */
 struct adm_request {
@@ -161,11 +162,8 @@ static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
 static sqlite3 *open_reader(struct srv *s)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(s->cfg->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    sqlite3_busy_timeout(db, 2000);
+    char err[256];
+    sqlutil_open_readonly(s->cfg->db_path, 2000, &db, err, sizeof err);
     return db;
 }
 

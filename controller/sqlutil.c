@@ -2,6 +2,7 @@
 #include "sqlutil.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 int sqlutil_user_version(sqlite3 *db)
 {
@@ -46,4 +47,17 @@ json_t *sqlutil_rows_json(sqlite3 *db, const char *sql, const char *param)
         return NULL;
     }
     return a;
+}
+
+int sqlutil_open_readonly(const char *path, int busy_ms, sqlite3 **db, char *err, size_t errlen)
+{
+    int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open %s: %s", path, *db ? sqlite3_errmsg(*db) : "out of memory");
+        sqlite3_close(*db);
+        *db = NULL;
+        return rc;
+    }
+    sqlite3_busy_timeout(*db, busy_ms);
+    return SQLITE_OK;
 }

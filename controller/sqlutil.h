@@ -3,11 +3,18 @@
 #ifndef SQLUTIL_H
 #define SQLUTIL_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 #include <sqlite3.h>
 
 /* PRAGMA user_version, or -1 when it cannot be read. */
 int sqlutil_user_version(sqlite3 *db);
+
+/* Opens an existing database strictly read-only (the file is never
+ * written, not even a journal) with a busy time-out.  SQLITE_OK, or an
+ * error with err saying why (then *db is NULL). */
+int sqlutil_open_readonly(const char *path, int busy_ms, sqlite3 **db, char *err, size_t errlen);
 
 /* Runs sql with one text parameter (?1) and returns every row as a JSON
  * object keyed by column name (INTEGER -> integer, NULL -> null, anything
