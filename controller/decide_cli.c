@@ -11,6 +11,7 @@
 
 #include "cliutil.h"
 #include "explain.h"
+#include "loop_policy.h"
 #include "output.h"
 #include "record.h"
 #include "replay.h"
@@ -96,8 +97,14 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
 {
     char err[512] = "";
     struct sit_situation s;
+    struct lpol lp;
     if (sit_parse(text, len, &s, err, sizeof err) != 0) {
         fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        return EX_DATA;
+    }
+    if (lpol_parse(text, len, &s, &lp, err, sizeof err) != 0) { /* checked now, used by grant */
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        sit_free(&s);
         return EX_DATA;
     }
     struct evr_set rows;
@@ -324,6 +331,9 @@ static const char explain_help[] =
     "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
     "the comparison rule, the shared resources and commitments counted, what is\n"
     "authorized, the observations that decide the step, and what follows each outcome.\n"
+    "ID may also name a grant (what it authorizes, its three durations, its reservation,\n"
+    "what ends it, what happened) or a next decision (the step, the observations that\n"
+    "counted, the evaluation of the next step, the outcome).\n"
     "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
 
 int stepctl_cmd_explain(int argc, char **argv)
@@ -338,12 +348,16 @@ int stepctl_cmd_explain(int argc, char **argv)
     sqlite3 *db = NULL;
     if ((rc = open_existing(&a, "explain", &db)) != EX_OK)
         return rc;
+    /* A grant or a next decision, else a decision. */
+    int loop = xpl_loop(stdout, db, a.id, cli_now_ms());
     struct rec_loaded l;
-    rc = load(db, "explain", a.id, &l);
-    if (rc == EX_OK) {
+    rc = loop < 0 ? EX_SOFT : loop == 0 ? EX_OK : load(db, "explain", a.id, &l);
+    if (loop == 1 && rc == EX_OK) {
         xpl_write(stdout, l.result);
         rec_loaded_free(&l);
     }
+    if (loop < 0)
+        fprintf(stderr, "stepctl explain: control.db: %s\n", sqlite3_errmsg(db));
     sqlite3_close(db);
     return rc;
 }

@@ -9,10 +9,24 @@
 #ifndef EXPLAIN_H
 #define EXPLAIN_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
+
+struct grt_grant;
 
 void xpl_write(FILE *out, const json_t *result);
+
+/* explain_loop.c: a grant (what is authorized, the three durations, the
+ * reservation, what ends issuance, what happened, fallbacks, what follows)
+ * and a `next` review (the step, the observations that counted, the
+ * evaluation of the next step, the outcome).  0 or -1. */
+int xpl_grant(FILE *out, sqlite3 *db, const struct grt_grant *g, int64_t now_ms);
+void xpl_next(FILE *out, const json_t *next_result);
+/* Explains id when it names a grant or a next decision: 0 done, 1 neither,
+ * -1 error. */
+int xpl_loop(FILE *out, sqlite3 *db, const char *id, int64_t now_ms);
 
 #endif
