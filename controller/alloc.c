@@ -45,11 +45,12 @@ static int refused(struct alc_reply *out, const char *code, const char *detail, 
 }
 
 /* 1. A known allocation id: 1 answered, 0 unknown, -1 error. */
-static int replay(sqlite3 *db, const struct areq *req, const char *digest, struct alc_reply *out)
+static int replay(sqlite3 *db, struct sqlutil_cache *cache, const struct areq *req,
+                  const char *digest, struct alc_reply *out)
 {
     static const char sql[] = "SELECT request_sha256, response FROM allocations WHERE id = ?1";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = sqlutil_prepare(db, cache, sql);
+    if (!st)
         return -1;
     sqlite3_bind_text(st, 1, req->allocation_id, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), res = rc == SQLITE_DONE ? 0 : -1;
@@ -67,7 +68,7 @@ static int replay(sqlite3 *db, const struct areq *req, const char *digest, struc
             res = reply(out, ALC_CONFLICT, 422, o) == 0 ? 1 : -1;
         }
     }
-    sqlite3_finalize(st);
+    sqlutil_done(cache, st);
     return res;
 }
 
@@ -151,16 +152,17 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
                      (json_int_t)g->expected_play_s);
 }
 
-static int insert(sqlite3 *db, const struct areq *req, const struct grt_grant *g,
-                  const char *digest, int64_t now, int64_t expires, const char *body)
+static int insert(sqlite3 *db, struct sqlutil_cache *cache, const struct areq *req,
+                  const struct grt_grant *g, const char *digest, int64_t now, int64_t expires,
+                  const char *body)
 {
     static const char sql[] =
         "INSERT INTO allocations VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
     char canon[2 * AREQ_MAX_BODY];
     if (areq_canonical(req, canon, sizeof canon) < 0)
         return -1;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = sqlutil_prepare(db, cache, sql);
+    if (!st)
         return -1;
     sqlite3_bind_text(st, 1, req->allocation_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, g->id, -1, SQLITE_STATIC);
@@ -175,20 +177,21 @@ static int insert(sqlite3 *db, const struct areq *req, const struct grt_grant *g
     sqlite3_bind_text(st, 11, canon, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 12, body, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
+    sqlutil_done(cache, st);
     return rc;
 }
 
 /* The grant's count and bucket; the WHERE clause re-checks the count read,
  * so a lost update can never hand out the same slot twice. */
-static int count(sqlite3 *db, struct grt_grant *g, const struct tb_bucket *b, int64_t now)
+static int count(sqlite3 *db, struct sqlutil_cache *cache, struct grt_grant *g,
+                 const struct tb_bucket *b, int64_t now)
 {
     static const char sql[] =
         "UPDATE grants SET allocated = allocated + 1, first_allocation_ms = "
         "COALESCE(first_allocation_ms, ?1), bucket_tokens_nano = ?2, bucket_at_ms = ?3 "
         "WHERE id = ?4 AND allocated = ?5 AND status = 'active'";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = sqlutil_prepare(db, cache, sql);
+    if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, now);
     sqlite3_bind_int64(st, 2, b->tokens_nano);
@@ -196,7 +199,7 @@ static int count(sqlite3 *db, struct grt_grant *g, const struct tb_bucket *b, in
     sqlite3_bind_text(st, 4, g->id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, g->allocated);
     int rc = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db) == 1 ? 0 : -1;
-    sqlite3_finalize(st);
+    sqlutil_done(cache, st);
     if (rc == 0) {
         g->allocated++;
         if (!g->has_first_allocation)
@@ -206,8 +209,8 @@ static int count(sqlite3 *db, struct grt_grant *g, const struct tb_bucket *b, in
     return rc;
 }
 
-static int allocate(sqlite3 *db, const struct areq *req, struct grt_grant *g, const char *digest,
-                    int64_t now, struct alc_reply *out)
+static int allocate(sqlite3 *db, struct sqlutil_cache *cache, const struct areq *req,
+                    struct grt_grant *g, const char *digest, int64_t now, struct alc_reply *out)
 {
     struct tb_bucket b = {g->bucket_tokens_nano, g->bucket_at_ms};
     int64_t wait_ms = 0;
@@ -222,8 +225,8 @@ static int allocate(sqlite3 *db, const struct areq *req, struct grt_grant *g, co
     json_t *o = created_body(req, g, now, expires);
     char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
-    int rc = body && insert(db, req, g, digest, now, expires, body) == 0 &&
-                     count(db, g, &b, now) == 0 &&
+    int rc = body && insert(db, cache, req, g, digest, now, expires, body) == 0 &&
+                     count(db, cache, g, &b, now) == 0 &&
                      (g->allocated < g->max_allocations || grt_settle(db, g, now, "stepctl serve") == 0)
                  ? 0
                  : -1;
@@ -237,7 +240,8 @@ static int allocate(sqlite3 *db, const struct areq *req, struct grt_grant *g, co
     return -1;
 }
 
-int alc_process(sqlite3 *db, const struct areq *req, int64_t now_ms, struct alc_reply *out)
+int alc_process(sqlite3 *db, struct sqlutil_cache *cache, const struct areq *req, int64_t now_ms,
+                struct alc_reply *out)
 {
     assert(db && req && out && sqlite3_get_autocommit(db) == 0);
     memset(out, 0, sizeof *out);
@@ -245,13 +249,13 @@ int alc_process(sqlite3 *db, const struct areq *req, int64_t now_ms, struct alc_
     areq_digest(req, digest);
     if (!digest[0])
         return -1;
-    int r = replay(db, req, digest, out);
+    int r = replay(db, cache, req, digest, out);
     if (r != 0)
         return r < 0 ? -1 : 0;
     struct grt_grant *g = malloc(sizeof *g);
     if (!g)
         return -1;
-    int none = grt_load_cohort(db, &req->cohort, g), rc = -1; /* 0 found, 1 none */
+    int none = grt_load_cohort(db, cache, &req->cohort, g), rc = -1; /* 0 found, 1 none */
     enum grt_state s = none == 0 ? grt_state(g, now_ms) : GRT_STATE_UNKNOWN;
     if (none < 0) {
         rc = -1;
@@ -262,12 +266,12 @@ int alc_process(sqlite3 *db, const struct areq *req, int64_t now_ms, struct alc_
              : none   ? refused(out, "no_active_grant", "no grant exists for this cohort", NULL)
                       : grant_refusal(db, g, s, now_ms, out);
     } else {
-        r = grt_policy_current(db, g->policy_id, g->policy_version, g->intent_version);
+        r = grt_policy_current(db, cache, g->policy_id, g->policy_version, g->intent_version);
         rc = r < 0    ? -1
              : r == 0 ? refused(out, "policy_changed",
                                 "a newer decision carries another policy or intent version",
                                 json_pack("{s:s}", "grant_id", g->id))
-                      : allocate(db, req, g, digest, now_ms, out);
+                      : allocate(db, cache, req, g, digest, now_ms, out);
     }
     free(g);
     if (rc != 0)

@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "areq.h"
+#include "sqlutil.h"
 
 /* FAILED is the zero value: no answer is ever read as an allocation. */
 enum alc_result {
@@ -43,10 +44,12 @@ struct alc_reply {
     char error[32];        /* the 403 error code, "" otherwise */
 };
 
-/* Decides one request at now_ms.  0 with *out filled (free with
+/* Decides one request at now_ms (cache: the caller's prepared statements,
+ * may be NULL).  0 with *out filled (free with
  * alc_reply_free), or -1 on an SQLite or memory failure (nothing of this
  * request must then be committed: the caller rolls back its savepoint). */
-int alc_process(sqlite3 *db, const struct areq *req, int64_t now_ms, struct alc_reply *out);
+int alc_process(sqlite3 *db, struct sqlutil_cache *cache, const struct areq *req, int64_t now_ms,
+                struct alc_reply *out);
 void alc_reply_free(struct alc_reply *r);
 
 const char *alc_result_name(enum alc_result r);

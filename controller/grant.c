@@ -59,18 +59,18 @@ static void from_row(sqlite3_stmt *st, struct grt_grant *g)
     copy(g->stop_conditions, sizeof g->stop_conditions, st, 32);
 }
 
-static int load_one(sqlite3 *db, const char *sql, const char *const *params, int n,
-                    struct grt_grant *g)
+static int load_one(sqlite3 *db, struct sqlutil_cache *cache, const char *sql,
+                    const char *const *params, int n, struct grt_grant *g)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = sqlutil_prepare(db, cache, sql);
+    if (!st)
         return -1;
     for (int i = 0; i < n; i++)
         sqlite3_bind_text(st, i + 1, params[i], -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         from_row(st, g);
-    sqlite3_finalize(st);
+    sqlutil_done(cache, st);
     return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
@@ -78,17 +78,18 @@ int grt_load(sqlite3 *db, const char *id, struct grt_grant *g)
 {
     static const char sql[] = "SELECT " GRT_COLUMNS " FROM grants WHERE id = ?1";
     const char *p[] = {id};
-    return load_one(db, sql, p, 1, g);
+    return load_one(db, NULL, sql, p, 1, g);
 }
 
-int grt_load_cohort(sqlite3 *db, const struct sit_cohort *c, struct grt_grant *g)
+int grt_load_cohort(sqlite3 *db, struct sqlutil_cache *cache, const struct sit_cohort *c,
+                    struct grt_grant *g)
 {
     static const char sql[] =
         "SELECT " GRT_COLUMNS " FROM grants WHERE channel = ?1 AND region = ?2 AND isp = ?3 AND "
         "client = ?4 AND build = ?5 AND rendition = ?6 ORDER BY created_at_ms DESC, id DESC "
         "LIMIT 1";
     const char *p[] = {c->channel, c->region, c->isp, c->client, c->build, c->rendition};
-    return load_one(db, sql, p, 6, g);
+    return load_one(db, cache, sql, p, 6, g);
 }
 
 enum grt_state grt_state(const struct grt_grant *g, int64_t now_ms)
@@ -295,20 +296,20 @@ json_t *grt_events_json(sqlite3 *db, const char *grant_id)
                              grant_id);
 }
 
-int grt_policy_current(sqlite3 *db, const char *policy_id, const char *version,
-                       const char *intent)
+int grt_policy_current(sqlite3 *db, struct sqlutil_cache *cache, const char *policy_id,
+                       const char *version, const char *intent)
 {
     static const char sql[] = "SELECT policy_version = ?2 AND intent_version = ?3 FROM decisions "
                               "WHERE policy_id = ?1 ORDER BY recorded_at_ms DESC, rowid DESC "
                               "LIMIT 1";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = sqlutil_prepare(db, cache, sql);
+    if (!st)
         return -1;
     sqlite3_bind_text(st, 1, policy_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, version, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, intent, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     int res = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : rc == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
+    sqlutil_done(cache, st);
     return res;
 }

@@ -20,6 +20,7 @@
 
 #include "record.h"
 #include "situation.h"
+#include "sqlutil.h"
 
 #define GRT_FALLBACKS_LEN (SIT_MAX_CANDIDATES * (SIT_STR + 3) + 3)
 
@@ -54,8 +55,10 @@ struct grt_grant {
 
 /* 0 found, 1 no such grant, -1 SQLite error. */
 int grt_load(sqlite3 *db, const char *id, struct grt_grant *g);
-/* The newest grant of a cohort. 0, 1 none, -1. */
-int grt_load_cohort(sqlite3 *db, const struct sit_cohort *c, struct grt_grant *g);
+/* The newest grant of a cohort. 0, 1 none, -1.  cache may be NULL
+ * (sqlutil.h). */
+int grt_load_cohort(sqlite3 *db, struct sqlutil_cache *cache, const struct sit_cohort *c,
+                    struct grt_grant *g);
 
 enum grt_state grt_state(const struct grt_grant *g, int64_t now_ms);
 const char *grt_state_name(enum grt_state s);
@@ -81,8 +84,8 @@ int grt_settle(sqlite3 *db, const struct grt_grant *g, int64_t now_ms, const cha
 
 /* Is (version, intent) still the policy's current one, i.e. that of the
  * newest recorded decision under policy_id?  1 yes, 0 changed, -1 error. */
-int grt_policy_current(sqlite3 *db, const char *policy_id, const char *version,
-                       const char *intent);
+int grt_policy_current(sqlite3 *db, struct sqlutil_cache *cache, const char *policy_id,
+                       const char *version, const char *intent);
 
 /* `stepctl grant`: options left 0 take the decision's step (or the policy's
  * default); none may go above them. */

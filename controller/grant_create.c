@@ -164,7 +164,7 @@ static enum grt_outcome check_decision(sqlite3 *db, const struct rec_loaded *l,
                       "%lld",
                       (long long)((now - l->decision_time_ms) / 1000),
                       (long long)lp->max_decision_age_s);
-    int cur = grt_policy_current(db, s->policy.id, s->policy.version, s->policy.intent_version);
+    int cur = grt_policy_current(db, NULL, s->policy.id, s->policy.version, s->policy.intent_version);
     if (cur < 0)
         return GRT_FAILED;
     if (cur == 0)
@@ -179,7 +179,7 @@ static enum grt_outcome check_cohort(sqlite3 *db, const struct sit_cohort *c, in
                                      const char *actor, char *why, size_t len)
 {
     struct grt_grant other;
-    int rc = grt_load_cohort(db, c, &other);
+    int rc = grt_load_cohort(db, NULL, c, &other);
     if (rc < 0)
         return GRT_FAILED;
     if (rc == 1)

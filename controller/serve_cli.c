@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "cliutil.h"
 #include "serve.h"
 #include "stepctl.h"
@@ -107,6 +109,13 @@ int stepctl_cmd_serve(int argc, char **argv)
     c.batch_max = (size_t)n_batch;
     c.port_file = port_file;
     c.drain_s = (unsigned)drain_s;
+    /* Every connection is used by one thread only (the writer's, and one per
+     * read request): no per-connection mutex, and no global lock around
+     * SQLite's allocator for memory statistics nobody reads.  Process-wide,
+     * before SQLite's first use. */
+    if (sqlite3_config(SQLITE_CONFIG_MULTITHREAD) != SQLITE_OK ||
+        sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
+        fprintf(stderr, "stepctl serve: SQLite keeps its default locking\n");
     /* Blocked in every thread (they inherit the mask); only sigwait sees them. */
     sigset_t stop;
     sigemptyset(&stop);

@@ -12,6 +12,7 @@
 
 struct swr {
     sqlite3 *db;
+    struct sqlutil_cache cache; /* the hot path's statements, prepared once */
     size_t batch_max;
     pthread_t thread;
     pthread_mutex_t mu;
@@ -49,13 +50,13 @@ static bool exec(sqlite3 *db, const char *sql)
 }
 
 /* One job in its own savepoint: a failing job never takes the others down. */
-static void run_job(sqlite3 *db, struct swr_job *j)
+static void run_job(sqlite3 *db, struct sqlutil_cache *cache, struct swr_job *j)
 {
     memset(&j->reply, 0, sizeof j->reply);
     j->failed = !exec(db, "SAVEPOINT job");
     if (j->failed)
         return;
-    if (alc_process(db, &j->req, cli_now_ms(), &j->reply) != 0) {
+    if (alc_process(db, cache, &j->req, cli_now_ms(), &j->reply) != 0) {
         fprintf(stderr, "stepctl serve: allocation %s failed: %s\n", j->req.allocation_id,
                 sqlite3_errmsg(db));
         exec(db, "ROLLBACK TO job");
@@ -68,7 +69,7 @@ static void run_batch(struct swr *w, struct swr_job *batch)
 {
     bool ok = exec(w->db, "BEGIN IMMEDIATE");
     for (struct swr_job *j = batch; ok && j; j = j->next)
-        run_job(w->db, j);
+        run_job(w->db, &w->cache, j);
     /* The durability point: COMMIT returns after the WAL is synced. */
     if (!ok || !exec(w->db, "COMMIT")) {
         fprintf(stderr, "stepctl serve: batch not committed: %s\n", sqlite3_errmsg(w->db));
@@ -155,6 +156,7 @@ void swr_stop(struct swr *w)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL); /* take() returns NULL only once the queue is empty */
     assert(w->pending == 0);
+    sqlutil_cache_clear(&w->cache);
     sqlite3_close(w->db);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);

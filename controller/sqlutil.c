@@ -61,3 +61,36 @@ int sqlutil_open_readonly(const char *path, int busy_ms, sqlite3 **db, char *err
     sqlite3_busy_timeout(*db, busy_ms);
     return SQLITE_OK;
 }
+
+sqlite3_stmt *sqlutil_prepare(sqlite3 *db, struct sqlutil_cache *c, const char *sql)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->sql[i] == sql)
+            return c->st[i];
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3(db, sql, -1, c ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) != SQLITE_OK)
+        return NULL;
+    if (c && c->n < SQLUTIL_CACHE_SIZE) {
+        c->sql[c->n] = sql;
+        c->st[c->n++] = st;
+    }
+    return st;
+}
+
+void sqlutil_done(struct sqlutil_cache *c, sqlite3_stmt *st)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->st[i] == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return;
+        }
+    sqlite3_finalize(st);
+}
+
+void sqlutil_cache_clear(struct sqlutil_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        sqlite3_finalize(c->st[i]);
+    c->n = 0;
+}
