@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -194,4 +195,103 @@ char *ctl_out(const struct ctl_tmp *t, const char *which)
     b[n] = '\0';
     fclose(f);
     return b;
+}
+
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ctl_shift_ms(json_t *j, int64_t delta)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v) ctl_shift_ms(v, delta);
+        return;
+    }
+    if (!json_is_object(j))
+        return;
+    json_object_foreach(j, k, v)
+    {
+        /* Times only: startup_p90_ms and the like are durations. */
+        bool time = !strcmp(k, "decision_time_ms") || !strcmp(k, "observed_at_ms") ||
+                    !strcmp(k, "start_ms") || !strcmp(k, "end_ms");
+        if (json_is_integer(v) && time)
+            json_integer_set(v, json_integer_value(v) + delta);
+        else
+            ctl_shift_ms(v, delta);
+    }
+}
+
+json_t *ctl_situation_at(const char *name, int64_t at_ms)
+{
+    json_t *s = ctl_fixture_json(name);
+    ctl_shift_ms(s, at_ms - json_integer_value(json_object_get(s, "decision_time_ms")));
+    return s;
+}
+
+void ctl_evidence_sql(char *buf, size_t n, const char *id, const char *path_id,
+                      const char *verdict, int64_t observed_at_ms, bool tracks)
+{
+    char report[160] = "{}";
+    if (tracks)
+        snprintf(report, sizeof report,
+                 "{\"video\":{\"verdict\":\"%s\"},\"audio\":{\"verdict\":\"%s\"}}", verdict,
+                 verdict);
+    snprintf(buf, n,
+             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, "
+             "profile_fingerprint, path_id, channel, rendition, program_version, "
+             "reference_version, object, interval_start, interval_end, observed_at_ms, "
+             "observed_end_ms, recorded_at_ms, report) VALUES ('%s', 'exact-av-v1', '%s', '%s', "
+             "'decode-profile-v1', 'fp-1', '%s', 'news-1', '720p', 'pv-42', 'ref-1', 'obj', 0, 1, "
+             "%lld, %lld, %lld, '%s');",
+             id, verdict, !strcmp(verdict, "MATCH") ? "match" : "video_plane_differs", path_id,
+             (long long)observed_at_ms, (long long)observed_at_ms + 1,
+             (long long)observed_at_ms + 2, report);
+}
+
+int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit, const char *ev,
+                   const char *db, char id[33])
+{
+    char path[256];
+    ctl_write_json(t, name, sit, path, sizeof path);
+    int rc = ctl_run(t, "decide --input '%s' --evidence '%s' --db '%s' --json", path, ev, db);
+    id[0] = '\0';
+    if (rc == 0 || rc == 4) {
+        char *out = ctl_out(t, "out");
+        json_t *j = json_loads(out, 0, NULL);
+        snprintf(id, 33, "%s", json_string_value(json_object_get(j, "decision_id")));
+        json_decref(j);
+        free(out);
+    }
+    return rc;
+}
+
+int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
+                  const char *args, char id[33])
+{
+    int rc = ctl_run(t, "grant %s --db '%s' %s", decision, db, args ? args : "");
+    char *out = ctl_out(t, "out");
+    id[0] = '\0';
+    if (rc == 0)
+        sscanf(out, "%32s", id);
+    free(out);
+    return rc;
+}
+
+long long ctl_query_int(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
 }

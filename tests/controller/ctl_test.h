@@ -4,6 +4,7 @@
 #ifndef CTL_TEST_H
 #define CTL_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,5 +61,31 @@ int ctl_run(const struct ctl_tmp *t, const char *args_fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Contents of dir/out.txt or dir/err.txt (malloc'd). */
 char *ctl_out(const struct ctl_tmp *t, const char *which);
+
+/* ---- the loop after a decision (grants, ledger, next, serve) ---------- */
+
+/* Wall clock, ms. */
+int64_t ctl_now_ms(void);
+/* Adds delta to every time in a situation (decision_time_ms, observed_at_ms,
+ * start_ms, end_ms), at any depth. */
+void ctl_shift_ms(json_t *j, int64_t delta);
+/* fixtures/controller/NAME with every time moved so that its decision time
+ * is at_ms (observations keep their age). */
+json_t *ctl_situation_at(const char *name, int64_t at_ms);
+/* SQL inserting one exact-av-v1 row in the fixtures' scope (channel news-1,
+ * rendition 720p, pv-42, profile decode-profile-v1) with track verdicts in
+ * its report (both = the row's verdict; NULL tracks: a report of "{}"). */
+void ctl_evidence_sql(char *buf, size_t n, const char *id, const char *path_id,
+                      const char *verdict, int64_t observed_at_ms, bool tracks);
+/* Runs "stepctl decide" on sit (written to dir/NAME) and returns the
+ * decision id (static buffer per call site is the caller's: out, 33). */
+int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit, const char *ev,
+                   const char *db, char id[33]);
+/* Runs "stepctl grant ID --db DB ARGS"; returns the exit code, grant id in out. */
+int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
+                  const char *args, char id[33]);
+/* SELECT count(*) style query on a database file: the first column of the
+ * first row as an integer (-1 on error). */
+long long ctl_query_int(const char *db, const char *sql);
 
 #endif
