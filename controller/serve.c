@@ -131,6 +131,11 @@ enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char 
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (retry_after)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+    pthread_mutex_lock(&rq->srv->mu);
+    bool draining = rq->srv->draining;
+    pthread_mutex_unlock(&rq->srv->mu);
+    if (draining) /* keep-alive clients go elsewhere: the listening socket is closed */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rq->allow);
     enum MHD_Result r = MHD_queue_response(rq->conn, status, resp);
@@ -224,12 +229,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(rq = begin(s, conn, method, url)))
             return MHD_NO;
         *con_cls = rq;
-        if (declared_too_big(conn)) {
-            rq->too_big = true;
-            return error_json(rq, MHD_HTTP_BAD_REQUEST, "body_too_large",
-                              "the request body is larger than 4096 bytes");
-        }
-        return MHD_YES;
+        /* A body declared too large is answered before it is read: by the
+         * route's handler (it sees too_big), else 404 / 405 below. */
+        if (!declared_too_big(conn))
+            return MHD_YES;
+        rq->too_big = true;
     }
     if (*upload_data_size) {
         if (!rq->too_big && rq->len + *upload_data_size <= SRV_MAX_BODY) {

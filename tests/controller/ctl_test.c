@@ -295,3 +295,41 @@ long long ctl_query_int(const char *db, const char *sql)
     sqlite3_close(h);
     return v;
 }
+
+void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
+                        const char *verdict, int64_t at, bool tracks)
+{
+    char sql[1024];
+    ctl_evidence_sql(sql, sizeof sql, id, path, verdict, at, tracks);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(w->ev, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+void ctl_world_begin(struct ctl_world *w)
+{
+    assert_int_equal(ctl_tmp_make(&w->t), 0);
+    ctl_tmp_path(&w->t, "evidence.db", w->ev, sizeof w->ev);
+    ctl_tmp_path(&w->t, "control.db", w->db, sizeof w->db);
+    assert_int_equal(ctl_evidence_db(w->ev, NULL), 0);
+    w->now = ctl_now_ms();
+    ctl_world_evidence(w, "ev-c-pre", "C", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-a-pre", "A", "MISMATCH", w->now - 120000, true);
+}
+
+void ctl_world_end(struct ctl_world *w)
+{
+    ctl_tmp_remove(&w->t);
+}
+
+json_t *ctl_world_situation(const struct ctl_world *w)
+{
+    return ctl_situation_at("main_situation.json", w->now - 1000);
+}
+
+void ctl_fast(json_t *sit)
+{
+    ctl_set(sit, "action.max_rate_per_s", json_integer(100000));
+    ctl_set(sit, "policy.grant.max_burst", json_integer(100000));
+}

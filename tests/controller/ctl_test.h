@@ -84,6 +84,26 @@ int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit,
 /* Runs "stepctl grant ID --db DB ARGS"; returns the exit code, grant id in out. */
 int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
                   const char *args, char id[33]);
+/* A world: a temporary folder with evidence.db (schema v1) and the path
+ * of control.db, at "now". */
+struct ctl_world {
+    struct ctl_tmp t;
+    char ev[128], db[128];
+    int64_t now;
+};
+
+/* The main scenario now: A MISMATCH (2 min old), B nothing, C a MATCH
+ * (5 min old) with both tracks: decide chooses C. */
+void ctl_world_begin(struct ctl_world *w);
+void ctl_world_end(struct ctl_world *w);
+/* One exact-av-v1 row (ctl_evidence_sql) into the world's evidence.db. */
+void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
+                        const char *verdict, int64_t at, bool tracks);
+/* main_situation.json decided one second ago. */
+json_t *ctl_world_situation(const struct ctl_world *w);
+/* Lifts the rate cap out of the way (100000/s, burst 100000). */
+void ctl_fast(json_t *sit);
+
 /* SELECT count(*) style query on a database file: the first column of the
  * first row as an integer (-1 on error). */
 long long ctl_query_int(const char *db, const char *sql);

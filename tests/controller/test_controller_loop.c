@@ -25,49 +25,6 @@
 #include "replay.h"
 #include "tbucket.h"
 
-/* ---- a world: evidence.db, control.db, a situation at "now" ------------- */
-
-struct world {
-    struct ctl_tmp t;
-    char ev[128], db[128];
-    int64_t now;
-};
-
-static void add_evidence(struct world *w, const char *id, const char *path, const char *verdict,
-                         int64_t at, bool tracks)
-{
-    char sql[1024];
-    ctl_evidence_sql(sql, sizeof sql, id, path, verdict, at, tracks);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(w->ev, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-}
-
-/* The main scenario, now: A MISMATCH, B nothing, C a fresh MATCH (C wins). */
-static void world_begin(struct world *w)
-{
-    assert_int_equal(ctl_tmp_make(&w->t), 0);
-    ctl_tmp_path(&w->t, "evidence.db", w->ev, sizeof w->ev);
-    ctl_tmp_path(&w->t, "control.db", w->db, sizeof w->db);
-    assert_int_equal(ctl_evidence_db(w->ev, NULL), 0);
-    w->now = ctl_now_ms();
-    add_evidence(w, "ev-c-pre", "C", "MATCH", w->now - 300000, true);
-    add_evidence(w, "ev-a-pre", "A", "MISMATCH", w->now - 120000, true);
-}
-
-static json_t *situation(const struct world *w)
-{
-    return ctl_situation_at("main_situation.json", w->now - 1000);
-}
-
-/* No rate limit in the way, and every decision of the tests grantable. */
-static void fast(json_t *sit)
-{
-    ctl_set(sit, "action.max_rate_per_s", json_integer(100000));
-    ctl_set(sit, "policy.grant.max_burst", json_integer(100000));
-}
-
 /* Candidate C's resource items: commitments left to the ledger (when
  * drop), origin rps step set to step_rps. */
 static void tune_c(json_t *sit, bool drop, int step_rps)
@@ -95,17 +52,12 @@ static void other_isp(json_t *sit, const char *isp)
         ctl_set(c, "qoe.cohort.isp", json_string(isp));
 }
 
-static void world_end(struct world *w)
-{
-    ctl_tmp_remove(&w->t);
-}
-
-static char *err_text(struct world *w)
+static char *err_text(struct ctl_world *w)
 {
     return ctl_out(&w->t, "err");
 }
 
-static void assert_err_has(struct world *w, const char *needle)
+static void assert_err_has(struct ctl_world *w, const char *needle)
 {
     char *e = err_text(w);
     if (!strstr(e, needle))
@@ -113,7 +65,7 @@ static void assert_err_has(struct world *w, const char *needle)
     free(e);
 }
 
-static json_t *out_json(struct world *w)
+static json_t *out_json(struct ctl_world *w)
 {
     char *text = ctl_out(&w->t, "out");
     json_t *j = json_loads(text, 0, NULL);
@@ -123,7 +75,7 @@ static json_t *out_json(struct world *w)
     return j;
 }
 
-static long long q(struct world *w, const char *fmt, ...)
+static long long q(struct ctl_world *w, const char *fmt, ...)
 {
     char sql[1024];
     va_list ap;
@@ -181,8 +133,8 @@ static void record_fixture(sqlite3 *db, char id[REC_ID_LEN])
 static void ctl_31_schema_v2_and_forward_migration_of_v1(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
     sqlite3 *db;
     char err[256], id[REC_ID_LEN];
     /* A v1 file with one decision, as an older stepctl left it. */
@@ -220,7 +172,7 @@ static void ctl_31_schema_v2_and_forward_migration_of_v1(void **state)
     assert_int_equal(rec_open(other, true, &db, err, sizeof err), REC_OK);
     sqlite3_close(db);
     assert_int_equal(ctl_query_int(other, "PRAGMA user_version"), 2);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 /* ---- grants ------------------------------------------------------------------ */
@@ -228,9 +180,9 @@ static void ctl_31_schema_v2_and_forward_migration_of_v1(void **state)
 static void ctl_32_grant_defaults_caps_durations_and_record(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
     ctl_set(sit, "policy.grant", json_pack("{s:i,s:i,s:i}", "url_ttl_s", 120, "expected_play_s",
                                            1800, "max_burst", 4));
     char d[33], g[33];
@@ -292,17 +244,17 @@ static void ctl_32_grant_defaults_caps_durations_and_record(void **state)
     assert_non_null(strstr(out, "expected play   1800 s"));
     free(out);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 static void ctl_33_grant_refusals(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
     char d[33], d2[33], g[33], gx[33];
     /* No eligible path: nothing to grant. */
-    json_t *none = situation(&w);
+    json_t *none = ctl_world_situation(&w);
     ctl_set(ctl_cand(none, "C"), "access.status", json_string("VIOLATION"));
     assert_int_equal(ctl_decide_cli(&w.t, "none.json", none, w.ev, w.db, d), 4);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, NULL, g), 65);
@@ -310,13 +262,13 @@ static void ctl_33_grant_refusals(void **state)
     /* Unknown decision. */
     assert_int_equal(ctl_grant_cli(&w.t, w.db, "0123456789abcdef0123456789abcdef", NULL, g), 65);
     /* Older than policy.grant.max_decision_age_s allows (decided 1 s ago). */
-    json_t *old = situation(&w);
+    json_t *old = ctl_world_situation(&w);
     ctl_set(old, "policy.grant.max_decision_age_s", json_integer(1));
     assert_int_equal(ctl_decide_cli(&w.t, "old.json", old, w.ev, w.db, d), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, NULL, g), 65);
     assert_err_has(&w, "decision_too_old");
     /* Granted once only. */
-    json_t *sit = situation(&w);
+    json_t *sit = ctl_world_situation(&w);
     assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, NULL, g), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, NULL, gx), 65);
@@ -342,16 +294,16 @@ static void ctl_33_grant_refusals(void **state)
     json_decref(none);
     json_decref(old);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 /* ---- the ledger --------------------------------------------------------------- */
 
 /* Two cohorts sharing the origin: each step (300 rps) fits alone
  * (400 + 300 + 100 <= 1000), not both (400 + 300 + 300 + 100 > 1000). */
-static void two_steps(struct world *w, char d1[33], char d2[33])
+static void two_steps(struct ctl_world *w, char d1[33], char d2[33])
 {
-    json_t *a = situation(w), *b = situation(w);
+    json_t *a = ctl_world_situation(w), *b = ctl_world_situation(w);
     tune_c(a, true, 300);
     tune_c(b, true, 300);
     other_isp(b, "isp-y");
@@ -364,8 +316,8 @@ static void two_steps(struct world *w, char d1[33], char d2[33])
 static void ctl_34_ledger_reserves_once_and_releases_only_with_a_reason(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
     char d1[33], d2[33], g1[33], g2[33];
     two_steps(&w, d1, d2);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d1, NULL, g1), 0);
@@ -411,14 +363,14 @@ static void ctl_34_ledger_reserves_once_and_releases_only_with_a_reason(void **s
                                       NULL, NULL, NULL),
                          SQLITE_OK);
     sqlite3_close(db);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 static void ctl_35_decide_takes_commitments_from_the_ledger(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
     char d1[33], d2[33], g1[33];
     two_steps(&w, d1, d2);
     /* Before any grant the ledger holds nothing: 0, and the record says so. */
@@ -439,7 +391,7 @@ static void ctl_35_decide_takes_commitments_from_the_ledger(void **state)
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d1, NULL, g1), 0);
     /* Now a decision for the other cohort counts the grant's reservation:
      * 400 + 300 + 300 + 100 > 1000, resources VIOLATION, nothing eligible. */
-    json_t *b = situation(&w);
+    json_t *b = ctl_world_situation(&w);
     tune_c(b, true, 300);
     other_isp(b, "isp-y");
     char d3[33];
@@ -464,7 +416,7 @@ static void ctl_35_decide_takes_commitments_from_the_ledger(void **state)
     assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", d3, w.db), 0);
     assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", d1, w.db), 0);
     /* Given in the situation: used as given, no source marked. */
-    json_t *given = situation(&w);
+    json_t *given = ctl_world_situation(&w);
     char d4[33];
     assert_int_equal(ctl_decide_cli(&w.t, "given.json", given, w.ev, w.db, d4), 0);
     assert_int_equal(q(&w, "SELECT count(*) FROM decision_commitments WHERE decision_id = '%s'",
@@ -475,7 +427,7 @@ static void ctl_35_decide_takes_commitments_from_the_ledger(void **state)
     free(out);
     json_decref(b);
     json_decref(given);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 /* Two processes grant at the same moment into the same headroom, many
@@ -484,8 +436,8 @@ static void ctl_36_two_processes_never_double_spend_headroom(void **state)
 {
     (void)state;
     for (int round = 0; round < 8; round++) {
-        struct world w;
-        world_begin(&w);
+        struct ctl_world w;
+        ctl_world_begin(&w);
         char d1[33], d2[33];
         two_steps(&w, d1, d2);
         const char *ids[2] = {d1, d2};
@@ -520,7 +472,7 @@ static void ctl_36_two_processes_never_double_spend_headroom(void **state)
         assert_int_equal(q(&w, "SELECT sum(amount_micro) FROM reservations WHERE resource = "
                                "'origin' AND metric = 'rps'"),
                          300000000LL);
-        world_end(&w);
+        ctl_world_end(&w);
     }
 }
 
@@ -568,9 +520,9 @@ static void expect(sqlite3 *db, const char *id, const char *isp, int64_t now, in
 static void ctl_37_allocation_rules(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
     ctl_set(sit, "policy.grant.max_burst", json_integer(3));
     char d[33], g[33], first[4096], again[4096];
     assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
@@ -618,7 +570,7 @@ static void ctl_37_allocation_rules(void **state)
                                       NULL, NULL, NULL),
                          SQLITE_OK);
     /* A newer no_eligible_path decision of the cohort: its pre-declared refusal. */
-    json_t *none = situation(&w);
+    json_t *none = ctl_world_situation(&w);
     ctl_set(ctl_cand(none, "C"), "access.status", json_string("VIOLATION"));
     assert_int_equal(ctl_decide_cli(&w.t, "none.json", none, w.ev, w.db, d), 4);
     expect(db, "x-6", "isp-x", ctl_now_ms(), 403, "no_eligible_path", first);
@@ -626,17 +578,17 @@ static void ctl_37_allocation_rules(void **state)
     json_decref(none);
     sqlite3_close(db);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 static void ctl_38_allocation_refusals_revoked_expired_policy_changed(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w), *y = situation(&w), *v4 = situation(&w);
-    fast(sit);
-    fast(y);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w), *y = ctl_world_situation(&w), *v4 = ctl_world_situation(&w);
+    ctl_fast(sit);
+    ctl_fast(y);
     other_isp(y, "isp-y");
     char d[33], dy[33], g[33], gy[33], body[4096];
     assert_int_equal(ctl_decide_cli(&w.t, "x.json", sit, w.ev, w.db, d), 0);
@@ -664,9 +616,9 @@ static void ctl_38_allocation_refusals_revoked_expired_policy_changed(void **sta
     expect(db, "y-2", "isp-y", ctl_now_ms(), 403, "grant_revoked", body);
     assert_non_null(strstr(body, "CDN incident 42"));
     /* A newer decision under another policy version: policy_changed. */
-    json_t *z = situation(&w);
+    json_t *z = ctl_world_situation(&w);
     other_isp(z, "isp-z");
-    fast(z);
+    ctl_fast(z);
     char dz[33], gz[33];
     assert_int_equal(ctl_decide_cli(&w.t, "z.json", z, w.ev, w.db, dz), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, dz, NULL, gz), 0);
@@ -680,7 +632,7 @@ static void ctl_38_allocation_refusals_revoked_expired_policy_changed(void **sta
     json_decref(y);
     json_decref(z);
     json_decref(v4);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 /* ---- the request body --------------------------------------------------------------- */
@@ -780,7 +732,7 @@ static void ctl_40_token_bucket(void **state)
 /* ---- next ------------------------------------------------------------------------------ */
 
 /* A grant of 20 on C with n allocations made now; returns the grant id. */
-static void granted_step(struct world *w, json_t *sit, int n, char g[33])
+static void granted_step(struct ctl_world *w, json_t *sit, int n, char g[33])
 {
     char d[33], err[256];
     assert_int_equal(ctl_decide_cli(&w->t, "step.json", sit, w->ev, w->db, d), 0);
@@ -796,7 +748,7 @@ static void granted_step(struct world *w, json_t *sit, int n, char g[33])
 }
 
 /* The step's observations, as a situation candidate's members, fresh now. */
-static void observations(struct world *w, const json_t *sit, const char *name, char *path,
+static void observations(struct ctl_world *w, const json_t *sit, const char *name, char *path,
                          size_t n)
 {
     json_t *c = json_deep_copy(ctl_cand((json_t *)sit, "C"));
@@ -818,7 +770,7 @@ static void observations(struct world *w, const json_t *sit, const char *name, c
     json_decref(obs);
 }
 
-static json_t *run_next(struct world *w, const char *g, const char *obs, int code)
+static json_t *run_next(struct ctl_world *w, const char *g, const char *obs, int code)
 {
     int rc = obs ? ctl_run(&w->t, "next %s --db '%s' --evidence '%s' --input '%s' --json", g,
                            w->db, w->ev, obs)
@@ -833,16 +785,16 @@ static json_t *run_next(struct world *w, const char *g, const char *obs, int cod
 static void ctl_41_next_positive_proposes_a_larger_step_and_grants_nothing(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
-    fast(sit);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
     ctl_set(sit, "policy.steps", json_pack("{s:i,s:i,s:s}", "factor", 3, "max_allocations", 50,
                                            "max_rate_per_s", "150000"));
     char g[33], obs[160];
     granted_step(&w, sit, 3, g);
     usleep(2000);
-    add_evidence(&w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
+    ctl_world_evidence(&w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
     observations(&w, sit, "obs.json", obs, sizeof obs);
     long long decisions = q(&w, "SELECT count(*) FROM decisions");
     json_t *r = run_next(&w, g, obs, 0);
@@ -880,10 +832,10 @@ static void ctl_41_next_positive_proposes_a_larger_step_and_grants_nothing(void 
                      65);
     assert_err_has(&w, "already_reviewed");
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
-static void expect_negative(struct world *w, json_t *r, const char *status, const char *needle)
+static void expect_negative(struct ctl_world *w, json_t *r, const char *status, const char *needle)
 {
     assert_string_equal(json_string_value(json_object_get(r, "branch")), "negative");
     assert_string_equal(json_string_value(json_object_get(r, "status")), status);
@@ -912,15 +864,15 @@ struct negative {
 
 static void negative_case(const struct negative *c)
 {
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
-    fast(sit);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
     char g[33], obs[160];
     granted_step(&w, sit, c->allocations, g);
     if (c->verdict) {
         usleep(2000);
-        add_evidence(&w, "ev-step", "C", c->verdict, ctl_now_ms(), c->tracks);
+        ctl_world_evidence(&w, "ev-step", "C", c->verdict, ctl_now_ms(), c->tracks);
     }
     json_t *seen = json_deep_copy(sit);
     if (c->p90)
@@ -935,7 +887,7 @@ static void negative_case(const struct negative *c)
                      1);
     json_decref(seen);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 static void ctl_42_next_negative_closes_issuance_and_never_scales_up(void **state)
@@ -959,22 +911,22 @@ static void ctl_42_next_negative_closes_issuance_and_never_scales_up(void **stat
         negative_case(&cases[i]);
 
     /* A MISMATCH is never hidden by a newer MATCH. */
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
-    fast(sit);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
     char g[33], obs[160];
     granted_step(&w, sit, 2, g);
     usleep(2000);
-    add_evidence(&w, "ev-bad", "C", "MISMATCH", ctl_now_ms(), true);
+    ctl_world_evidence(&w, "ev-bad", "C", "MISMATCH", ctl_now_ms(), true);
     usleep(2000);
-    add_evidence(&w, "ev-good", "C", "MATCH", ctl_now_ms(), true);
+    ctl_world_evidence(&w, "ev-good", "C", "MATCH", ctl_now_ms(), true);
     observations(&w, sit, "obs.json", obs, sizeof obs);
     expect_negative(&w, run_next(&w, g, obs, 4), "VIOLATION", "ev-bad");
-    world_end(&w);
+    ctl_world_end(&w);
 
     /* Invalid observations are refused before anything is written. */
-    world_begin(&w);
+    ctl_world_begin(&w);
     granted_step(&w, sit, 1, g);
     const char *bad[][2] = {{"{\"qoe\": {\"attempts\": -1}}", "qoe.attempts"},
                             {"{\"cohort\": {}}", "unknown member"},
@@ -993,16 +945,16 @@ static void ctl_42_next_negative_closes_issuance_and_never_scales_up(void **stat
                      1);
     assert_int_equal(q(&w, "SELECT count(*) FROM next_decisions"), 0);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 static void ctl_43_explain_grant_and_next_and_cli_codes(void **state)
 {
     (void)state;
-    struct world w;
-    world_begin(&w);
-    json_t *sit = situation(&w);
-    fast(sit);
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
     char g[33];
     granted_step(&w, sit, 2, g);
     assert_int_equal(ctl_run(&w.t, "explain %s --db '%s'", g, w.db), 0);
@@ -1047,7 +999,7 @@ static void ctl_43_explain_grant_and_next_and_cli_codes(void **state)
     assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen nowhere", w.db), 64);
     assert_int_equal(ctl_run(&w.t, "serve --db /nonexistent/c.db --listen 127.0.0.1:0"), 66);
     json_decref(sit);
-    world_end(&w);
+    ctl_world_end(&w);
 }
 
 int main(int argc, char **argv)
