@@ -174,7 +174,10 @@ static enum grt_outcome check_decision(sqlite3 *db, const struct rec_loaded *l,
     return GRT_CREATED;
 }
 
-/* No second active grant for the cohort; a grant that has ended is settled. */
+/* No second active grant for the cohort; a grant that has ended is settled.
+ * A grant under a policy version that is no longer current issues nothing
+ * any more (the service refuses policy_changed): it is revoked here, with
+ * that reason, so the new version's decision can be granted. */
 static enum grt_outcome check_cohort(sqlite3 *db, const struct sit_cohort *c, int64_t now,
                                      const char *actor, char *why, size_t len)
 {
@@ -184,9 +187,22 @@ static enum grt_outcome check_cohort(sqlite3 *db, const struct sit_cohort *c, in
         return GRT_FAILED;
     if (rc == 1)
         return GRT_CREATED;
-    if (grt_state(&other, now) == GRT_ACTIVE)
-        return refuse(why, len, "cohort_has_active_grant: grant %s is still active for this cohort",
-                      other.id);
+    if (grt_state(&other, now) == GRT_ACTIVE) {
+        int cur = grt_policy_current(db, NULL, other.policy_id, other.policy_version,
+                                     other.intent_version);
+        if (cur < 0)
+            return GRT_FAILED;
+        if (cur == 1)
+            return refuse(why, len,
+                          "cohort_has_active_grant: grant %s is still active for this cohort",
+                          other.id);
+        char reason[SIT_STR * 3 + 96];
+        snprintf(reason, sizeof reason,
+                 "policy_changed: policy %s version %s (intent %s) is no longer current",
+                 other.policy_id, other.policy_version, other.intent_version);
+        return grt_close(db, &other, "revoked", NULL, reason, now, actor) < 0 ? GRT_FAILED
+                                                                              : GRT_CREATED;
+    }
     return grt_settle(db, &other, now, actor) == 0 ? GRT_CREATED : GRT_FAILED;
 }
 

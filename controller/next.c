@@ -17,6 +17,7 @@
 
 struct review {
     int64_t now;
+    int policy_current; /* 1: the grant's policy version is still the current one */
     struct grt_grant g;
     struct rec_loaded l; /* the grant's decision */
     struct sit_situation s;
@@ -211,13 +212,21 @@ static int evaluate(sqlite3 *db, struct review *r, const json_t *obs, char *why,
 static bool positive(const struct review *r)
 {
     const char *o = json_string_value(json_object_get(r->eval, "outcome"));
-    return r->content.status == COND_PASS && o && !strcmp(o, "step_proposed");
+    return r->policy_current == 1 && r->content.status == COND_PASS && o &&
+           !strcmp(o, "step_proposed");
 }
 
 /* VIOLATION when anything was confirmed wrong, else UNKNOWN; the reason
  * names the first condition that failed. */
 static enum cond_status negative_status(const struct review *r, char *reason, size_t len)
 {
+    /* A proposal under a superseded policy would make it current again. */
+    if (r->policy_current != 1 && r->content.status != COND_VIOLATION) {
+        snprintf(reason, len, "policy_changed UNKNOWN: policy %s version %s is no longer current; "
+                              "the next step needs a decision under the current version",
+                 r->g.policy_id, r->g.policy_version);
+        return COND_UNKNOWN;
+    }
     if (r->content.status != COND_PASS) {
         snprintf(reason, len, "content %s %s: %s", cond_status_name(r->content.status),
                  r->content.reason, r->content.detail);
@@ -374,6 +383,10 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
             return es == EVR_QUERY_FAILED ? NXT_FAILED : NXT_NOINPUT;
     }
     step_content(r);
+    r->policy_current = grt_policy_current(db, NULL, r->g.policy_id, r->g.policy_version,
+                                           r->g.intent_version);
+    if (r->policy_current < 0)
+        return NXT_FAILED;
     r->next_max = grow(r->g.max_allocations, r->lp.steps_factor, r->lp.steps_max_allocations);
     r->next_rate = grow(r->g.max_rate_micro, r->lp.steps_factor, r->lp.steps_max_rate_micro);
     json_t *obs = observations(rq, why, len);

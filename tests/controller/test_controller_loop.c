@@ -277,10 +277,9 @@ static void ctl_33_grant_refusals(void **state)
     assert_int_equal(ctl_decide_cli(&w.t, "sit2.json", sit, w.ev, w.db, d2), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, NULL, gx), 65);
     assert_err_has(&w, "cohort_has_active_grant");
-    /* Once revoked, a later decision of the cohort may be granted; but a
-     * newer policy version makes the older decisions ungrantable. */
-    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason 'operator test'", g, w.db), 0);
-    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason again", g, w.db), 65);
+    /* A newer policy version makes the older decisions ungrantable, and
+     * the new version's decision replaces the cohort's grant of the old one
+     * (revoked, the reason recorded). */
     ctl_set(sit, "policy.version", json_string("4"));
     char d3[33];
     assert_int_equal(ctl_decide_cli(&w.t, "v4.json", sit, w.ev, w.db, d3), 0);
@@ -288,6 +287,14 @@ static void ctl_33_grant_refusals(void **state)
     assert_err_has(&w, "policy_changed");
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d3, NULL, gx), 0);
     assert_int_equal(q(&w, "SELECT count(*) FROM grants"), 2);
+    assert_int_equal(q(&w, "SELECT count(*) FROM grants WHERE id = '%s' AND status = 'revoked' "
+                           "AND close_reason LIKE 'policy_changed:%%'",
+                       g),
+                     1);
+    /* An operator's revocation: once, with its reason. */
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason 'operator test'", gx, w.db), 0);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason again", gx, w.db), 65);
+    assert_err_has(&w, "already_closed");
     assert_int_equal(q(&w, "SELECT count(*) FROM grant_events WHERE kind = 'revoked' AND "
                            "reason = 'operator test'"),
                      1);
@@ -944,6 +951,18 @@ static void ctl_42_next_negative_closes_issuance_and_never_scales_up(void **stat
     assert_int_equal(q(&w, "SELECT count(*) FROM grants WHERE id = '%s' AND status = 'active'", g),
                      1);
     assert_int_equal(q(&w, "SELECT count(*) FROM next_decisions"), 0);
+    /* Under a policy version that is no longer current, a step that went
+     * well proposes nothing: UNKNOWN policy_changed. */
+    json_t *v4 = ctl_world_situation(&w);
+    ctl_set(v4, "policy.version", json_string("4"));
+    other_isp(v4, "isp-v4");
+    char d4[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "v4.json", v4, w.ev, w.db, d4), 0);
+    usleep(2000);
+    ctl_world_evidence(&w, "ev-fine", "C", "MATCH", ctl_now_ms(), true);
+    observations(&w, sit, "obs.json", obs, sizeof obs);
+    expect_negative(&w, run_next(&w, g, obs, 4), "UNKNOWN", "policy_changed");
+    json_decref(v4);
     json_decref(sit);
     ctl_world_end(&w);
 }
