@@ -71,6 +71,10 @@ static json_t *item_json(const struct sit_window *w, const struct sit_item *it, 
                           "metric", sit_metric_name(it->metric));
     json_object_set_new(o, "background_upper", num_to_json(it->background_upper));
     json_object_set_new(o, "commitments_upper", num_to_json(it->commitments_upper));
+    /* Only marked when taken from the ledger, so records made before the
+     * ledger existed replay unchanged (absent: the situation's value). */
+    if (it->commitments_from_ledger)
+        json_object_set_new(o, "commitments_source", json_string("ledger"));
     json_object_set_new(o, "step_upper", num_to_json(it->step_upper));
     json_object_set_new(o, "margin", num_to_json(it->margin));
     json_object_set_new(o, "total", num_to_json(total));
@@ -94,6 +98,11 @@ static void check_windows(const struct sit_resources *r, int64_t from, int64_t t
             has_required_items(w, missing);
         for (size_t k = 0; k < w->n_items; k++) {
             const struct sit_item *it = &w->items[k];
+            if (!it->has_commitments) { /* neither given nor taken from the ledger */
+                if (!*missing)
+                    *missing = "commitments_upper";
+                continue;
+            }
             /* each part <= 1e18 micro: the sum of four fits int64 */
             int64_t total = it->background_upper + it->commitments_upper + it->step_upper + it->margin;
             json_array_append_new(checks, item_json(w, it, total));
@@ -152,6 +161,9 @@ void cond_resources(const struct sit_situation *s, const struct sit_candidate *c
     else if (!covered(r, t_ms, to))
         cond_set(out, COND_UNKNOWN, "resources_horizon_not_covered",
                  "the forecast windows do not cover [%lld, %lld)", (long long)t_ms, (long long)to);
+    else if (missing && !strcmp(missing, "commitments_upper"))
+        cond_set(out, COND_UNKNOWN, "resources_commitments_missing",
+                 "an item has no commitments_upper and none was taken from the ledger");
     else if (missing)
         cond_set(out, COND_UNKNOWN, "resources_item_missing",
                  "a window overlapping the horizon has no %s forecast", missing);

@@ -3,24 +3,22 @@
  * Exit codes (docs/controller.md): 0 a path was chosen / success, 4 no
  * eligible path (decision recorded), 3 replay differs, 64 usage, 65 invalid
  * situation or unknown decision id, 66 a file cannot be opened or a store is
- * not usable here (store_exit), 70 internal.
+ * not usable here (cli_store_exit), 70 internal.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cliutil.h"
 #include "evidence_scope.h"
 #include "explain.h"
+#include "loop_policy.h"
 #include "output.h"
 #include "record.h"
 #include "replay.h"
 #include "situation.h"
 #include "stepctl.h"
-
-enum { EX_OK = 0, EX_NO_PATH = 4, EX_USAGE_ = 64, EX_DATA = 65, EX_NOINPUT_ = 66, EX_SOFT = 70 };
 
 struct cli_args {
     const char *input, *evidence, *db, *id;
@@ -47,51 +45,17 @@ static int parse_args(int argc, char **argv, const char *allowed, bool want_id,
         } else if (dst && strchr(allowed, key)) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "stepctl %s: %s needs a value\n", argv[0], o);
-                return EX_USAGE_;
+                return CLI_USAGE;
             }
             *dst = argv[++i];
         } else if (want_id && o[0] != '-' && !a->id) {
             a->id = o;
         } else {
             fprintf(stderr, "stepctl %s: unexpected argument '%s' (see --help)\n", argv[0], o);
-            return EX_USAGE_;
+            return CLI_USAGE;
         }
     }
-    return EX_OK;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reads a whole file of at most max bytes. 0, 66 (cannot open/read), 65 (too big). */
-static int slurp(const char *path, size_t max, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, strerror(errno));
-        return EX_NOINPUT_;
-    }
-    char *b = malloc(max + 1);
-    size_t n = b ? fread(b, 1, max + 1, f) : 0;
-    int err = ferror(f);
-    fclose(f);
-    if (!b || err) {
-        free(b);
-        fprintf(stderr, "stepctl: cannot read %s\n", path);
-        return b ? EX_NOINPUT_ : EX_SOFT;
-    }
-    if (n > max) {
-        free(b);
-        fprintf(stderr, "stepctl: %s is larger than %zu bytes\n", path, max);
-        return EX_DATA;
-    }
-    *buf = b;
-    *len = n;
-    return EX_OK;
+    return CLI_OK;
 }
 
 static void print_json(const json_t *j)
@@ -119,14 +83,6 @@ static const char decide_help[] =
     "      refused), 66 a file cannot be opened or a store is not usable (missing, not\n"
     "      ours, the other store, another schema version), 70 internal\n";
 
-/* Exit code of a store error, the same for both stores and every command:
- * a file that is missing, not ours, of another schema version or cannot be
- * opened here is 66; a failure while working with it is 70. */
-static int store_exit(bool file_problem)
-{
-    return file_problem ? EX_NOINPUT_ : EX_SOFT;
-}
-
 /* Rows that break the rules of a valid row make the content condition
  * UNKNOWN (evidence_malformed); the reason is said here, once. */
 static void warn_malformed(const struct evidence_rows *rows)
@@ -138,45 +94,64 @@ static void warn_malformed(const struct evidence_rows *rows)
                     rows->rows[i].why[0] ? rows->rows[i].why : "malformed");
 }
 
+/* commitments_upper left out of the situation: from the ledger, read in one
+ * snapshot.  0 or -1. */
+static int fill_from_ledger(sqlite3 *db, struct sit_situation *s, struct ldg_fills *fills)
+{
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    int rc = ldg_fill(db, s, fills);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return rc;
+}
+
 /* Decides and records; *answer is the result to print. */
 static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
                              json_t **answer)
 {
     char err[1024] = "";
     struct sit_situation s;
+    struct lpol lp;
     if (sit_parse(text, len, &s, err, sizeof err) != 0) {
         fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
-        return EX_DATA;
+        return CLI_DATA;
+    }
+    if (lpol_parse(text, len, &s, &lp, err, sizeof err) != 0) { /* checked now, used by grant */
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        sit_free(&s);
+        return CLI_DATA;
     }
     struct evidence_rows rows;
     enum evidence_rc es = evs_read(a->evidence, &s, &rows, err, sizeof err);
     if (es != EVIDENCE_OK) {
         fprintf(stderr, "stepctl decide: --evidence %s: %s\n", a->evidence, err);
         sit_free(&s);
-        return store_exit(es == EVIDENCE_E_OPEN || es == EVIDENCE_E_VERSION);
+        return cli_store_exit(es == EVIDENCE_E_OPEN || es == EVIDENCE_E_VERSION);
     }
     warn_malformed(&rows);
     sqlite3 *db = NULL;
-    enum rec_status rs = rec_open(a->db, true, &db, err, sizeof err);
+    enum rec_status rs = rec_open(a->db, REC_CREATE, &db, err, sizeof err);
     char id[REC_ID_LEN];
-    int rc = rs != REC_OK ? store_exit(rs == REC_OPEN_FAILED || rs == REC_BAD_VERSION)
-             : rec_new_id(id) != 0
-                 ? EX_SOFT
-                 : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : now_ms(), &rows,
+    struct ldg_fills fills = {NULL, 0};
+    int rc = rs != REC_OK ? cli_store_exit(rs == REC_OPEN_FAILED || rs == REC_BAD_VERSION)
+             : fill_from_ledger(db, &s, &fills) != 0 || rec_new_id(id) != 0
+                 ? CLI_SOFTWARE
+                 : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : cli_now_ms(), &rows,
                                  id, STEPCTL_VERSION, answer);
-    if (rc == EX_OK) {
-        struct rec_record r = {id, now_ms(), text, len, &rows, *answer};
-        if (rec_insert(db, &r, err, sizeof err) != REC_OK) {
-            rc = EX_SOFT;
+    if (rc == CLI_OK) {
+        struct rec_record r = {id, cli_now_ms(), text, len, &rows, *answer};
+        if (rec_insert_fills(db, &r, &fills, err, sizeof err) != REC_OK) {
+            rc = CLI_SOFTWARE;
             json_decref(*answer);
             *answer = NULL;
         }
     }
-    if (rc != EX_OK && rc != EX_DATA)
+    if (rc != CLI_OK && rc != CLI_DATA)
         fprintf(stderr, "stepctl decide: %s%s\n", rs != REC_OK ? "--db " : "",
                 err[0] ? err : "internal error");
     sqlite3_close(db);
     evidence_rows_free(&rows);
+    ldg_fills_free(&fills);
     sit_free(&s);
     return rc;
 }
@@ -185,23 +160,23 @@ int stepctl_cmd_decide(int argc, char **argv)
 {
     struct cli_args a;
     int rc = parse_args(argc, argv, "ied", false, &a);
-    if (rc != EX_OK || a.help) {
-        fputs(decide_help, a.help && rc == EX_OK ? stdout : stderr);
+    if (rc != CLI_OK || a.help) {
+        fputs(decide_help, a.help && rc == CLI_OK ? stdout : stderr);
         return rc;
     }
     if (!a.input || !a.evidence || !a.db) {
         fprintf(stderr, "stepctl decide: --input, --evidence and --db are required\n%s",
                 decide_help);
-        return EX_USAGE_;
+        return CLI_USAGE;
     }
     char *text = NULL;
     size_t len = 0;
-    if ((rc = slurp(a.input, SIT_MAX_INPUT_BYTES, &text, &len)) != EX_OK)
+    if ((rc = cli_slurp(a.input, SIT_MAX_INPUT_BYTES, &text, &len)) != CLI_OK)
         return rc;
     json_t *answer = NULL;
     rc = decide_and_record(&a, text, len, &answer);
     free(text);
-    if (rc != EX_OK)
+    if (rc != CLI_OK)
         return rc;
     /* The record is committed: only now may the answer be printed. */
     if (a.json)
@@ -210,7 +185,7 @@ int stepctl_cmd_decide(int argc, char **argv)
         out_summary(stdout, answer);
     int chosen = json_is_string(json_object_get(answer, "chosen"));
     json_decref(answer);
-    return chosen ? EX_OK : EX_NO_PATH;
+    return chosen ? CLI_OK : CLI_NEGATIVE;
 }
 
 /* Opens an existing control.db (default ./control.db) read-only: the
@@ -218,12 +193,12 @@ int stepctl_cmd_decide(int argc, char **argv)
 static int open_existing(const struct cli_args *a, const char *cmd, sqlite3 **db)
 {
     char err[1024];
-    enum rec_status st = rec_open(a->db ? a->db : "control.db", false, db, err, sizeof err);
+    enum rec_status st = rec_open(a->db ? a->db : "control.db", REC_READ, db, err, sizeof err);
     if (st != REC_OK) {
         fprintf(stderr, "stepctl %s: --db %s\n", cmd, err);
-        return store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
+        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
     }
-    return EX_OK;
+    return CLI_OK;
 }
 
 /* Loads record ID; 0, 65 (unknown id) or 70. */
@@ -232,9 +207,9 @@ static int load(sqlite3 *db, const char *cmd, const char *id, struct rec_loaded 
     char err[512];
     enum rec_status st = rec_load(db, id, l, err, sizeof err);
     if (st == REC_OK)
-        return EX_OK;
+        return CLI_OK;
     fprintf(stderr, "stepctl %s: %s\n", cmd, err);
-    return st == REC_NOT_FOUND ? EX_DATA : EX_SOFT;
+    return st == REC_NOT_FOUND ? CLI_DATA : CLI_SOFTWARE;
 }
 
 static const char decisions_help[] =
@@ -268,7 +243,7 @@ static int show(sqlite3 *db, const char *id)
 {
     struct rec_loaded l;
     int rc = load(db, "decisions show", id, &l);
-    if (rc != EX_OK)
+    if (rc != CLI_OK)
         return rc;
     json_t *sit = json_loadb(l.situation, l.situation_len, 0, NULL);
     json_t *o = json_pack("{s:s,s:s,s:I,s:o,s:o,s:O}", "decision_id", id, "tool_version",
@@ -278,7 +253,7 @@ static int show(sqlite3 *db, const char *id)
     print_json(o);
     json_decref(o);
     rec_loaded_free(&l);
-    return EX_OK;
+    return CLI_OK;
 }
 
 int stepctl_cmd_decisions(int argc, char **argv)
@@ -288,18 +263,18 @@ int stepctl_cmd_decisions(int argc, char **argv)
     bool is_list = !strcmp(sub, "list"), is_show = !strcmp(sub, "show");
     int rc = (is_list || is_show) ? parse_args(argc - 1, argv + 1, "d", is_show, &a)
                                   : parse_args(argc, argv, "", false, &a);
-    if (rc != EX_OK || a.help || !(is_list || is_show) || (is_show && !a.id)) {
-        bool ok = rc == EX_OK && a.help;
+    if (rc != CLI_OK || a.help || !(is_list || is_show) || (is_show && !a.id)) {
+        bool ok = rc == CLI_OK && a.help;
         fputs(decisions_help, ok ? stdout : stderr);
-        return ok ? EX_OK : EX_USAGE_;
+        return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_existing(&a, "decisions", &db)) != EX_OK)
+    if ((rc = open_existing(&a, "decisions", &db)) != CLI_OK)
         return rc;
     char err[512];
     if (is_list) {
-        rc = rec_list(db, stdout, a.json, err, sizeof err) == REC_OK ? EX_OK : EX_SOFT;
-        if (rc != EX_OK)
+        rc = rec_list(db, stdout, a.json, err, sizeof err) == REC_OK ? CLI_OK : CLI_SOFTWARE;
+        if (rc != CLI_OK)
             fprintf(stderr, "stepctl decisions: %s\n", err);
     } else {
         rc = show(db, a.id);
@@ -312,18 +287,19 @@ static const char replay_help[] =
     "usage: stepctl replay ID [--db control.db] [--json]\n"
     "\n"
     "Recomputes decision ID from its recorded inputs alone (the situation as given, the\n"
-    "decision time and the evidence rows as read; evidence.db is not opened) and compares\n"
-    "the result with the recorded answer, field by field (tool_version is ignored), and\n"
-    "with every stored column and decision_conditions row derived from it.\n"
-    "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID or\n"
-    "      recorded situation no longer valid, 66 control.db cannot be opened or is not\n"
-    "      usable, 70 internal\n";
+    "decision time, the evidence rows as read, and the commitments decide took from the\n"
+    "ledger; neither evidence.db nor today's ledger is read) and compares the result with\n"
+    "the recorded answer, field by field (tool_version is ignored), and with every stored\n"
+    "column and decision_conditions row derived from it.\n"
+    "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID, or\n"
+    "      the recorded situation or ledger values no longer valid, 66 control.db cannot be\n"
+    "      opened or is not usable, 70 internal\n";
 
 static int replay_one(sqlite3 *db, const char *id, bool as_json)
 {
     struct rec_loaded l;
     int rc = load(db, "replay", id, &l);
-    if (rc != EX_OK)
+    if (rc != CLI_OK)
         return rc;
     char err[512];
     struct sit_situation s;
@@ -331,10 +307,16 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     if (sit_parse(l.situation, l.situation_len, &s, err, sizeof err) != 0) {
         fprintf(stderr, "stepctl replay: recorded situation is not valid any more: %s\n", err);
         rec_loaded_free(&l);
-        return EX_DATA;
+        return CLI_DATA;
+    }
+    if (ldg_apply(&s, &l.fills, err, sizeof err) != 0) {
+        fprintf(stderr, "stepctl replay: %s\n", err);
+        sit_free(&s);
+        rec_loaded_free(&l);
+        return CLI_DATA;
     }
     rc = rpl_recompute(&s, l.decision_time_ms, &l.rows, id, STEPCTL_VERSION, &again);
-    if (rc == EX_OK) {
+    if (rc == CLI_OK) {
         FILE *report = as_json ? stderr : stdout;
         size_t n = rpl_compare(&l, again, report);
         if (as_json)
@@ -342,7 +324,7 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
                    n ? "false" : "true", n);
         else
             printf("replay %s: %s\n", id, n ? "DIFFERENT" : "identical");
-        rc = n ? RPL_EXIT_DIFFERENT : EX_OK;
+        rc = n ? RPL_EXIT_DIFFERENT : CLI_OK;
     }
     json_decref(again);
     sit_free(&s);
@@ -354,13 +336,13 @@ int stepctl_cmd_replay(int argc, char **argv)
 {
     struct cli_args a;
     int rc = parse_args(argc, argv, "d", true, &a);
-    if (rc != EX_OK || a.help || !a.id) {
-        bool ok = rc == EX_OK && a.help;
+    if (rc != CLI_OK || a.help || !a.id) {
+        bool ok = rc == CLI_OK && a.help;
         fputs(replay_help, ok ? stdout : stderr);
-        return ok ? EX_OK : EX_USAGE_;
+        return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_existing(&a, "replay", &db)) != EX_OK)
+    if ((rc = open_existing(&a, "replay", &db)) != CLI_OK)
         return rc;
     rc = replay_one(db, a.id, a.json);
     sqlite3_close(db);
@@ -374,6 +356,9 @@ static const char explain_help[] =
     "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
     "the comparison rule, the shared resources and commitments counted, what is\n"
     "authorized, the observations that decide the step, and what follows each outcome.\n"
+    "ID may also name a grant (what it authorizes, its three durations, its reservation,\n"
+    "what ends it, what happened) or a next decision (the step, the observations that\n"
+    "counted, the evaluation of the next step, the outcome).\n"
     "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
     "      (opened read-only), 70 internal\n";
 
@@ -381,20 +366,24 @@ int stepctl_cmd_explain(int argc, char **argv)
 {
     struct cli_args a;
     int rc = parse_args(argc, argv, "d", true, &a);
-    if (rc != EX_OK || a.help || !a.id) {
-        bool ok = rc == EX_OK && a.help;
+    if (rc != CLI_OK || a.help || !a.id) {
+        bool ok = rc == CLI_OK && a.help;
         fputs(explain_help, ok ? stdout : stderr);
-        return ok ? EX_OK : EX_USAGE_;
+        return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_existing(&a, "explain", &db)) != EX_OK)
+    if ((rc = open_existing(&a, "explain", &db)) != CLI_OK)
         return rc;
+    /* A grant or a next decision, else a decision. */
+    int loop = xpl_loop(stdout, db, a.id, cli_now_ms());
     struct rec_loaded l;
-    rc = load(db, "explain", a.id, &l);
-    if (rc == EX_OK) {
+    rc = loop < 0 ? CLI_SOFTWARE : loop == 0 ? CLI_OK : load(db, "explain", a.id, &l);
+    if (loop == 1 && rc == CLI_OK) {
         xpl_write(stdout, l.result);
         rec_loaded_free(&l);
     }
+    if (loop < 0)
+        fprintf(stderr, "stepctl explain: control.db: %s\n", sqlite3_errmsg(db));
     sqlite3_close(db);
     return rc;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evidence_text.h"
+#include "output.h"
 
 static const char *s_(const json_t *o, const char *k)
 {
@@ -181,23 +181,15 @@ static void write_answers(FILE *out, const json_t *r)
     q7_next(out);
 }
 
+static int write_answers_cb(FILE *out, const void *r)
+{
+    write_answers(out, r);
+    return 0;
+}
+
 /* The answers quote path ids, reasons and details from the situation and
- * the evidence: the text is composed first, then printed with every control
- * character but the newline escaped (evidence_text.h). */
+ * the evidence: printed escaped (out_escaped). */
 void xpl_write(FILE *out, const json_t *r)
 {
-    char *text = NULL, shown[4096];
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem)
-        return;
-    write_answers(mem, r);
-    fclose(mem);
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        fprintf(out, "%s\n", evidence_text_escape(line, false, shown, sizeof shown));
-    }
-    free(text);
+    out_escaped(out, write_answers_cb, r);
 }

@@ -9,10 +9,20 @@
 #ifndef EXPLAIN_H
 #define EXPLAIN_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 void xpl_write(FILE *out, const json_t *result);
+
+/* explain_loop.c: explains id when it names a grant (what is authorized,
+ * the three durations, the reservation, what ends issuance, what happened,
+ * fallbacks, what follows) or a `next` review (the step, the observations
+ * that counted, the evaluation of the next step, the outcome): 0 done, 1
+ * neither (also for a control.db of schema 1, which has neither), -1 error.
+ * Printed escaped like every human output (output.h, out_escaped). */
+int xpl_loop(FILE *out, sqlite3 *db, const char *id, int64_t now_ms);
 
 #endif

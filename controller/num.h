@@ -32,6 +32,12 @@
  * the marker cannot be forged. */
 json_t *num_json_loadb(const char *text, size_t len, size_t flags, json_error_t *err);
 
+/* json_dumps(root, flags), writing every number kept as text by
+ * num_json_loadb back as that number, exactly as it was written (a JSON
+ * text read with num_json_loadb, changed, and written out again keeps the
+ * digits of each decimal).  NULL on error; free() the result. */
+char *num_json_dumps(const json_t *root, size_t flags);
+
 /* True for a number kept as text by num_json_loadb. */
 bool num_json_is_number(const json_t *v);
 

@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "evidence_text.h"
@@ -147,4 +148,33 @@ void out_summary(FILE *f, const json_t *res)
         list_reasons(f, c, "VIOLATION", "violation");
         list_reasons(f, c, "UNKNOWN  ", "unknown");
     }
+}
+
+int out_escaped(FILE *out, int (*write)(FILE *, const void *), const void *arg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return -1;
+    int rc = write(mem, arg);
+    fclose(mem);
+    /* An escape is at most four bytes per input byte ("\\xNN"; a 3-byte
+     * format character becomes the 8 of "\\u{XXXX}"). */
+    char *shown = text ? malloc(len * 4 + 16) : NULL;
+    if (!shown) {
+        free(text);
+        return -1;
+    }
+    for (char *line = text, *next; *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        else
+            next = line + strlen(line);
+        fprintf(out, "%s\n", evidence_text_escape(line, false, shown, len * 4 + 16));
+    }
+    free(shown);
+    free(text);
+    return rc;
 }

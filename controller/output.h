@@ -20,4 +20,12 @@ json_t *out_result(const struct sit_situation *s, const struct dcn_result *r,
  * excluded candidate with its VIOLATION / UNKNOWN reasons kept apart. */
 void out_summary(FILE *f, const json_t *result);
 
+/* Human output of every stepctl writer that quotes text from outside (path
+ * ids, reasons, details, actors, stored rows): runs write(mem, arg) into
+ * memory, then prints what it wrote on out line by line, every control
+ * character but the newline escaped (evidence_text.h), so that printing it
+ * can neither drive a terminal nor reorder what is shown.  Returns what
+ * write returned, or -1 when memory runs out (nothing printed). */
+int out_escaped(FILE *out, int (*write)(FILE *, const void *), const void *arg);
+
 #endif

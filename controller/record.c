@@ -2,13 +2,16 @@
 #include "record.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/rand.h>
 
 #include "dbfile.h"
 #include "evidence_text.h"
+#include "migrate_v2.h"
 
 #define REC_BUSY_MS 5000
 
@@ -53,17 +56,22 @@ static enum rec_status failed(sqlite3 *db, enum rec_status st, char *err, size_t
 }
 
 /* The file's identity (evidence/dbfile.h): our application_id, the schema
- * version this build knows, and the tables of schema v1 (a control.db made
- * before application_id existed is recognised by them and adopted). */
+ * version this build knows, the tables of schema v1 (a control.db made
+ * before application_id existed is recognised by them and adopted), and the
+ * oldest version a reader reads as it is (schema 1: readers never migrate;
+ * the tables schema 2 added are then simply absent). */
 static const char *const rec_legacy_tables[] = {"decisions", "decision_evidence",
                                                 "decision_conditions", NULL};
 static const struct dbfile_spec rec_store = {"a control.db", DBFILE_APPID_CONTROL,
-                                             REC_SCHEMA_VERSION, rec_legacy_tables};
+                                             REC_SCHEMA_VERSION, rec_legacy_tables, 1};
 
-/* Creates schema v1 in a new file, or adopts a control.db from before
- * application_id, under an exclusive lock so two first runs cannot both do
- * it.  The file is classified again inside the lock: another process may
- * have created or adopted it since it was opened. */
+/* Creates schema v1 in a new file, adopts a control.db from before
+ * application_id, and migrates v1 to v2 (migrate_v2.h), under an exclusive
+ * lock so two first runs cannot both do it, in one transaction, so a file is
+ * never left between versions.  The file is classified again inside the
+ * lock: another process may have created, adopted or migrated it since it
+ * was opened.  A file that is not ours is refused before anything is
+ * written (the classification above comes first). */
 static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
 {
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -75,10 +83,13 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL);
     if (rc == SQLITE_OK && found.state != DBFILE_OURS)
         rc = dbfile_mark(db, &rec_store);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 1)
+        rc = migrate_v2(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED
-                                                    : failed(db, REC_FAILED, err, len, "create schema");
+                                                    : failed(db, REC_FAILED, err, len,
+                                                             "create or migrate schema");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return st;
     }
@@ -87,22 +98,37 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
     return REC_OK;
 }
 
-/* Opening the file: a writer (create) classifies it before anything is
- * written and creates or adopts it; a reader opens it read-only (it may be
- * on a read-only mount or belong to another user).  See evidence/dbfile.h. */
-static enum rec_status open_store(const char *path, bool create, sqlite3 **out, char *err,
+/* Opening the file: a writer classifies it before anything is written,
+ * then creates (REC_CREATE only), adopts and migrates it; a reader opens it
+ * read-only (it may be on a read-only mount or belong to another user).
+ * See evidence/dbfile.h. */
+static enum rec_status open_store(const char *path, enum rec_mode mode, sqlite3 **out, char *err,
                                   size_t errlen)
 {
     struct dbfile_found found;
     char why[768] = "";
-    enum dbfile_rc dr = create ? dbfile_open_rw(path, &rec_store, out, &found, why, sizeof why)
-                               : dbfile_open_ro(path, &rec_store, out, &found, why, sizeof why);
+    struct stat st_path;
+    if (mode == REC_WRITE && path && stat(path, &st_path) != 0 && errno == ENOENT) {
+        snprintf(err, errlen, "%s: no such file (only stepctl decide and stepctl serve create "
+                              "a control.db)", path);
+        return REC_OPEN_FAILED;
+    }
+    enum dbfile_rc dr = mode != REC_READ
+                            ? dbfile_open_rw(path, &rec_store, out, &found, why, sizeof why)
+                            : dbfile_open_ro(path, &rec_store, out, &found, why, sizeof why);
+    if (dr == DBFILE_OK && mode == REC_WRITE && found.state == DBFILE_NEW) {
+        snprintf(why, sizeof why, "an empty file, not a control.db (only stepctl decide and "
+                                  "stepctl serve create one)");
+        sqlite3_close(*out);
+        *out = NULL;
+        dr = DBFILE_E_FOREIGN;
+    }
     if (dr != DBFILE_OK) {
         snprintf(err, errlen, "%s: %s", path, why);
         return dr == DBFILE_E_VERSION ? REC_BAD_VERSION : REC_OPEN_FAILED;
     }
     sqlite3_busy_timeout(*out, REC_BUSY_MS);
-    if (!create)
+    if (mode == REC_READ)
         return REC_OK;
     enum rec_status st = REC_OK;
     if (sqlite3_exec(*out, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
@@ -117,10 +143,16 @@ static enum rec_status open_store(const char *path, bool create, sqlite3 **out, 
     return st;
 }
 
-enum rec_status rec_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen)
+enum rec_status rec_open(const char *path, enum rec_mode mode, sqlite3 **out, char *err,
+                         size_t errlen)
 {
     *out = NULL;
-    return open_store(path, create, out, err, errlen);
+    return open_store(path, mode, out, err, errlen);
+}
+
+int rec_schema_version(sqlite3 *db)
+{
+    return dbfile_user_version(db);
 }
 
 int rec_new_id(char id[REC_ID_LEN])
@@ -282,12 +314,27 @@ static int insert_conditions(sqlite3 *db, const struct rec_record *r)
 
 enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, size_t errlen)
 {
+    return rec_insert_fills(db, r, NULL, err, errlen);
+}
+
+enum rec_status rec_write(sqlite3 *db, const struct rec_record *r, const struct ldg_fills *fills,
+                          char *err, size_t errlen)
+{
     assert(db && r && r->id && r->situation && r->rows && r->result);
+    assert(sqlite3_get_autocommit(db) == 0);
+    if (insert_decision(db, r) != SQLITE_OK || insert_rows(db, r) != SQLITE_OK ||
+        insert_conditions(db, r) != SQLITE_OK ||
+        (fills && ldg_store_fills(db, r->id, fills) != 0))
+        return failed(db, REC_FAILED, err, errlen, "write decision");
+    return REC_OK;
+}
+
+enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
+                                 const struct ldg_fills *fills, char *err, size_t errlen)
+{
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, errlen, "begin");
-    if (insert_decision(db, r) != SQLITE_OK || insert_rows(db, r) != SQLITE_OK ||
-        insert_conditions(db, r) != SQLITE_OK) {
-        failed(db, REC_FAILED, err, errlen, "write decision");
+    if (rec_write(db, r, fills, err, errlen) != REC_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return REC_FAILED;
     }
@@ -352,6 +399,29 @@ static json_t *column_json(sqlite3_stmt *st, int c)
     }
     const char *t = (const char *)sqlite3_column_text(st, c);
     return json_stringn(t ? t : "", (size_t)sqlite3_column_bytes(st, c));
+}
+
+json_t *rec_rows_json(sqlite3 *db, const char *sql, const char *param)
+{
+    sqlite3_stmt *st = NULL;
+    if (by_id(db, sql, param, &st) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    json_t *a = json_array();
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int c = 0; c < sqlite3_column_count(st); c++)
+            json_object_set_new(o, sqlite3_column_name(st, c), column_json(st, c));
+        json_array_append_new(a, o);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
 }
 
 static bool table_exists(sqlite3 *db, const char *name)
@@ -454,10 +524,14 @@ enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, ch
     snprintf(out->tool_version, sizeof out->tool_version, "%s", sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
     /* A dropped decision_evidence is reported by replay, which then sees no
-     * evidence rows (the recomputation will differ as well). */
+     * evidence rows (the recomputation will differ as well).  The ledger
+     * values exist from schema 2 on: a v1 file (read as it is) has none. */
+    bool v2 = dbfile_user_version(db) >= 2;
     out->evidence_missing = !table_exists(db, "decision_evidence");
+    out->commitments_missing = v2 && !table_exists(db, "decision_commitments");
     if (!out->situation || !out->result ||
         (!out->evidence_missing && load_rows(db, id, &out->rows) < 0) ||
+        (v2 && !out->commitments_missing && ldg_load_fills(db, id, &out->fills) < 0) ||
         load_stored(db, id, out) < 0) {
         rec_loaded_free(out);
         snprintf(err, errlen, "decision '%s' cannot be read back (corrupt record?)", id);
@@ -473,6 +547,7 @@ void rec_loaded_free(struct rec_loaded *l)
     json_decref(l->columns);
     json_decref(l->conditions);
     evidence_rows_free(&l->rows);
+    ldg_fills_free(&l->fills);
     memset(l, 0, sizeof *l);
 }
 

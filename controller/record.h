@@ -1,6 +1,6 @@
 /* record.h - durable decision records in control.db.
  *
- * Schema version 1 (PRAGMA user_version = 1), WAL, synchronous=FULL, busy
+ * Schema version 2 (PRAGMA user_version = 2), WAL, synchronous=FULL, busy
  * time-out 5 s.  A decision is written in ONE transaction (decisions row,
  * every evidence row as read, every condition) before the CLI prints its
  * answer; if the write fails, there is no answer.  Schema: docs/controller.md.
@@ -17,14 +17,31 @@
 #include <sqlite3.h>
 
 #include "evidence.h"
+#include "ledger.h"
 
-#define REC_SCHEMA_VERSION 1
+#define REC_SCHEMA_VERSION 2 /* v1 files are migrated forward (migrate_v2.h) */
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
 
 enum rec_status { REC_OK = 0, REC_NOT_FOUND, REC_OPEN_FAILED, REC_BAD_VERSION, REC_FAILED };
 
-/* Opens (create: creates and migrates an empty file) control.db. */
-enum rec_status rec_open(const char *path, bool create, sqlite3 **db, char *err, size_t errlen);
+/* How a command opens control.db.  Whose file it is follows
+ * evidence/dbfile.h (application_id; a foreign file is refused before
+ * anything is written).  The zero value is the safe one: a reader. */
+enum rec_mode {
+    REC_READ = 0, /* read-only (mode=ro): never creates, adopts or migrates; reads schema 1
+                     (the tables of schema 2 are then absent: no grants, no ledger) or 2 */
+    REC_WRITE,    /* an existing control.db, adopted and migrated to schema 2 first */
+    REC_CREATE,   /* the same, creating it when absent or empty (decide, serve) */
+};
+
+enum rec_status rec_open(const char *path, enum rec_mode mode, sqlite3 **db, char *err,
+                         size_t errlen);
+
+/* The file's schema version (PRAGMA user_version): 2 after any writer
+ * opened it; 1 possible for a reader (then grants, allocations,
+ * reservations, grant_events, decision_commitments and next_decisions do
+ * not exist). */
+int rec_schema_version(sqlite3 *db);
 
 /* A fresh random decision id (OpenSSL RAND_bytes, 128 bits, hex). 0 or -1. */
 int rec_new_id(char id[REC_ID_LEN]);
@@ -39,6 +56,14 @@ struct rec_record {
 };
 
 enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, size_t errlen);
+/* The same, also storing the commitments taken from the ledger (may be NULL)
+ * in the same transaction. */
+enum rec_status rec_insert_fills(sqlite3 *db, const struct rec_record *r,
+                                 const struct ldg_fills *fills, char *err, size_t errlen);
+/* The writes of rec_insert_fills inside the caller's own write transaction
+ * (`stepctl next` records a decision together with its review). */
+enum rec_status rec_write(sqlite3 *db, const struct rec_record *r, const struct ldg_fills *fills,
+                          char *err, size_t errlen);
 
 /* The columns of decisions that repeat the answer, named as in the table;
  * rec_columns_of gives their values for an answer (pointers into res; NULL
@@ -67,11 +92,22 @@ struct rec_loaded {
      * missing (then rows is empty). */
     json_t *columns, *conditions;
     bool evidence_missing;
+    /* The commitments decide took from the ledger (ledger.h): replay applies
+     * them.  Empty for a schema 1 file (it has no ledger);
+     * commitments_missing: a schema 2 file whose decision_commitments
+     * table is gone (replay reports it). */
+    struct ldg_fills fills;
+    bool commitments_missing;
 };
 
 enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, char *err,
                          size_t errlen);
 void rec_loaded_free(struct rec_loaded *l);
+
+/* Runs sql with the text parameter ?1 and returns every row as a JSON
+ * object keyed by column name, the stored value as it is (INTEGER ->
+ * integer, NULL -> null, TEXT -> string), in row order; NULL on error. */
+json_t *rec_rows_json(sqlite3 *db, const char *sql, const char *param);
 
 /* One line per decision, newest first (or a JSON array with --json). */
 enum rec_status rec_list(sqlite3 *db, FILE *out, bool json, char *err, size_t errlen);

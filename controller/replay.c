@@ -97,6 +97,9 @@ static void check_stored(const struct rec_loaded *l, const json_t *again, FILE *
     if (l->evidence_missing)
         show(out, n, "decision_evidence (the table is missing; replayed without evidence)", NULL,
              NULL);
+    if (l->commitments_missing)
+        show(out, n, "decision_commitments (the table is missing; replayed without the ledger "
+                     "values decide used)", NULL, NULL);
 }
 
 size_t rpl_compare(const struct rec_loaded *l, const json_t *recomputed, FILE *out)

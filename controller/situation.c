@@ -364,10 +364,11 @@ static int parse_item(struct pctx *c, const json_t *o, const char *p, struct sit
     if (get_dec(c, o, p, "limit", NUM_MAX_UNITS, &it->limit, 1) < 0 ||
         get_dec(c, o, p, "margin", NUM_MAX_UNITS, &it->margin, 1) < 0 ||
         get_dec(c, o, p, "background_upper", NUM_MAX_UNITS, &it->background_upper, 1) < 0 ||
-        get_dec(c, o, p, "commitments_upper", NUM_MAX_UNITS, &it->commitments_upper, 1) < 0 ||
         get_dec(c, o, p, "step_upper", NUM_MAX_UNITS, &it->step_upper, 1) < 0)
         return -1;
-    return 0;
+    int got = get_dec(c, o, p, "commitments_upper", NUM_MAX_UNITS, &it->commitments_upper, 0);
+    it->has_commitments = got == 1;
+    return got < 0 ? -1 : 0;
 }
 
 static int parse_window(struct pctx *c, const json_t *o, const char *p, struct sit_window *w)

@@ -88,6 +88,10 @@ struct sit_item {
     enum sit_resource resource;
     enum sit_metric metric;
     int64_t limit, margin, background_upper, commitments_upper, step_upper; /* micro */
+    /* commitments_upper may be left out: `decide` then takes it from the
+     * commitments ledger (ledger.h) and marks it; absent and not filled, the
+     * resources condition is UNKNOWN. */
+    bool has_commitments, commitments_from_ledger;
 };
 
 struct sit_window {

@@ -16,7 +16,13 @@ static const struct stepctl_command commands[] = {
     {"decide", stepctl_cmd_decide, "check conditions, prefer, record one step decision"},
     {"decisions", stepctl_cmd_decisions, "list or show recorded decisions"},
     {"replay", stepctl_cmd_replay, "recompute a recorded decision from its inputs"},
-    {"explain", stepctl_cmd_explain, "explain a recorded decision in plain words"},
+    {"explain", stepctl_cmd_explain, "explain a decision, a grant or a next decision in plain words"},
+    {"grant", stepctl_cmd_grant, "authorize a proposed step: caps, validity, reservation"},
+    {"revoke", stepctl_cmd_revoke, "end new issuance under a grant, with a reason"},
+    {"grants", stepctl_cmd_grants, "list or show grants"},
+    {"release", stepctl_cmd_release, "void a closed grant's pending reservation, with a reason"},
+    {"serve", stepctl_cmd_serve, "the admission service: allocations under grants (HTTP)"},
+    {"next", stepctl_cmd_next, "review a grant's step: propose the next one or close issuance"},
     {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
     {"sign-url", stepctl_cmd_sign_url, "sign a URL for CloudFront (custom or canned policy)"},
     {"sign-cookies", stepctl_cmd_sign_cookies, "print CloudFront signed cookies for a policy"},
@@ -28,7 +34,7 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'stepctl COMMAND --help' for a command's options.\n"
-                 "Exit codes: see docs/cli.md (decide, decisions, replay, explain: docs/controller.md).\n");
+                 "Exit codes: see docs/cli.md (the controller's commands: docs/controller.md).\n");
 }
 
 int main(int argc, char **argv)

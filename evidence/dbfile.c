@@ -315,15 +315,28 @@ enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, 
     }
     if (rc == DBFILE_OK && found->state == DBFILE_NEW)
         rc = fail(DBFILE_E_FOREIGN, err, errlen, "an empty database, not %s", spec->what);
-    if (rc == DBFILE_OK && found->version != spec->version)
-        rc = fail(DBFILE_E_VERSION, err, errlen, "%s of schema version %d; this build reads %d",
-                  spec->what, found->version, spec->version);
+    int oldest = spec->oldest_readable ? spec->oldest_readable : spec->version;
+    if (rc == DBFILE_OK && (found->version < oldest || found->version > spec->version)) {
+        if (oldest == spec->version)
+            rc = fail(DBFILE_E_VERSION, err, errlen, "%s of schema version %d; this build reads %d",
+                      spec->what, found->version, spec->version);
+        else
+            rc = fail(DBFILE_E_VERSION, err, errlen,
+                      "%s of schema version %d; this build reads versions %d to %d", spec->what,
+                      found->version, oldest, spec->version);
+    }
     if (rc != DBFILE_OK) {
         sqlite3_close_v2(db);
         return rc;
     }
     *out = db;
     return DBFILE_OK;
+}
+
+int dbfile_user_version(sqlite3 *db)
+{
+    int v = -1;
+    return pragma_int(db, "PRAGMA user_version", &v) == SQLITE_OK ? v : -1;
 }
 
 int dbfile_mark(sqlite3 *db, const struct dbfile_spec *spec)

@@ -42,6 +42,8 @@ struct dbfile_spec {
     int32_t application_id;            /* one of DBFILE_APPID_* */
     int version;                       /* the newest user_version this build knows */
     const char *const *legacy_tables;  /* schema v1's tables (NULL-terminated) */
+    int oldest_readable;               /* the oldest user_version a reader reads as it is
+                                          (readers never migrate); 0: version only */
 };
 
 /* What a file turned out to be.  The zero value is "nothing usable". */
@@ -76,8 +78,8 @@ enum dbfile_rc dbfile_open_rw(const char *path, const struct dbfile_spec *spec, 
                               struct dbfile_found *found, char *err, size_t errlen);
 
 /* A reader's connection: never creates, never writes.  Requires the file to
- * be ours (or ours from before application_id) with user_version exactly
- * spec->version. */
+ * be ours (or ours from before application_id) with a user_version from
+ * spec->oldest_readable (0: spec->version) to spec->version. */
 enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, sqlite3 **db,
                               struct dbfile_found *found, char *err, size_t errlen);
 
@@ -85,6 +87,9 @@ enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, 
  * classifies them (the rules above).  Used inside a writer's transaction. */
 enum dbfile_rc dbfile_classify(sqlite3 *db, const struct dbfile_spec *spec,
                                struct dbfile_found *found, char *err, size_t errlen);
+
+/* PRAGMA user_version of db, or -1 when it cannot be read. */
+int dbfile_user_version(sqlite3 *db);
 
 /* Marks the file as ours: PRAGMA application_id (inside the caller's
  * transaction, with the schema it creates or adopts).  SQLITE_OK or not. */

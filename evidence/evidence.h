@@ -189,6 +189,10 @@ struct evidence_row {
     int64_t observed_at_ms, recorded_at_ms;
     bool malformed;                /* breaks a rule of a valid row: never applicable */
     char why[256];                 /* the rule, when malformed ("" when not known) */
+    /* The report's track verdicts (video.verdict, audio.verdict), read only
+     * from a valid row; UNKNOWN otherwise, and for audio null (a reference
+     * without audio).  A MATCH on both tracks needs both MATCH. */
+    enum evidence_verdict video, audio;
 };
 struct evidence_rows {
     struct evidence_row *rows;
@@ -200,6 +204,23 @@ struct evidence_scope {
 
 enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
                                  size_t n, struct evidence_rows *out, char *err, size_t errlen);
+/* The feedback of one step (stepctl next): the rows of exactly one scope
+ * and DecodeProfile (check_kind exact-av-v1) observed AFTER a time - a
+ * report observed earlier, however recently it was recorded or imported
+ * again, is not among them.  Newest first (the order of evidence_newest),
+ * at most limit rows; when none of them is a valid MISMATCH, also the
+ * newest valid MISMATCH observed after the time (a difference is never
+ * hidden behind many later checks).  One snapshot; every row checked
+ * against the rules of a valid row like evidence_newest's (malformed, why,
+ * and the track verdicts of a valid row). */
+struct evidence_since {
+    struct evidence_scope scope;
+    const char *profile_id;
+    int64_t after_ms; /* observed_at_ms > after_ms */
+    size_t limit;     /* >= 1 */
+};
+enum evidence_rc evidence_observed_after(struct evidence_db *db, const struct evidence_since *q,
+                                         struct evidence_rows *out, char *err, size_t errlen);
 /* The rule of "newest" as a comparison, exactly the order evidence_newest
  * and `latest` use in SQL: true when a is newer than b. */
 bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b);

@@ -1,6 +1,7 @@
-/* The controller's query (evidence_newest, see evidence.h): the newest row
- * of each scope, read in one snapshot, each row checked against the rules
- * of a valid row before anyone can act on it. */
+/* The controller's queries (see evidence.h): evidence_newest, the newest
+ * row of each scope, and evidence_observed_after, the rows of one step;
+ * each read in one snapshot, every row checked against the rules of a
+ * valid row before anyone can act on it. */
 #include "evidence_internal.h"
 
 #include <assert.h>
@@ -83,6 +84,17 @@ static struct evidence_int int_col(sqlite3_stmt *st, int col, bool *bad)
     return (struct evidence_int){t == SQLITE_INTEGER, sqlite3_column_int64(st, col)};
 }
 
+/* The track verdicts of a valid report (UNKNOWN for an absent track). */
+static void track_verdicts(const json_t *report, struct evidence_row *r)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(report, "video"), "verdict"));
+    const char *a = json_string_value(json_object_get(json_object_get(report, "audio"), "verdict"));
+    if (!evidence_verdict_parse(v, &r->video))
+        r->video = EVIDENCE_VERDICT_UNKNOWN;
+    if (!evidence_verdict_parse(a, &r->audio))
+        r->audio = EVIDENCE_VERDICT_UNKNOWN;
+}
+
 /* The rules of a valid row (evidence_rules.c) on the current result row. */
 static void check(sqlite3_stmt *st, struct evidence_row *r)
 {
@@ -115,6 +127,8 @@ static void check(sqlite3_stmt *st, struct evidence_row *r)
         snprintf(r->why, sizeof r->why, "report: not a JSON object");
     } else if (evidence_check_row(&rec, root, r->why, sizeof r->why) != EVIDENCE_OK) {
         r->malformed = true;
+    } else {
+        track_verdicts(root, r);
     }
     json_decref(root);
 }
@@ -178,26 +192,114 @@ static int read_scope(sqlite3 *sql, const struct evidence_scope *s, struct evide
     return newest_one(sql, other_sql, p, 2, out) < 0 ? -1 : 0;
 }
 
-enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
-                                 size_t n, struct evidence_rows *out, char *err, size_t errlen)
+/* Runs reads(sql, arg, out) in one read transaction (one snapshot for all
+ * it reads); on failure *out is freed and err says why. */
+static enum evidence_rc snapshot(struct evidence_db *db,
+                                 int (*reads)(sqlite3 *, const void *, struct evidence_rows *),
+                                 const void *arg, struct evidence_rows *out, char *err,
+                                 size_t errlen)
 {
-    assert(db && out && (scopes || n == 0));
     memset(out, 0, sizeof *out);
-    /* One read transaction: every scope sees the same snapshot. */
     if (sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         evidence_seterr(err, errlen, "BEGIN: %s", sqlite3_errmsg(db->sql));
         return EVIDENCE_E_INTERNAL;
     }
     enum evidence_rc rc = EVIDENCE_OK;
-    for (size_t i = 0; i < n && rc == EVIDENCE_OK; i++)
-        if (read_scope(db->sql, &scopes[i], out) < 0) {
-            evidence_seterr(err, errlen, "query: %s", sqlite3_errmsg(db->sql));
-            rc = EVIDENCE_E_INTERNAL;
-        }
+    if (reads(db->sql, arg, out) < 0) {
+        evidence_seterr(err, errlen, "query: %s", sqlite3_errmsg(db->sql));
+        rc = EVIDENCE_E_INTERNAL;
+    }
     evidence_rollback(db->sql); /* a read transaction: nothing to commit */
     if (rc == EVIDENCE_OK)
         rc = evidence_read_done(db, err, errlen);
     if (rc != EVIDENCE_OK)
         evidence_rows_free(out);
     return rc;
+}
+
+struct scopes {
+    const struct evidence_scope *v;
+    size_t n;
+};
+
+static int read_scopes(sqlite3 *sql, const void *arg, struct evidence_rows *out)
+{
+    const struct scopes *s = arg;
+    for (size_t i = 0; i < s->n; i++)
+        if (read_scope(sql, &s->v[i], out) < 0)
+            return -1;
+    return 0;
+}
+
+enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
+                                 size_t n, struct evidence_rows *out, char *err, size_t errlen)
+{
+    assert(db && out && (scopes || n == 0));
+    struct scopes s = {scopes, n};
+    return snapshot(db, read_scopes, &s, out, err, errlen);
+}
+
+/* Appends the rows of one step's query: at most limit of them, or (first
+ * valid) the first valid row only.  *mismatch: a valid MISMATCH appended. */
+static int since_rows(sqlite3 *sql, const char *query, const struct evidence_since *q,
+                      int64_t limit, bool first_valid, struct evidence_rows *out, bool *mismatch)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(sql, query, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    const char *p[5] = {q->scope.path_id, q->scope.channel, q->scope.rendition,
+                        q->scope.program_version, q->profile_id};
+    for (int i = 0; i < 5; i++)
+        sqlite3_bind_text(st, i + 1, p[i] ? p[i] : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, q->after_ms);
+    sqlite3_bind_int64(st, 7, limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct evidence_row r;
+        row_from_stmt(st, &r);
+        if (first_valid && r.malformed)
+            continue;
+        if (evidence_rows_append(out, &r) < 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        *mismatch = *mismatch || (!r.malformed && r.verdict == EVIDENCE_VERDICT_MISMATCH);
+        if (first_valid) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The step's rows, then (when the limit cut them short and they hold no
+ * valid MISMATCH) the newest valid MISMATCH: an older one can remain only
+ * then. */
+static int read_since(sqlite3 *sql, const void *arg, struct evidence_rows *out)
+{
+#define SINCE_WHERE                                                                            \
+    " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND rendition = ?3 AND "              \
+    "program_version = ?4 AND profile_id = ?5 AND check_kind = '" EVIDENCE_CHECK_KIND "' AND " \
+    "observed_at_ms > ?6"
+    static const char rows_sql[] =
+        "SELECT " NEWEST_COLUMNS SINCE_WHERE " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT ?7";
+    static const char mismatch_sql[] = "SELECT " NEWEST_COLUMNS SINCE_WHERE
+                                       " AND verdict = 'MISMATCH' ORDER BY " EVIDENCE_NEWEST_ORDER
+                                       " LIMIT ?7";
+#undef SINCE_WHERE
+    const struct evidence_since *q = arg;
+    bool mismatch = false;
+    int64_t limit = q->limit > INT64_MAX ? INT64_MAX : (int64_t)q->limit;
+    int r = since_rows(sql, rows_sql, q, limit, false, out, &mismatch);
+    if (r == 0 && !mismatch && out->n == q->limit)
+        r = since_rows(sql, mismatch_sql, q, -1, true, out, &mismatch);
+    return r;
+}
+
+enum evidence_rc evidence_observed_after(struct evidence_db *db, const struct evidence_since *q,
+                                         struct evidence_rows *out, char *err, size_t errlen)
+{
+    assert(db && q && out && q->limit >= 1);
+    return snapshot(db, read_since, q, out, err, errlen);
 }

@@ -16,7 +16,8 @@ extern const char evidence_schema_v1_sql[];
  * application_id existed is recognised by them and adopted). */
 static const char *const LEGACY_TABLES[] = {"evidence", "fetches", NULL};
 static const struct dbfile_spec STORE = {"an evidence store", DBFILE_APPID_EVIDENCE,
-                                         EVIDENCE_SCHEMA_VERSION, LEGACY_TABLES};
+                                         EVIDENCE_SCHEMA_VERSION, LEGACY_TABLES,
+                                         EVIDENCE_SCHEMA_VERSION /* readers: this version only */};
 
 /* Forward migrations, applied in order inside one BEGIN IMMEDIATE
  * transaction.  Step i takes the file from version i to version i + 1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdbool.h>
 
@@ -286,6 +287,16 @@ int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, 
     return rc == 200 ? -2 : rc; /* 200: no right to mount here */
 }
 
+void ctl_assert_seven_answers(const char *out)
+{
+    for (int k = 1; k <= 7; k++) {
+        char h[8];
+        snprintf(h, sizeof h, "\n%d. ", k);
+        if (!strstr(out, h))
+            fail_msg("explain lacks answer %d:\n%s", k, out);
+    }
+}
+
 char *ctl_out(const struct ctl_tmp *t, const char *which)
 {
     char path[128];
@@ -299,4 +310,164 @@ char *ctl_out(const struct ctl_tmp *t, const char *which)
     b[n] = '\0';
     fclose(f);
     return b;
+}
+
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ctl_shift_ms(json_t *j, int64_t delta)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v) ctl_shift_ms(v, delta);
+        return;
+    }
+    if (!json_is_object(j))
+        return;
+    json_object_foreach(j, k, v)
+    {
+        /* Times only: startup_p90_ms and the like are durations. */
+        bool time = !strcmp(k, "decision_time_ms") || !strcmp(k, "observed_at_ms") ||
+                    !strcmp(k, "start_ms") || !strcmp(k, "end_ms");
+        if (json_is_integer(v) && time)
+            json_integer_set(v, json_integer_value(v) + delta);
+        else
+            ctl_shift_ms(v, delta);
+    }
+}
+
+json_t *ctl_situation_at(const char *name, int64_t at_ms)
+{
+    json_t *s = ctl_fixture_json(name);
+    ctl_shift_ms(s, at_ms - json_integer_value(json_object_get(s, "decision_time_ms")));
+    return s;
+}
+
+void ctl_evidence_sql(char *buf, size_t n, const char *id, const char *path_id,
+                      const char *verdict, int64_t observed_at_ms, bool tracks)
+{
+    char report[160] = "{}";
+    if (tracks)
+        snprintf(report, sizeof report,
+                 "{\"video\":{\"verdict\":\"%s\"},\"audio\":{\"verdict\":\"%s\"}}", verdict,
+                 verdict);
+    snprintf(buf, n,
+             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, "
+             "profile_fingerprint, path_id, channel, rendition, program_version, "
+             "reference_version, object, interval_start, interval_end, observed_at_ms, "
+             "observed_end_ms, recorded_at_ms, report) VALUES ('%s', 'exact-av-v1', '%s', '%s', "
+             "'exact-av-v1', 'fp-1', '%s', 'news-1', '720p', 'pv-42', 'ref-1', 'obj', 0, 1, "
+             "%lld, %lld, %lld, '%s');",
+             id, verdict, !strcmp(verdict, "MATCH") ? "identical" : "video_pixels", path_id,
+             (long long)observed_at_ms, (long long)observed_at_ms + 1,
+             (long long)observed_at_ms + 2, report);
+}
+
+int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit, const char *ev,
+                   const char *db, char id[33])
+{
+    char path[256];
+    ctl_write_json(t, name, sit, path, sizeof path);
+    int rc = ctl_run(t, "decide --input '%s' --evidence '%s' --db '%s' --json", path, ev, db);
+    id[0] = '\0';
+    if (rc == 0 || rc == 4) {
+        char *out = ctl_out(t, "out");
+        json_t *j = json_loads(out, 0, NULL);
+        snprintf(id, 33, "%s", json_string_value(json_object_get(j, "decision_id")));
+        json_decref(j);
+        free(out);
+    }
+    return rc;
+}
+
+int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
+                  const char *args, char id[33])
+{
+    int rc = ctl_run(t, "grant %s --db '%s' %s", decision, db, args ? args : "");
+    char *out = ctl_out(t, "out");
+    id[0] = '\0';
+    if (rc == 0)
+        sscanf(out, "%32s", id);
+    free(out);
+    return rc;
+}
+
+long long ctl_query_int(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
+                        const char *verdict, int64_t at, bool tracks)
+{
+    /* A real `exactav verify` report (fixtures/controller/README.md) moved to
+     * this id, path and time, which the rules of a valid report leave free. */
+    bool mismatch = !strcmp(verdict, "MISMATCH");
+    if (!mismatch && strcmp(verdict, "MATCH"))
+        fail_msg("ctl_world_evidence: %s: only MATCH and MISMATCH reports are fixtures", verdict);
+    json_t *rep = ctl_report(mismatch ? "main_evidence/a-new.json" : "main_evidence/c.json");
+    char iso[40];
+    time_t sec = (time_t)(at / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    size_t k = strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(iso + k, sizeof iso - k, ".%03dZ", (int)(at % 1000));
+    json_object_set_new(rep, "evidence_id", json_string(id));
+    ctl_set(rep, "context.path_id", json_string(path));
+    json_object_set_new(rep, "observed_at", json_string(iso));
+    json_object_set_new(rep, "observed_at_ms", json_integer(at));
+    json_object_set_new(rep, "observed_end_ms", json_integer(at + 150));
+    if (!tracks) /* a reference without audio: only the video track is shown */
+        json_object_set_new(rep, "audio", json_null());
+    ctl_import(w->ev, rep);
+    json_decref(rep);
+}
+
+void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, const char *verdict,
+                      int64_t at)
+{
+    char sql[1024];
+    ctl_evidence_sql(sql, sizeof sql, id, path, verdict, at, true);
+    assert_int_equal(ctl_sql(w->ev, sql), 0);
+}
+
+void ctl_world_begin(struct ctl_world *w)
+{
+    assert_int_equal(ctl_tmp_make(&w->t), 0);
+    ctl_tmp_path(&w->t, "evidence.db", w->ev, sizeof w->ev);
+    ctl_tmp_path(&w->t, "control.db", w->db, sizeof w->db);
+    ctl_evidence_store(w->ev, NULL);
+    w->now = ctl_now_ms();
+    ctl_world_evidence(w, "ev-c-pre", "C", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-a-pre", "A", "MISMATCH", w->now - 120000, true);
+}
+
+void ctl_world_end(struct ctl_world *w)
+{
+    ctl_tmp_remove(&w->t);
+}
+
+json_t *ctl_world_situation(const struct ctl_world *w)
+{
+    return ctl_situation_at("main_situation.json", w->now - 1000);
+}
+
+void ctl_fast(json_t *sit)
+{
+    ctl_set(sit, "action.max_rate_per_s", json_integer(100000));
+    ctl_set(sit, "policy.grant.max_burst", json_integer(100000));
 }

@@ -82,7 +82,63 @@ bool ctl_reader_is_other_user(void);
  * when that cannot be done here (not root, or no right to mount). */
 int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* `explain` output answers the seven numbered questions ("\n1. " .. "\n7. "). */
+void ctl_assert_seven_answers(const char *out);
 /* Contents of dir/out.txt or dir/err.txt (malloc'd). */
 char *ctl_out(const struct ctl_tmp *t, const char *which);
+
+/* ---- the loop after a decision (grants, ledger, next, serve) ---------- */
+
+/* Wall clock, ms. */
+int64_t ctl_now_ms(void);
+/* Adds delta to every time in a situation (decision_time_ms, observed_at_ms,
+ * start_ms, end_ms), at any depth. */
+void ctl_shift_ms(json_t *j, int64_t delta);
+/* fixtures/controller/NAME with every time moved so that its decision time
+ * is at_ms (observations keep their age). */
+json_t *ctl_situation_at(const char *name, int64_t at_ms);
+/* SQL inserting one exact-av-v1 row in the fixtures' scope (channel news-1,
+ * rendition 720p, pv-42, profile exact-av-v1) past exactav, with track
+ * verdicts in its report (both = the row's verdict; no tracks: a report of
+ * "{}").  Its report is not one exactav verify could have written: a forged
+ * row, which evidence/ reads as malformed (never applicable). */
+void ctl_evidence_sql(char *buf, size_t n, const char *id, const char *path_id,
+                      const char *verdict, int64_t observed_at_ms, bool tracks);
+/* Runs "stepctl decide" on sit (written to dir/NAME) and returns the
+ * decision id (static buffer per call site is the caller's: out, 33). */
+int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit, const char *ev,
+                   const char *db, char id[33]);
+/* Runs "stepctl grant ID --db DB ARGS"; returns the exit code, grant id in out. */
+int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
+                  const char *args, char id[33]);
+/* A world: a temporary folder with evidence.db (schema v1) and the path
+ * of control.db, at "now". */
+struct ctl_world {
+    struct ctl_tmp t;
+    char ev[128], db[128];
+    int64_t now;
+};
+
+/* The main scenario now: A MISMATCH (2 min old), B nothing, C a MATCH
+ * (5 min old) with both tracks: decide chooses C. */
+void ctl_world_begin(struct ctl_world *w);
+void ctl_world_end(struct ctl_world *w);
+/* One valid exact-av-v1 row in the world's evidence.db: a real report
+ * (MATCH: main_evidence/c.json, MISMATCH: a-new.json) imported with this id,
+ * path and observation time; without tracks, a report of a reference
+ * without audio (only the video track shows MATCH). */
+void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
+                        const char *verdict, int64_t at, bool tracks);
+/* One forged row (ctl_evidence_sql) in the world's evidence.db. */
+void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, const char *verdict,
+                      int64_t at);
+/* main_situation.json decided one second ago. */
+json_t *ctl_world_situation(const struct ctl_world *w);
+/* Lifts the rate cap out of the way (100000/s, burst 100000). */
+void ctl_fast(json_t *sit);
+
+/* SELECT count(*) style query on a database file: the first column of the
+ * first row as an integer (-1 on error). */
+long long ctl_query_int(const char *db, const char *sql);
 
 #endif

@@ -592,11 +592,11 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "control.db", path, sizeof path);
     sqlite3 *db;
-    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_OK);
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
     record_main(db, id);
     record_main(db, id2);
     assert_string_not_equal(id, id2);
-    assert_int_equal(count(db, "PRAGMA user_version"), 1);
+    assert_int_equal(count(db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
     assert_int_equal(count(db, "SELECT count(*) FROM decisions"), 2);
     /* 3 candidates x 5 conditions, 2 evidence rows as read, per decision. */
     assert_int_equal(count(db, "SELECT count(*) FROM decision_conditions"), 30);
@@ -610,9 +610,9 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     sqlite3_close(db);
     /* A database of another schema version is refused, never reused. */
     sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
     sqlite3_close(db);
-    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_BAD_VERSION);
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_BAD_VERSION);
     ctl_tmp_remove(&t);
 }
 
@@ -624,7 +624,7 @@ static void ctl_20_replay_reproduces_and_detects_tampering(void **state)
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "control.db", path, sizeof path);
     sqlite3 *db;
-    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_OK);
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
     record_main(db, id);
     struct rec_loaded l;
     assert_int_equal(rec_load(db, id, &l, err, sizeof err), REC_OK);

@@ -91,11 +91,7 @@ static void ctl_22_cli_main_scenario_decide_list_show_explain_replay(void **stat
     json_decref(d);
     assert_int_equal(ctl_run(&e.t, "explain %s --db '%s'", id, e.db), 0);
     out = ctl_out(&e.t, "out");
-    for (int q = 1; q <= 7; q++) {
-        char h[8];
-        snprintf(h, sizeof h, "\n%d. ", q);
-        assert_non_null(strstr(out, h));
-    }
+    ctl_assert_seven_answers(out);
     assert_non_null(strstr(out, "origin-shield budget service"));
     assert_non_null(strstr(out, "content VIOLATION"));
     assert_non_null(strstr(out, "content UNKNOWN"));
@@ -387,20 +383,26 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
         assert_false(exists(f, "-wal"));
         assert_false(exists(f, "-shm"));
     }
-    /* a schema version this build does not know: 66 in every command */
-    ctl_sql(e.db, "PRAGMA user_version = 2");
-    refused(&e, "schema version 2", args, e.ev, e.db);
-    refused(&e, "schema version 2", "decisions list --db '%s'%s", e.db, "");
-    refused(&e, "schema version 2", "replay %s --db '%s'", id, e.db);
-    refused(&e, "schema version 2", "explain %s --db '%s'", id, e.db);
+    /* a schema version this build does not know: 66 in every command
+     * (control.db: this build writes version 2 and reads 1 and 2) */
+    ctl_sql(e.db, "PRAGMA user_version = 3");
+    refused(&e, "schema version 3", args, e.ev, e.db);
+    refused(&e, "schema version 3", "decisions list --db '%s'%s", e.db, "");
+    refused(&e, "schema version 3", "replay %s --db '%s'", id, e.db);
+    refused(&e, "schema version 3", "explain %s --db '%s'", id, e.db);
+    refused(&e, "schema version 3", "grants list --db '%s'%s", e.db, "");
+    refused(&e, "schema version 3", "revoke x --reason r --db '%s'%s", e.db, "");
     ctl_sql(e.ev, "PRAGMA user_version = 2");
     char other[160];
     ctl_tmp_path(&e.t, "other-control.db", other, sizeof other);
     refused(&e, "schema version 2", args, e.ev, other);
     assert_false(exists(other, "")); /* nothing decided, nothing created */
-    /* a control.db from before application_id (v1, our tables): read as it
-     * is, adopted by the next writer */
-    ctl_sql(e.db, "PRAGMA user_version = 1; PRAGMA application_id = 0");
+    /* a control.db from before application_id (v1, exactly our v1 tables):
+     * read as it is, adopted (and migrated to v2) by the next writer */
+    ctl_sql(e.db, "DROP TABLE next_decisions; DROP TABLE decision_commitments;"
+                  "DROP TABLE grant_events; DROP TABLE reservations; DROP TABLE allocations;"
+                  "DROP TABLE grants; DROP INDEX decisions_policy; DROP INDEX decisions_scope;"
+                  "PRAGMA user_version = 1; PRAGMA application_id = 0");
     ctl_sql(e.ev, "PRAGMA user_version = 1");
     digest(e.db, d1);
     assert_int_equal(ctl_run(&e.t, "decisions list --db '%s'", e.db), 0);
@@ -416,6 +418,7 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
     assert_int_equal(sqlite3_column_int(st, 0), DBFILE_APPID_CONTROL);
     sqlite3_finalize(st);
     sqlite3_close(db);
+    assert_int_equal(ctl_query_int(e.db, "PRAGMA user_version"), 2);
     ctl_tmp_remove(&e.t);
 }
 
@@ -835,7 +838,7 @@ static void ctl_29_prop_replay_reproduces_every_recorded_decision(void **state)
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "control.db", path, sizeof path);
     sqlite3 *db;
-    assert_int_equal(rec_open(path, true, &db, err, sizeof err), REC_OK);
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
     /* Durability is not under test here (ctl_19, ctl_26): skip 300 fsyncs. */
     assert_int_equal(sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL), SQLITE_OK);
     uint64_t seed = 0x5eed0003ULL;

@@ -905,6 +905,84 @@ static void store_23_newest_is_one_rule(void **state)
     evidence_close(db);
 }
 
+/* The rows of one step (evidence_observed_after, what `stepctl next` reads):
+ * only the scope and profile, only observed after the time, newest first by
+ * the one rule, every row checked (a tampered row comes back malformed with
+ * the rule, never valid), track verdicts of valid rows, and an older valid
+ * MISMATCH beyond the limit is still returned. */
+static void store_24_observed_after_is_the_step_and_checks_every_row(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t t0 = evidence_now_ms() - MIN_MS(30);
+    struct {
+        const char *id;
+        int64_t at;
+        enum evidence_verdict v;
+        const char *path, *profile;
+    } in[] = {
+        {"pre", t0 - 1000, EVIDENCE_VERDICT_MATCH, "cdn-c", NULL},      /* before: never */
+        {"at", t0, EVIDENCE_VERDICT_MATCH, "cdn-c", NULL},              /* not after */
+        {"bad", t0 + 1000, EVIDENCE_VERDICT_MISMATCH, "cdn-c", NULL},   /* oldest of the step */
+        {"m1", t0 + 2000, EVIDENCE_VERDICT_MATCH, "cdn-c", NULL},
+        {"u1", t0 + 3000, EVIDENCE_VERDICT_UNKNOWN, "cdn-c", NULL},
+        {"m2", t0 + 4000, EVIDENCE_VERDICT_MATCH, "cdn-c", NULL},
+        {"other-path", t0 + 5000, EVIDENCE_VERDICT_MATCH, "cdn-d", NULL},
+        {"forged", t0 + 6000, EVIDENCE_VERDICT_MATCH, "cdn-c", NULL},   /* tampered below */
+    };
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        struct evidence_record r = ev_sample_record(in[i].id, in[i].at);
+        r.verdict = in[i].v;
+        r.path_id = in[i].path;
+        ev_refresh_report(&r);
+        insert_ok(db, &r);
+    }
+    evidence_close(db);
+    /* A MATCH row edited to say MISMATCH: the column no longer equals its report. */
+    exec_raw(t->db, "UPDATE evidence SET verdict = 'MISMATCH' WHERE id = 'forged'");
+    db = open_ro(t->db);
+    struct evidence_since q = {{"cdn-c", "ch1", "720p", "pv7"}, "exact-av-v1", t0, 10};
+    struct evidence_rows got = {0};
+    char err[256] = "";
+    assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
+    const char *want[] = {"forged", "m2", "u1", "m1", "bad"};
+    assert_int_equal(got.n, 5);
+    for (size_t i = 0; i < got.n; i++) {
+        assert_string_equal(got.rows[i].id, want[i]);
+        assert_true(i == 0 || evidence_row_newer(&got.rows[i - 1], &got.rows[i]));
+    }
+    assert_true(got.rows[0].malformed); /* never valid, however new */
+    assert_non_null(strstr(got.rows[0].why, "verdict"));
+    assert_int_equal(got.rows[0].video, EVIDENCE_VERDICT_UNKNOWN);
+    assert_false(got.rows[1].malformed);
+    assert_int_equal(got.rows[1].video, EVIDENCE_VERDICT_MATCH);
+    assert_int_equal(got.rows[1].audio, EVIDENCE_VERDICT_MATCH);
+    assert_int_equal(got.rows[4].verdict, EVIDENCE_VERDICT_MISMATCH);
+    assert_int_equal(got.rows[4].video, EVIDENCE_VERDICT_MISMATCH);
+    evidence_rows_free(&got);
+    /* Limited to the two newest, which hold no valid MISMATCH (the forged
+     * one is not one): the newest valid MISMATCH comes as well. */
+    q.limit = 2;
+    assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 3);
+    assert_string_equal(got.rows[0].id, "forged");
+    assert_string_equal(got.rows[1].id, "m2");
+    assert_string_equal(got.rows[2].id, "bad");
+    evidence_rows_free(&got);
+    /* Another profile, or nothing after the time: no rows. */
+    q.limit = 10;
+    q.profile_id = "another-profile";
+    assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 0);
+    evidence_rows_free(&got);
+    q.profile_id = "exact-av-v1";
+    q.after_ms = t0 + 6000;
+    assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 0);
+    evidence_rows_free(&got);
+    evidence_close(db);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -933,6 +1011,7 @@ int main(int argc, char **argv)
         T(store_21_store_from_before_application_id_is_adopted),
         T(store_22_import_refuses_what_verify_could_not_have_produced),
         T(store_23_newest_is_one_rule),
+        T(store_24_observed_after_is_the_step_and_checks_every_row),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */

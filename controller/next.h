@@ -1,0 +1,52 @@
+/* next.h - `stepctl next`: closing the loop on one grant.
+ *
+ * Only observations made after the grant's first allocation count.  The
+ * step's content evidence (step_evidence.h) must hold no MISMATCH and its
+ * newest check must be a fresh MATCH on both tracks; then the next step is
+ * evaluated exactly like a decision (the same conditions, on the granted
+ * path only, with the QoE, resource and access observations of the step from
+ * the --input file and the current commitments from the ledger) at the size
+ * policy.steps allows.  Positive (content PASS and the evaluation proposes
+ * a step): the evaluation is recorded as a new decision, which proposes the
+ * next, larger step and authorizes nothing; the reviewed grant's issuance
+ * ends ("closed_by_next", PASS).  Negative (a MISMATCH, a violated guard or
+ * insufficient observation): issuance under the grant is closed with the
+ * reason, VIOLATION or UNKNOWN, and nothing grows.  Never a fallback to
+ * another path: that path must pass `decide` again.  All of it is one write
+ * transaction; a grant is reviewed once.  Rules: docs/controller.md.
+ */
+#ifndef NEXT_H
+#define NEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+struct nxt_request {
+    const char *grant_id, *evidence_path, *actor;
+    const char *observations; /* the --input text, NULL without */
+    size_t observations_len;
+};
+
+/* FAILED is the zero value: nothing is ever read as a positive review. */
+enum nxt_outcome {
+    NXT_FAILED = 0,
+    NXT_POSITIVE,
+    NXT_NEGATIVE,
+    NXT_REFUSED,   /* why says: already reviewed, revoked, invalid observations */
+    NXT_NOT_FOUND, /* no such grant */
+    NXT_NOINPUT,   /* evidence.db cannot be opened */
+};
+
+/* Reviews the grant at now_ms and records the review (and, positive, the
+ * new decision).  *result: the recorded answer (caller decrefs). */
+enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_ms,
+                         json_t **result, char *why, size_t whylen);
+
+/* The review of one grant as recorded, loaded by its id or by the grant's
+ * id.  0, 1 none, -1. */
+int nxt_load(sqlite3 *db, const char *id, json_t **result);
+
+#endif

@@ -1,0 +1,110 @@
+/* next_cli.c - `stepctl next`.
+ *
+ * Exit codes (docs/cli.md): 0 positive (the next step proposed as a new
+ * decision; nothing granted); 4 negative (issuance under the grant closed,
+ * VIOLATION or UNKNOWN, recorded); 64 usage; 65 unknown grant, a grant
+ * already reviewed or revoked, invalid observations; 66 a file cannot be
+ * opened; 70 internal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cliutil.h"
+#include "evidence_text.h"
+#include "next.h"
+#include "output.h"
+#include "record.h"
+#include "situation.h"
+#include "stepctl.h"
+
+static const char next_help[] =
+    "usage: stepctl next GRANT_ID --db control.db --evidence evidence.db\n"
+    "                    [--input observations.json] [--actor NAME] [--json]\n"
+    "\n"
+    "Reviews the step authorized by a grant, from observations made after its first\n"
+    "allocation only: the content evidence of the granted path, cohort rendition and program\n"
+    "(evidence.db, read-only), and the step's access, QoE and resource feedback from\n"
+    "observations.json ({\"access\", \"qoe\", \"resources\", \"cost\"}: the members of a situation\n"
+    "candidate).  Positive (no MISMATCH, the newest check a fresh MATCH on both tracks, and\n"
+    "the next step, sized by policy.steps, passes every condition with current commitments):\n"
+    "records a new decision proposing the next step; it grants nothing.  Negative (MISMATCH,\n"
+    "a violated guard, or insufficient observation): closes issuance under the grant with\n"
+    "the reason (VIOLATION or UNKNOWN).  Either way the grant's issuance ends; no other path\n"
+    "is tried (it must pass decide again).\n"
+    "\n"
+    "exit: 0 positive (next step proposed), 4 negative (issuance closed), 64 usage,\n"
+    "      65 unknown grant, already reviewed or revoked, invalid observations,\n"
+    "      66 a file cannot be opened, 70 internal\n";
+
+static int summary(FILE *f, const void *arg)
+{
+    const json_t *r = arg;
+    fprintf(f, "next %s for grant %s: %s (%s)\n", json_string_value(json_object_get(r, "next_id")),
+            json_string_value(json_object_get(r, "grant_id")),
+            json_string_value(json_object_get(r, "branch")),
+            json_string_value(json_object_get(r, "status")));
+    fprintf(f, "  %s\n", json_string_value(json_object_get(r, "reason")));
+    const json_t *d = json_object_get(r, "next_decision_id");
+    if (json_is_string(d))
+        fprintf(f, "  proposed: decision %s, %lld allocations (grant it with: stepctl grant %s)\n",
+                json_string_value(d),
+                (long long)json_integer_value(
+                    json_object_get(json_object_get(r, "growth"), "next_max_allocations")),
+                json_string_value(d));
+    else
+        fprintf(f, "  issuance under the grant is closed; nothing grows\n");
+    return 0;
+}
+
+int stepctl_cmd_next(int argc, char **argv)
+{
+    const char *db_path = NULL, *evidence = NULL, *input = NULL, *actor = NULL, *pos[1];
+    bool json = false, help;
+    size_t npos;
+    struct cli_opt opts[] = {{"--db", &db_path, NULL},
+                             {"--evidence", &evidence, NULL},
+                             {"--input", &input, NULL},
+                             {"--actor", &actor, NULL},
+                             {"--json", NULL, &json}};
+    int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, pos, 1, &npos);
+    if (rc != CLI_OK || help || npos != 1 || !db_path || !evidence) {
+        bool ok = rc == CLI_OK && help;
+        fputs(next_help, ok ? stdout : stderr);
+        return ok ? CLI_OK : CLI_USAGE;
+    }
+    const char *user = getenv("USER");
+    struct nxt_request rq = {pos[0], evidence, actor ? actor : user && user[0] ? user : "unknown",
+                             NULL, 0};
+    char *obs = NULL;
+    if (input && (rc = cli_slurp(input, SIT_MAX_INPUT_BYTES, &obs, &rq.observations_len)) != CLI_OK)
+        return rc;
+    rq.observations = obs;
+    sqlite3 *db = NULL;
+    char why[1024];
+    enum rec_status st = rec_open(db_path, REC_WRITE, &db, why, sizeof why);
+    if (st != REC_OK) {
+        fprintf(stderr, "stepctl next: --db %s\n", why);
+        free(obs);
+        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
+    }
+    json_t *result = NULL;
+    enum nxt_outcome o = nxt_run(db, &rq, cli_now_ms(), &result, why, sizeof why);
+    sqlite3_close(db);
+    free(obs);
+    if (o != NXT_POSITIVE && o != NXT_NEGATIVE) {
+        char shown[2048];
+        fprintf(stderr, "stepctl next: %s%s\n", o == NXT_REFUSED ? "refused: " : "",
+                evidence_text_escape(why, false, shown, sizeof shown));
+        return o == NXT_NOINPUT ? CLI_NOINPUT : o == NXT_FAILED ? CLI_SOFTWARE : CLI_DATA;
+    }
+    /* Recorded: only now is the answer printed. */
+    if (json) {
+        json_dumpf(result, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else if (out_escaped(stdout, summary, result) < 0) {
+        json_decref(result);
+        return CLI_SOFTWARE;
+    }
+    json_decref(result);
+    return o == NXT_POSITIVE ? CLI_OK : CLI_NEGATIVE;
+}

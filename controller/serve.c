@@ -1,0 +1,392 @@
+/* serve.c - the HTTP transport of `stepctl serve` (see serve.h).
+ *
+ * libmicrohttpd runs a pool of threads with epoll (or whatever MHD_USE_AUTO
+ * picks) and suspend/resume: a handler that must wait for the group commit
+ * suspends its connection, the writer resumes it after the COMMIT, and the
+ * same handler chain answers.  Bodies are bounded (SRV_MAX_BODY): a larger
+ * one is drained without being kept and answered 400.  At SIGTERM the
+ * listening socket closes, new allocations get 503, requests already in
+ * flight finish, then the daemon and the writer stop.
+ */
+#include "serve.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "evidence_text.h"
+
+/* Every table of routes the service answers; another set of endpoints adds
+ * its table here. */
+static const struct srv_route_table *const srv_route_tables[] = {&srv_admission_table};
+#define N_TABLES (sizeof srv_route_tables / sizeof srv_route_tables[0])
+
+struct srv_request {
+    struct srv *srv;
+    struct MHD_Connection *conn;
+    const struct srv_route *route; /* NULL: no route matched */
+    size_t route_index;            /* for the latency histogram */
+    char allow[64];                /* methods of the routes with this path (405 vs 404) */
+    char param[AREQ_ID_MAX + 1];
+    struct timespec t0;
+    char body[SRV_MAX_BODY + 1];
+    size_t len;
+    bool too_big, answered;
+    srv_handler on_resume; /* set while deferred */
+    void *user;
+    void (*user_free)(void *);
+};
+
+/* ---- routing ------------------------------------------------------------ */
+
+static bool param_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == ':' || c == '-';
+}
+
+/* Does url match pattern?  A "{}" takes one segment into param. */
+static bool match(const char *pattern, const char *url, char *param, size_t plen)
+{
+    while (*pattern && *url) {
+        if (pattern[0] == '{' && pattern[1] == '}') {
+            size_t n = 0;
+            while (url[n] && url[n] != '/' && param_char(url[n]))
+                n++;
+            if (n == 0 || n >= plen || (url[n] && url[n] != '/'))
+                return false;
+            memcpy(param, url, n);
+            param[n] = '\0';
+            url += n;
+            pattern += 2;
+        } else if (*pattern++ != *url++) {
+            return false;
+        }
+    }
+    return !*pattern && !*url;
+}
+
+static void route(struct srv_request *rq, const char *method, const char *url)
+{
+    size_t index = 0;
+    for (size_t t = 0; t < N_TABLES; t++)
+        for (size_t i = 0; i < srv_route_tables[t]->n; i++, index++) {
+            const struct srv_route *r = &srv_route_tables[t]->routes[i];
+            if (!match(r->pattern, url, rq->param, sizeof rq->param))
+                continue;
+            if (!strstr(rq->allow, r->method) &&
+                strlen(rq->allow) + strlen(r->method) + 3 < sizeof rq->allow)
+                snprintf(rq->allow + strlen(rq->allow), sizeof rq->allow - strlen(rq->allow),
+                         "%s%s", rq->allow[0] ? ", " : "", r->method);
+            if (!strcmp(r->method, method)) {
+                rq->route = r;
+                rq->route_index = index;
+                return;
+            }
+        }
+}
+
+/* The route names in histogram order. */
+static size_t route_names(const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < N_TABLES; t++)
+        for (size_t i = 0; i < srv_route_tables[t]->n && n < max; i++)
+            names[n++] = srv_route_tables[t]->routes[i].name;
+    return n;
+}
+
+/* ---- for handlers -------------------------------------------------------- */
+
+const char *srv_param(const struct srv_request *rq)
+{
+    return rq->param;
+}
+
+const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big)
+{
+    *len = rq->len;
+    *too_big = rq->too_big;
+    return rq->body;
+}
+
+double srv_elapsed(const struct srv_request *rq)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - rq->t0.tv_sec) + (double)(t.tv_nsec - rq->t0.tv_nsec) / 1e9;
+}
+
+enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char *content_type,
+                            const char *body, size_t len, const char *retry_after)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (retry_after)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+    pthread_mutex_lock(&rq->srv->mu);
+    bool draining = rq->srv->draining;
+    pthread_mutex_unlock(&rq->srv->mu);
+    if (draining) /* keep-alive clients go elsewhere: the listening socket is closed */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rq->allow);
+    enum MHD_Result r = MHD_queue_response(rq->conn, status, resp);
+    MHD_destroy_response(resp);
+    rq->answered = true;
+    smet_latency(rq->srv->metrics, rq->route ? rq->route_index : SMET_MAX_ROUTES,
+                 srv_elapsed(rq));
+    return r;
+}
+
+enum MHD_Result srv_respond_json(struct srv_request *rq, unsigned status, json_t *o)
+{
+    char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (!t)
+        return MHD_NO;
+    enum MHD_Result r = srv_respond(rq, status, "application/json", t, strlen(t), NULL);
+    free(t);
+    return r;
+}
+
+void srv_defer(struct srv_request *rq, srv_handler on_resume)
+{
+    rq->on_resume = on_resume;
+    /* Suspended before the job is handed over, so the resume can never
+     * come first. */
+    MHD_suspend_connection(rq->conn);
+}
+
+void srv_resume(struct srv_request *rq)
+{
+    MHD_resume_connection(rq->conn);
+}
+
+void srv_set_user(struct srv_request *rq, void *p, void (*free_fn)(void *))
+{
+    rq->user = p;
+    rq->user_free = free_fn;
+}
+
+void *srv_user(const struct srv_request *rq)
+{
+    return rq->user;
+}
+
+/* ---- the request life cycle --------------------------------------------- */
+
+static enum MHD_Result error_json(struct srv_request *rq, unsigned status, const char *code,
+                                  const char *detail)
+{
+    return srv_respond_json(rq, status, json_pack("{s:s,s:s}", "error", code, "detail", detail));
+}
+
+static struct srv_request *begin(struct srv *s, struct MHD_Connection *conn, const char *method,
+                                 const char *url)
+{
+    struct srv_request *rq = calloc(1, sizeof *rq);
+    if (!rq)
+        return NULL;
+    rq->srv = s;
+    rq->conn = conn;
+    clock_gettime(CLOCK_MONOTONIC, &rq->t0);
+    route(rq, method, url);
+    pthread_mutex_lock(&s->mu);
+    s->active++;
+    pthread_mutex_unlock(&s->mu);
+    return rq;
+}
+
+/* A declared body larger than the limit is refused before it is read. */
+static bool declared_too_big(struct MHD_Connection *conn)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    if (!cl)
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(cl, &end, 10);
+    return errno || *end || n > SRV_MAX_BODY;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    struct srv *s = cls;
+    struct srv_request *rq = *con_cls;
+    if (!rq) {
+        if (!(rq = begin(s, conn, method, url)))
+            return MHD_NO;
+        *con_cls = rq;
+        /* A body declared too large is answered before it is read: by the
+         * route's handler (it sees too_big), else 404 / 405 below. */
+        if (!declared_too_big(conn))
+            return MHD_YES;
+        rq->too_big = true;
+    }
+    if (*upload_data_size) {
+        if (!rq->too_big && rq->len + *upload_data_size <= SRV_MAX_BODY) {
+            memcpy(rq->body + rq->len, upload_data, *upload_data_size);
+            rq->len += *upload_data_size;
+        } else {
+            rq->too_big = true; /* drained, never kept */
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (rq->answered)
+        return MHD_YES;
+    rq->body[rq->len] = '\0';
+    if (rq->on_resume) {
+        srv_handler h = rq->on_resume;
+        rq->on_resume = NULL;
+        return h(s, rq);
+    }
+    if (!rq->route)
+        return rq->allow[0]
+                   ? error_json(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+                                "this path does not take this method")
+                   : error_json(rq, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+    return rq->route->handle(s, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    struct srv *s = cls;
+    struct srv_request *rq = *con_cls;
+    if (!rq)
+        return;
+    if (rq->user_free)
+        rq->user_free(rq->user);
+    free(rq);
+    *con_cls = NULL;
+    pthread_mutex_lock(&s->mu);
+    s->active--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- start, wait, drain --------------------------------------------------- */
+
+static int write_port_file(const char *path, unsigned port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0)
+        return -1;
+    return rename(tmp, path);
+}
+
+static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    if (c->addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+                            (const struct sockaddr *)&c->addr, MHD_OPTION_THREAD_POOL_SIZE,
+                            (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+                            MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+}
+
+/* Waits until no request is in flight: every job handed to the writer is
+ * always finished (its connection must be resumed before the daemon stops);
+ * the other requests get at most drain_s seconds. */
+static void drain(struct srv *s)
+{
+    struct timespec ten_ms = {0, 10000000};
+    for (unsigned i = 0;; i++) {
+        pthread_mutex_lock(&s->mu);
+        size_t active = s->active;
+        pthread_mutex_unlock(&s->mu);
+        size_t pending = swr_pending(s->writer);
+        if (pending == 0 && (active == 0 || i >= s->cfg->drain_s * 100u)) {
+            if (active)
+                fprintf(stderr, "stepctl serve: drain time-out (%u s): closing %zu requests\n",
+                        s->cfg->drain_s, active);
+            return;
+        }
+        nanosleep(&ten_ms, NULL);
+    }
+}
+
+int srv_run(const struct srv_config *cfg, const sigset_t *stop)
+{
+    struct srv *s = calloc(1, sizeof *s);
+    char err[1024], shown[2][2048]; /* messages name files: printed escaped */
+    if (!s)
+        return CLI_SOFTWARE;
+    s->cfg = cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    s->metrics = smet_new();
+    s->writer = s->metrics ? swr_start(cfg->db_path, cfg->batch_max, err, sizeof err) : NULL;
+    if (!s->writer) {
+        fprintf(stderr, "stepctl serve: %s\n",
+                s->metrics ? evidence_text_escape(err, false, shown[0], sizeof shown[0])
+                           : "out of memory");
+        smet_free(s->metrics);
+        free(s);
+        return CLI_NOINPUT;
+    }
+    s->daemon = start_daemon(s, cfg);
+    const union MHD_DaemonInfo *info =
+        s->daemon ? MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+    int rc = CLI_OK;
+    if (!s->daemon || !info) {
+        fprintf(stderr, "stepctl serve: cannot listen on %s\n",
+                evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]));
+        rc = CLI_NOINPUT;
+    } else if (cfg->port_file && write_port_file(cfg->port_file, info->port) != 0) {
+        fprintf(stderr, "stepctl serve: cannot write %s\n",
+                evidence_text_escape(cfg->port_file, false, shown[0], sizeof shown[0]));
+        rc = CLI_NOINPUT;
+    } else {
+        fprintf(stderr, "stepctl serve: listening on %s (port %u), %u threads, control.db %s\n",
+                evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]),
+                info->port, cfg->threads,
+                evidence_text_escape(cfg->db_path, false, shown[1], sizeof shown[1]));
+        int sig = 0;
+        sigwait(stop, &sig);
+        fprintf(stderr, "stepctl serve: signal %d: draining\n", sig);
+        pthread_mutex_lock(&s->mu);
+        s->draining = true;
+        pthread_mutex_unlock(&s->mu);
+        MHD_socket ls = MHD_quiesce_daemon(s->daemon);
+        drain(s);
+        MHD_stop_daemon(s->daemon);
+        s->daemon = NULL;
+        if (ls != MHD_INVALID_SOCKET)
+            close(ls);
+    }
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    swr_stop(s->writer); /* every submitted job finishes first */
+    smet_free(s->metrics);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    if (rc == CLI_OK)
+        fprintf(stderr, "stepctl serve: stopped\n");
+    return rc;
+}
+
+size_t srv_route_names(const char **names, size_t max)
+{
+    return route_names(names, max);
+}

@@ -1,0 +1,114 @@
+/* serve.h - `stepctl serve`: the admission service on libmicrohttpd.
+ *
+ * Two layers:
+ *   serve.c            the transport: the daemon (thread pool, suspend and
+ *                      resume), request bodies (bounded), routing by method
+ *                      and path pattern, responses, latency, the drain on
+ *                      SIGTERM;
+ *   serve_admission.c  the admission endpoints, one route table:
+ *                      POST /v1/allocations, GET /v1/grants/{id}, GET
+ *                      /healthz, GET /metrics.
+ * Another set of endpoints joins by adding its own route table to
+ * srv_route_tables[] (serve.c) and its fields to struct srv; the transport
+ * does not change.  HTTP contract: docs/serve.md.
+ */
+#ifndef SERVE_H
+#define SERVE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "serve_metrics.h"
+#include "serve_writer.h"
+
+struct srv_config {
+    const char *db_path;
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    char listen_text[128]; /* as given, for the logs */
+    unsigned threads;      /* HTTP thread pool */
+    size_t batch_max;      /* allocations per write transaction at most */
+    const char *port_file; /* written once listening (the bound port) */
+    unsigned drain_s;      /* longest wait for in-flight requests at SIGTERM */
+};
+
+#define SRV_INFLIGHT_BUCKETS 4096
+
+struct srv_request;
+struct adm_request; /* serve_admission.c */
+
+/* The service's state, shared by every thread. */
+struct srv {
+    const struct srv_config *cfg;
+    struct MHD_Daemon *daemon;
+    struct swr *writer;
+    struct smet *metrics;
+    pthread_mutex_t mu; /* guards everything below */
+    bool draining;      /* SIGTERM seen: new allocations are refused (503) */
+    size_t active;      /* requests begun and not completed */
+    struct adm_request *inflight[SRV_INFLIGHT_BUCKETS]; /* allocation ids being written */
+};
+
+/* A route: method, path pattern ("{}" matches one segment of
+ * [A-Za-z0-9._:-]{1,128}, available as srv_param) and the handler that
+ * answers once the body (if any) has arrived. */
+typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_request *rq);
+
+struct srv_route {
+    const char *method, *pattern;
+    srv_handler handle;
+    const char *name; /* the latency histogram's route label */
+};
+
+struct srv_route_table {
+    const struct srv_route *routes;
+    size_t n;
+};
+
+extern const struct srv_route_table srv_admission_table; /* serve_admission.c */
+
+/* ---- for handlers ------------------------------------------------------ */
+
+const char *srv_param(const struct srv_request *rq);
+/* The request body received (at most SRV_MAX_BODY bytes); *too_big when the
+ * client sent more (nothing of it is kept). */
+const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big);
+#define SRV_MAX_BODY 4096
+
+/* Queues a response (every response goes through here: one place for
+ * common headers).  retry_after may be NULL. */
+enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char *content_type,
+                            const char *body, size_t len, const char *retry_after);
+/* A JSON object (stolen) as the body. */
+enum MHD_Result srv_respond_json(struct srv_request *rq, unsigned status, json_t *o);
+
+/* Suspends the connection until srv_resume (from any thread); then
+ * on_resume answers.  The handler returns MHD_YES right after this. */
+void srv_defer(struct srv_request *rq, srv_handler on_resume);
+void srv_resume(struct srv_request *rq);
+
+/* Per-request state of a handler, freed with free_fn when the request ends. */
+void srv_set_user(struct srv_request *rq, void *p, void (*free_fn)(void *));
+void *srv_user(const struct srv_request *rq);
+
+/* The route names of every table, in histogram order (at most max). */
+size_t srv_route_names(const char **names, size_t max);
+
+/* Seconds since the request's headers arrived. */
+double srv_elapsed(const struct srv_request *rq);
+
+/* ---- the service -------------------------------------------------------- */
+
+/* Runs until a signal of *stop arrives (the caller blocked them in every
+ * thread), then drains and stops.  Returns the exit code: 0 drained, 66 the
+ * database or the address cannot be opened, 70 internal. */
+int srv_run(const struct srv_config *cfg, const sigset_t *stop);
+
+#endif

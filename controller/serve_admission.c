@@ -1,0 +1,221 @@
+/* serve_admission.c - the admission endpoints of `stepctl serve`.
+ *
+ *   POST /v1/allocations   parse (400 on anything but the documented body),
+ *                          409 while the same allocation_id is in flight,
+ *                          otherwise hand over to the group commit and answer
+ *                          after it committed (alloc.h decides the answer)
+ *   GET  /v1/grants/{id}   the grant: used, remaining, rate state
+ *   GET  /healthz          200, or 503 while draining
+ *   GET  /metrics          Prometheus text
+ * Reads use their own read-only connection (WAL: never blocked by the
+ * writer).  Contract: docs/serve.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cliutil.h"
+#include "grant.h"
+#include "serve.h"
+#include "record.h"
+
+/* One allocation request between its arrival and its answer. */
+struct adm_request {
+    struct swr_job job;
+    struct srv *srv;
+    struct srv_request *rq;
+    struct adm_request *next_inflight;
+};
+
+/* ---- allocation ids in flight (under srv->mu) ------------------------------ */
+
+static size_t bucket(const char *id)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h % SRV_INFLIGHT_BUCKETS;
+}
+
+static bool inflight_has(struct srv *s, const char *id)
+{
+    for (struct adm_request *a = s->inflight[bucket(id)]; a; a = a->next_inflight)
+        if (!strcmp(a->job.req.allocation_id, id))
+            return true;
+    return false;
+}
+
+static void inflight_add(struct srv *s, struct adm_request *a)
+{
+    size_t b = bucket(a->job.req.allocation_id);
+    a->next_inflight = s->inflight[b];
+    s->inflight[b] = a;
+}
+
+static void inflight_remove(struct srv *s, struct adm_request *a)
+{
+    struct adm_request **p = &s->inflight[bucket(a->job.req.allocation_id)];
+    while (*p && *p != a)
+        p = &(*p)->next_inflight;
+    if (*p)
+        *p = a->next_inflight;
+}
+
+/* ---- POST /v1/allocations ----------------------------------------------- */
+
+static void adm_free(void *p)
+{
+    struct adm_request *a = p;
+    alc_reply_free(&a->job.reply);
+    free(a);
+}
+
+static enum MHD_Result error(struct srv *s, struct srv_request *rq, unsigned status,
+                             enum smet_result m, const char *code, const char *detail)
+{
+    smet_result(s->metrics, m, NULL);
+    return srv_respond_json(rq, status, json_pack("{s:s,s:s}", "error", code, "detail", detail));
+}
+
+/* Writer thread, after the batch committed (or failed). */
+static void job_done(struct swr_job *j)
+{
+    struct adm_request *a = j->arg;
+    pthread_mutex_lock(&a->srv->mu);
+    inflight_remove(a->srv, a); /* a retry may come in as soon as the answer leaves */
+    pthread_mutex_unlock(&a->srv->mu);
+    srv_resume(a->rq);
+}
+
+static enum smet_result metric_of(enum alc_result r)
+{
+    switch (r) {
+    case ALC_CREATED:
+        return SMET_CREATED;
+    case ALC_REPLAYED:
+        return SMET_REPLAYED;
+    case ALC_CONFLICT:
+        return SMET_CONFLICT;
+    case ALC_REFUSED:
+        return SMET_REFUSED;
+    case ALC_RATE_LIMITED:
+        return SMET_RATE_LIMITED;
+    default:
+        return SMET_UNAVAILABLE;
+    }
+}
+
+static enum MHD_Result allocated(struct srv *s, struct srv_request *rq)
+{
+    struct adm_request *a = srv_user(rq);
+    struct alc_reply *r = &a->job.reply;
+    if (a->job.failed || !r->body)
+        return error(s, rq, MHD_HTTP_SERVICE_UNAVAILABLE, SMET_UNAVAILABLE, "store_unavailable",
+                     "the allocation could not be recorded; nothing was written, retry");
+    smet_result(s->metrics, metric_of(r->result), r->error[0] ? r->error : NULL);
+    char retry[24];
+    snprintf(retry, sizeof retry, "%lld", (long long)r->retry_after_s);
+    return srv_respond(rq, (unsigned)r->http_status, "application/json", r->body,
+                       strlen(r->body), r->result == ALC_RATE_LIMITED ? retry : NULL);
+}
+
+static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
+{
+    size_t len;
+    bool too_big;
+    const char *body = srv_body(rq, &len, &too_big);
+    if (too_big)
+        return error(s, rq, MHD_HTTP_BAD_REQUEST, SMET_BAD_REQUEST, "body_too_large",
+                     "the request body is larger than 4096 bytes");
+    struct adm_request *a = calloc(1, sizeof *a);
+    char err[256];
+    if (!a)
+        return MHD_NO;
+    if (areq_parse(body, len, &a->job.req, err, sizeof err) != 0) {
+        free(a);
+        return error(s, rq, MHD_HTTP_BAD_REQUEST, SMET_BAD_REQUEST, "bad_request", err);
+    }
+    pthread_mutex_lock(&s->mu);
+    bool draining = s->draining, busy = !draining && inflight_has(s, a->job.req.allocation_id);
+    if (!draining && !busy)
+        inflight_add(s, a);
+    pthread_mutex_unlock(&s->mu);
+    if (draining || busy) {
+        free(a);
+        return draining ? error(s, rq, MHD_HTTP_SERVICE_UNAVAILABLE, SMET_UNAVAILABLE, "draining",
+                                "the service is shutting down; retry elsewhere or later")
+                        : error(s, rq, MHD_HTTP_CONFLICT, SMET_IN_FLIGHT, "in_flight",
+                                "a request with this allocation_id is still being processed");
+    }
+    a->srv = s;
+    a->rq = rq;
+    a->job.done = job_done;
+    a->job.arg = a;
+    srv_set_user(rq, a, adm_free);
+    srv_defer(rq, allocated);
+    swr_submit(s->writer, &a->job);
+    return MHD_YES;
+}
+
+/* ---- reads ---------------------------------------------------------------- */
+
+static sqlite3 *open_reader(struct srv *s)
+{
+    sqlite3 *db = NULL;
+    char err[1024];
+    rec_open(s->cfg->db_path, REC_READ, &db, err, sizeof err); /* NULL when it cannot */
+    return db;
+}
+
+static enum MHD_Result grant(struct srv *s, struct srv_request *rq)
+{
+    sqlite3 *db = open_reader(s);
+    struct grt_grant *g = malloc(sizeof *g);
+    int r = db && g ? grt_load(db, srv_param(rq), g) : -1;
+    enum MHD_Result res;
+    if (r == 0)
+        res = srv_respond_json(rq, MHD_HTTP_OK, grt_json(g, cli_now_ms()));
+    else
+        res = srv_respond_json(
+            rq, r == 1 ? MHD_HTTP_NOT_FOUND : MHD_HTTP_SERVICE_UNAVAILABLE,
+            json_pack("{s:s,s:s}", "error", r == 1 ? "no_such_grant" : "store_unavailable",
+                      "grant_id", srv_param(rq)));
+    free(g);
+    sqlite3_close(db);
+    return res;
+}
+
+static enum MHD_Result health(struct srv *s, struct srv_request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    bool draining = s->draining;
+    pthread_mutex_unlock(&s->mu);
+    return srv_respond_json(rq, draining ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
+                            json_pack("{s:s}", "status", draining ? "draining" : "ok"));
+}
+
+static enum MHD_Result metrics(struct srv *s, struct srv_request *rq)
+{
+    const char *names[SMET_MAX_ROUTES];
+    size_t n = srv_route_names(names, SMET_MAX_ROUTES);
+    unsigned long long batches, jobs;
+    swr_stats(s->writer, &batches, &jobs);
+    sqlite3 *db = open_reader(s);
+    char *text = smet_render(s->metrics, db, cli_now_ms(), names, n, batches, jobs);
+    sqlite3_close(db);
+    if (!text)
+        return MHD_NO;
+    enum MHD_Result r =
+        srv_respond(rq, MHD_HTTP_OK, "text/plain; version=0.0.4", text, strlen(text), NULL);
+    free(text);
+    return r;
+}
+
+static const struct srv_route routes[] = {
+    {"POST", "/v1/allocations", allocate, "allocations"},
+    {"GET", "/v1/grants/{}", grant, "grants"},
+    {"GET", "/healthz", health, "healthz"},
+    {"GET", "/metrics", metrics, "metrics"},
+};
+
+const struct srv_route_table srv_admission_table = {routes, sizeof routes / sizeof routes[0]};

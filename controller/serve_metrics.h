@@ -1,0 +1,48 @@
+/* serve_metrics.h - what `stepctl serve` counts, in Prometheus text format.
+ *
+ *   stepctl_allocations_total{result, error}   allocation requests by result
+ *   stepctl_grant_remaining{grant_id, path_id} quota left per unexpired active grant
+ *   stepctl_request_duration_seconds{route}    request latency histogram
+ *   stepctl_batches_total, stepctl_batched_allocations_total   group commits
+ * Names and labels: docs/serve.md.  Thread-safe (one mutex).
+ */
+#ifndef SERVE_METRICS_H
+#define SERVE_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+/* Results of POST /v1/allocations, beyond alloc.h's. */
+enum smet_result {
+    SMET_CREATED = 0,
+    SMET_REPLAYED,
+    SMET_CONFLICT,
+    SMET_REFUSED,
+    SMET_RATE_LIMITED,
+    SMET_IN_FLIGHT,
+    SMET_BAD_REQUEST,
+    SMET_UNAVAILABLE, /* store failure or draining */
+    SMET_N
+};
+
+#define SMET_MAX_ROUTES 16
+
+struct smet;
+
+struct smet *smet_new(void);
+void smet_free(struct smet *m);
+
+/* One allocation request's result (error: the 403 code, or NULL). */
+void smet_result(struct smet *m, enum smet_result r, const char *error);
+/* One request's latency on route index route. */
+void smet_latency(struct smet *m, size_t route, double seconds);
+
+/* The whole text: counters, the remaining quota of every active grant read
+ * from db (read-only), the histograms with the route names given. */
+char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const *routes,
+                  size_t n_routes, unsigned long long batches, unsigned long long jobs);
+
+#endif

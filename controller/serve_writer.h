@@ -1,0 +1,49 @@
+/* serve_writer.h - group commit: the one thread that writes allocations.
+ *
+ * Request threads submit jobs; the writer takes every job waiting (up to
+ * batch_max), runs each in its own savepoint inside ONE write transaction
+ * (BEGIN IMMEDIATE ... COMMIT, synchronous=FULL: one fsync for the batch),
+ * and only after the COMMIT returned calls each job's done() — so no answer
+ * ever leaves the process before its allocation is durable.  A job whose
+ * own step fails is rolled back alone (503); a failed COMMIT fails the whole
+ * batch (503, nothing of it was written: a retry is safe).  Batches form by
+ * themselves: while one commits, the next requests queue up; no request
+ * ever waits for a timer.
+ */
+#ifndef SERVE_WRITER_H
+#define SERVE_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "alloc.h"
+#include "areq.h"
+
+struct swr_job {
+    struct areq req;
+    struct alc_reply reply; /* valid when !failed */
+    bool failed;            /* nothing was written for this job: answer 503 */
+    void (*done)(struct swr_job *job); /* called by the writer thread, after the commit */
+    void *arg;
+    struct swr_job *next; /* queue link (the writer's) */
+};
+
+struct swr;
+
+/* Opens control.db (created and migrated when needed) for the writer thread
+ * and starts it.  NULL with err set on failure. */
+struct swr *swr_start(const char *db_path, size_t batch_max, char *err, size_t errlen);
+
+void swr_submit(struct swr *w, struct swr_job *job);
+
+/* Jobs submitted and not done yet. */
+size_t swr_pending(struct swr *w);
+
+/* Finishes every job already submitted, then stops the thread and closes
+ * the database. */
+void swr_stop(struct swr *w);
+
+/* Batches committed and jobs they carried (for the logs and the benchmark). */
+void swr_stats(struct swr *w, unsigned long long *batches, unsigned long long *jobs);
+
+#endif
