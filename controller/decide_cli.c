@@ -12,6 +12,7 @@
 
 #include "cliutil.h"
 #include "evidence_scope.h"
+#include "evidence_text.h"
 #include "explain.h"
 #include "loop_policy.h"
 #include "output.h"
@@ -208,7 +209,8 @@ static int load(sqlite3 *db, const char *cmd, const char *id, struct rec_loaded 
     enum rec_status st = rec_load(db, id, l, err, sizeof err);
     if (st == REC_OK)
         return CLI_OK;
-    fprintf(stderr, "stepctl %s: %s\n", cmd, err);
+    char shown[2048]; /* the message quotes the id as given */
+    fprintf(stderr, "stepctl %s: %s\n", cmd, evidence_text_escape(err, false, shown, sizeof shown));
     return st == REC_NOT_FOUND ? CLI_DATA : CLI_SOFTWARE;
 }
 

@@ -1410,11 +1410,15 @@ static void ctl_62_loop_commands_escape_output_and_print_the_json_error_object(v
         free(out);
     }
     /* stderr quoting a given id */
-    assert_int_equal(ctl_run(&w.t, "grant \"$(printf 'x\\033[2J')\" --db '%s'", w.db), 65);
-    char *err = ctl_out(&w.t, "err");
-    assert_null(strchr(err, 0x1b));
-    assert_non_null(strstr(err, "x\\x1b[2J"));
-    free(err);
+    const char *quoting[] = {"grant", "explain", "replay"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ctl_run(&w.t, "%s \"$(printf 'x\\033[2J')\" --db '%s'", quoting[i], w.db),
+                         65);
+        char *err = ctl_out(&w.t, "err");
+        assert_null(strchr(err, 0x1b));
+        assert_non_null(strstr(err, "x\\x1b[2J"));
+        free(err);
+    }
     /* --json: the error object on stdout, exactly once */
     const char *fails[][2] = {{"grants show nope --db '%s' --json", "65"},
                               {"grant nope --db '%s' --json", "65"},
