@@ -150,11 +150,19 @@ enum dbfile_rc dbfile_classify(sqlite3 *db, const struct dbfile_spec *spec,
     int app = 0, version = -1, objects = 0;
     bool legacy = false;
     char names[160];
+    /* One read transaction for the three reads: in autocommit mode each
+     * would see its own snapshot, and a writer creating the file between
+     * them would show its tables with the id and version read before
+     * (a file of ours refused as "not ours"). */
+    bool own_txn = sqlite3_get_autocommit(db) &&
+                   sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
     int rc = pragma_int(db, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK)
         rc = pragma_int(db, "PRAGMA user_version", &version);
     if (rc == SQLITE_OK)
         rc = schema_of(db, spec, &objects, &legacy, names, sizeof names);
+    if (own_txn)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     if ((rc & 0xff) == SQLITE_NOTADB)
         return fail(DBFILE_E_FOREIGN, err, errlen, "not an SQLite database, so not %s",
                     spec->what);

@@ -983,6 +983,54 @@ static void store_24_observed_after_is_the_step_and_checks_every_row(void **stat
     evidence_close(db);
 }
 
+/* Many first openers of one new file at once, round after round: each one
+ * finds the store its own (never "not an evidence store" because another
+ * created it between two reads of its classification) and writes its row. */
+static void store_25_concurrent_first_openers_all_find_their_store(void **state)
+{
+    struct ev_tmp *t = *state;
+    enum { ROUNDS = 25, OPENERS = 6 };
+    for (int round = 0; round < ROUNDS; round++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/first%02d.db", t->dir, round);
+        int barrier[2];
+        assert_int_equal(pipe(barrier), 0);
+        pid_t pids[OPENERS];
+        fflush(NULL);
+        for (int i = 0; i < OPENERS; i++) {
+            pids[i] = fork();
+            assert_true(pids[i] >= 0);
+            if (pids[i] == 0) {
+                close(barrier[1]);
+                char c;
+                if (read(barrier[0], &c, 1) < 0)
+                    _exit(2);
+                usleep((useconds_t)(i * 300)); /* spread over the creation */
+                struct evidence_db *db = NULL;
+                char err[256] = "", id[37];
+                if (evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK) {
+                    fprintf(stderr, "opener %d: %s\n", i, err);
+                    _exit(3);
+                }
+                int ok = evidence_new_id(id) == EVIDENCE_OK;
+                struct evidence_record r = ev_sample_record(id, evidence_now_ms());
+                ok = ok && evidence_insert(db, &r, err, sizeof err) == EVIDENCE_OK;
+                evidence_close(db);
+                _exit(ok ? 0 : 4);
+            }
+        }
+        close(barrier[0]);
+        close(barrier[1]);
+        for (int i = 0; i < OPENERS; i++) {
+            int status = 0;
+            assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), 0);
+        }
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), OPENERS);
+    }
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -1012,6 +1060,7 @@ int main(int argc, char **argv)
         T(store_22_import_refuses_what_verify_could_not_have_produced),
         T(store_23_newest_is_one_rule),
         T(store_24_observed_after_is_the_step_and_checks_every_row),
+        T(store_25_concurrent_first_openers_all_find_their_store),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */
