@@ -565,11 +565,37 @@ enum { WRITERS = 8, PER_WRITER = 50 };
 
 /* One child: waits at the barrier, opens the (possibly not yet created)
  * file, inserts PER_WRITER records with two fetches each. */
-static int writer_child(const char *path, int barrier_fd)
+/* Forks n children that start at once (a barrier pipe) and each exit with
+ * child(path, i); every one must exit 0. */
+static void race(int n, int (*child)(const char *path, int i), const char *path)
 {
-    char c;
-    if (read(barrier_fd, &c, 1) < 0)
-        return 2;
+    int barrier[2];
+    assert_int_equal(pipe(barrier), 0);
+    pid_t pids[16];
+    assert_true(n <= 16);
+    fflush(NULL);
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(barrier[1]);
+            char c;
+            _exit(read(barrier[0], &c, 1) < 0 ? 2 : child(path, i));
+        }
+    }
+    close(barrier[0]);
+    close(barrier[1]); /* releases every child at once (read returns 0) */
+    for (int i = 0; i < n; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+}
+
+static int writer_child(const char *path, int i)
+{
+    (void)i;
     struct evidence_db *db = NULL;
     char err[256] = "";
     if (evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK) {
@@ -594,26 +620,7 @@ static int writer_child(const char *path, int barrier_fd)
 static void store_17_concurrent_writers_all_succeed(void **state)
 {
     struct ev_tmp *t = *state;
-    int barrier[2];
-    assert_int_equal(pipe(barrier), 0);
-    pid_t pids[WRITERS];
-    fflush(NULL);
-    for (int i = 0; i < WRITERS; i++) {
-        pids[i] = fork();
-        assert_true(pids[i] >= 0);
-        if (pids[i] == 0) {
-            close(barrier[1]);
-            _exit(writer_child(t->db, barrier[0]));
-        }
-    }
-    close(barrier[0]);
-    close(barrier[1]); /* releases every child at once (read returns 0) */
-    for (int i = 0; i < WRITERS; i++) {
-        int status = 0;
-        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), 0);
-    }
+    race(WRITERS, writer_child, t->db);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(DISTINCT id) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM fetches"), 2 * WRITERS * PER_WRITER);
@@ -983,6 +990,24 @@ static void store_24_observed_after_is_the_step_and_checks_every_row(void **stat
     evidence_close(db);
 }
 
+/* One first opener: opens the (maybe new) store a little after the others
+ * and writes one row.  0, or why it failed. */
+static int first_opener(const char *path, int i)
+{
+    usleep((useconds_t)(i * 300)); /* spread over the creation */
+    struct evidence_db *db = NULL;
+    char err[256] = "", id[37];
+    if (evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK) {
+        fprintf(stderr, "opener %d: %s\n", i, err);
+        return 3;
+    }
+    int ok = evidence_new_id(id) == EVIDENCE_OK;
+    struct evidence_record r = ev_sample_record(id, evidence_now_ms());
+    ok = ok && evidence_insert(db, &r, err, sizeof err) == EVIDENCE_OK;
+    evidence_close(db);
+    return ok ? 0 : 4;
+}
+
 /* Many first openers of one new file at once, round after round: each one
  * finds the store its own (never "not an evidence store" because another
  * created it between two reads of its classification) and writes its row. */
@@ -993,40 +1018,7 @@ static void store_25_concurrent_first_openers_all_find_their_store(void **state)
     for (int round = 0; round < ROUNDS; round++) {
         char path[160];
         snprintf(path, sizeof path, "%s/first%02d.db", t->dir, round);
-        int barrier[2];
-        assert_int_equal(pipe(barrier), 0);
-        pid_t pids[OPENERS];
-        fflush(NULL);
-        for (int i = 0; i < OPENERS; i++) {
-            pids[i] = fork();
-            assert_true(pids[i] >= 0);
-            if (pids[i] == 0) {
-                close(barrier[1]);
-                char c;
-                if (read(barrier[0], &c, 1) < 0)
-                    _exit(2);
-                usleep((useconds_t)(i * 300)); /* spread over the creation */
-                struct evidence_db *db = NULL;
-                char err[256] = "", id[37];
-                if (evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK) {
-                    fprintf(stderr, "opener %d: %s\n", i, err);
-                    _exit(3);
-                }
-                int ok = evidence_new_id(id) == EVIDENCE_OK;
-                struct evidence_record r = ev_sample_record(id, evidence_now_ms());
-                ok = ok && evidence_insert(db, &r, err, sizeof err) == EVIDENCE_OK;
-                evidence_close(db);
-                _exit(ok ? 0 : 4);
-            }
-        }
-        close(barrier[0]);
-        close(barrier[1]);
-        for (int i = 0; i < OPENERS; i++) {
-            int status = 0;
-            assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
-            assert_true(WIFEXITED(status));
-            assert_int_equal(WEXITSTATUS(status), 0);
-        }
+        race(OPENERS, first_opener, path);
         assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), OPENERS);
     }
 }
