@@ -1,5 +1,6 @@
 /* evidence_read.c - read-only access to evidence.db (see evidence_read.h). */
 #include "evidence_read.h"
+#include "evidence.h"
 #include "sqlutil.h"
 
 #include <assert.h>
@@ -152,8 +153,9 @@ enum evr_status evr_read(const char *db_path, const struct sit_situation *s, str
     }
     sqlite3_busy_timeout(db, EVR_BUSY_MS);
     int v = sqlutil_user_version(db);
-    if (v != 1) {
-        snprintf(err, errlen, "%s is not an evidence store v1 (user_version %d)", db_path, v);
+    if (v < 1 || v > EVIDENCE_SCHEMA_VERSION) { /* v2 only adds columns and tables */
+        snprintf(err, errlen, "%s is not an evidence store v1..v%d (user_version %d)", db_path,
+                 EVIDENCE_SCHEMA_VERSION, v);
         sqlite3_close(db);
         return EVR_BAD_VERSION;
     }

@@ -1,7 +1,7 @@
 /* evidence_read.h - the evidence rows the content condition reads.
  *
  * evr_read opens evidence.db strictly read-only (SQLITE_OPEN_READONLY),
- * checks PRAGMA user_version == 1 and, for each candidate, selects the newest
+ * checks PRAGMA user_version (1 or 2) and, for each candidate, selects the newest
  * 'exact-av-v1' row of the decision's scope (path, channel, rendition, program
  * version); when there is none, also the newest row of the path and channel
  * for any version, so the content condition can say WHY nothing applies.

@@ -9,13 +9,14 @@
 #include <time.h>
 
 extern const char evidence_schema_v1_sql[];
+extern const char evidence_schema_v2_sql[];
 
 /* Forward migrations, applied in order inside one BEGIN IMMEDIATE
  * transaction.  Step i takes the file from version i to version i + 1;
- * schema v2 is one more line here (e.g. evidence_schema_v2_sql holding
- * ALTER TABLE / CREATE INDEX statements). */
+ * each step is one SQL file (schema_vN.sql, embedded at build time). */
 static const char *const MIGRATIONS[] = {
     evidence_schema_v1_sql, /* 0 -> 1 */
+    evidence_schema_v2_sql, /* 1 -> 2: evidence.media_sequence, probes (schema_v2.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,
@@ -203,7 +204,8 @@ static enum evidence_rc migrate(struct evidence_db *db, char *err, size_t errlen
     return rc;
 }
 
-/* Read-only: the version must be exactly the one this build reads. */
+/* Read-only: any version from 1 to the one this build writes (a reader
+ * cannot migrate; the queries know what an older version lacks). */
 static enum evidence_rc check_version_ro(struct evidence_db *db, char *err, size_t errlen)
 {
     int v = -1;
@@ -216,8 +218,8 @@ static enum evidence_rc check_version_ro(struct evidence_db *db, char *err, size
         evidence_seterr(err, errlen, "not an evidence database (schema version 0)");
         return EVIDENCE_E_OPEN;
     }
-    if (v != EVIDENCE_SCHEMA_VERSION) {
-        evidence_seterr(err, errlen, "schema version %d, this build reads version %d", v,
+    if (v < 1 || v > EVIDENCE_SCHEMA_VERSION) {
+        evidence_seterr(err, errlen, "schema version %d, this build reads versions 1 to %d", v,
                         EVIDENCE_SCHEMA_VERSION);
         return EVIDENCE_E_VERSION;
     }

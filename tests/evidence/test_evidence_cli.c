@@ -328,6 +328,44 @@ static void cli_09_table_output_neutralises_control_characters(void **state)
     run_free(&r);
 }
 
+static void cli_10_list_filters_by_media_sequence(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 2; i++) {
+        char id[16], name[32], path[160];
+        snprintf(id, sizeof id, "seq-%d", 30 + i);
+        snprintf(name, sizeof name, "%s.json", id);
+        char *text = ev_sample_report(id, "MATCH", now - 1000 * (2 - i), "cdn-c", "ch1", "720p", "pv7");
+        json_t *rep = json_loads(text, 0, NULL);
+        free(text);
+        json_object_set_new(rep, "media_sequence", json_integer(30 + i));
+        text = json_dumps(rep, JSON_COMPACT);
+        json_decref(rep);
+        assert_int_equal(ev_write_file(t, name, text, path, sizeof path), 0);
+        free(text);
+        struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+        expect_rc(r, 0);
+        run_free(&r);
+    }
+    struct run r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "31", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "MEDIA_SEQ"));
+    assert_non_null(strstr(r.out, "seq-31"));
+    assert_null(strstr(r.out, "seq-30"));
+    run_free(&r);
+    r = run_cmd("evidence", "latest", "--evidence", t->db, "--media-sequence=30", "--json", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "\"media_sequence\": 30"));
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "-1", NULL);
+    expect_rc(r, 64);
+    run_free(&r);
+    r = run_cmd("evidence", "show", "seq-30", "--evidence", t->db, "--media-sequence", "30", NULL);
+    expect_rc(r, 64);
+    run_free(&r);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -342,6 +380,7 @@ int main(int argc, char **argv)
         T(cli_07_help_exits_0),
         T(cli_08_import_twice_reports_unchanged),
         T(cli_09_table_output_neutralises_control_characters),
+        T(cli_10_list_filters_by_media_sequence),
     };
     if (argc > 1) {
         bool known = false;

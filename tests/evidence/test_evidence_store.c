@@ -100,9 +100,9 @@ static void store_01_schema_v1_created(void **state)
 {
     struct ev_tmp *t = *state;
     struct evidence_db *db = open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 1);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('evidence','fetches')"), 2);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN ('evidence_scope','evidence_observed')"), 2);
     /* WAL is a property of the file: a fresh connection sees it */
@@ -114,9 +114,9 @@ static void store_01_schema_v1_created(void **state)
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
     sqlite3_finalize(st);
     sqlite3_close(raw);
-    /* a second RW open of a v1 file migrates nothing and keeps v1 */
+    /* a second RW open of a current file migrates nothing and keeps its version */
     db = open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 1);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
 }
 
@@ -130,22 +130,22 @@ static void store_02_migrates_empty_v0_file(void **state)
     struct evidence_record r = ev_sample_record("id-v0", evidence_now_ms());
     insert_ok(db, &r);
     evidence_close(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
 }
 
 static void store_03_refuses_newer_schema_version(void **state)
 {
     struct ev_tmp *t = *state;
-    exec_raw(t->db, "CREATE TABLE evidence(id TEXT); PRAGMA user_version=2;");
+    exec_raw(t->db, "CREATE TABLE evidence(id TEXT); PRAGMA user_version=99;");
     struct evidence_db *db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
-    assert_non_null(strstr(err, "2"));
+    assert_non_null(strstr(err, "99"));
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RO, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 2); /* untouched */
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 99); /* untouched */
 }
 
 static void store_04_refuses_foreign_v0_database(void **state)
@@ -609,7 +609,7 @@ static void store_17_concurrent_writers_all_succeed(void **state)
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(DISTINCT id) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM fetches"), 2 * WRITERS * PER_WRITER);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
 }
 
 static void store_18_new_id_is_random_uuid_v4(void **state)
@@ -653,6 +653,197 @@ static void store_19_import_survives_truncated_and_corrupted_reports(void **stat
     evidence_close(db);
 }
 
+/* ---- schema v2: media_sequence and probes ---- */
+
+extern const char evidence_schema_v1_sql[];
+
+/* A store exactly as a version-1 build left it, with one row. */
+static void make_v1_store(const char *path, int64_t observed)
+{
+    exec_raw(path, evidence_schema_v1_sql);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
+             " path_id, observed_at_ms, observed_end_ms, recorded_at_ms, report) VALUES"
+             " ('old1', 'exact-av-v1', 'MATCH', 'identical', 'exact-av-v1', 'ab12', 'cdn-a',"
+             " %lld, %lld, %lld, '{}'); PRAGMA user_version=1;",
+             (long long)observed, (long long)observed, (long long)observed);
+    exec_raw(path, sql);
+}
+
+static void store_20_v1_store_readable_then_migrated_forward(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    make_v1_store(t->db, now - 1000);
+    /* a reader can neither migrate nor refuse a version-1 store: it reads it */
+    struct evidence_db *db = open_ro(t->db);
+    assert_int_equal(evidence_schema_version(db), 1);
+    json_t *rows = NULL, *probe = NULL;
+    char err[256] = "";
+    struct evidence_filter f = {.now_ms = now};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 1);
+    assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "media_sequence")));
+    json_decref(rows);
+    f = (struct evidence_filter){.now_ms = now, .has_media_sequence = true, .media_sequence = 0};
+    assert_int_equal(evidence_latest(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 0);
+    json_decref(rows);
+    assert_int_equal(evidence_show(db, "old1", &rows, err, sizeof err), EVIDENCE_OK);
+    json_decref(rows);
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", NULL, NULL, now, &probe, err, sizeof err), EVIDENCE_OK);
+    assert_null(probe);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1); /* untouched by the reader */
+    /* the first writer migrates forward in one transaction, keeping every row */
+    db = open_rw(t->db);
+    assert_int_equal(evidence_schema_version(db), 2);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 2);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence WHERE id = 'old1' AND media_sequence IS NULL"), 1);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                     "('probes', 'probes_scope', 'evidence_media_sequence')"), 3);
+    /* a failed migration leaves version 1 intact: a column that already exists */
+    struct ev_tmp t2;
+    assert_int_equal(ev_tmp_make(&t2), 0);
+    make_v1_store(t2.db, now);
+    exec_raw(t2.db, "ALTER TABLE evidence ADD COLUMN media_sequence TEXT");
+    assert_int_equal(evidence_open(t2.db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_INTERNAL);
+    assert_non_null(strstr(err, "v2"));
+    assert_int_equal(ev_count(t2.db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t2.db, "SELECT count(*) FROM sqlite_master WHERE name = 'probes'"), 0);
+    ev_tmp_remove(&t2);
+}
+
+/* A sample report with a top-level media_sequence (the canary's field). */
+static char *report_with_seq(const char *id, int64_t observed, json_t *seq)
+{
+    char *text = ev_sample_report(id, "MATCH", observed, "cdn-a", "ch1", "360p", "pv7");
+    json_t *r = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(r, "media_sequence", seq);
+    text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    return text;
+}
+
+static void store_21_media_sequence_imported_and_filtered(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s%d", i);
+        char *text = report_with_seq(id, now - 1000 * (3 - i), json_integer(40 + i));
+        import_ok(db, text, now, 1);
+        free(text);
+    }
+    char *text = report_with_seq("none", now, json_null());
+    import_ok(db, text, now, 1);
+    free(text);
+    char err[256] = "";
+    int inserted = 0;
+    text = report_with_seq("bad", now, json_string("41"));
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence"));
+    free(text);
+    text = report_with_seq("neg", now, json_integer(-1));
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence"));
+    free(text);
+    json_t *rows = NULL;
+    struct evidence_filter f = {.now_ms = now, .has_media_sequence = true, .media_sequence = 41};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 1);
+    assert_string_equal(str_at(json_array_get(rows, 0), "id"), "s1");
+    assert_int_equal(int_at(json_array_get(rows, 0), "media_sequence"), 41);
+    json_decref(rows);
+    f.media_sequence = -2;
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_E_INVALID);
+    struct evidence_record r = ev_sample_record("direct", now);
+    r.media_sequence = (struct evidence_int){.present = true, .value = 7};
+    insert_ok(db, &r);
+    assert_int_equal(ev_count(t->db, "SELECT media_sequence FROM evidence WHERE id = 'direct'"), 7);
+    r.id = "direct-neg";
+    r.media_sequence.value = -7;
+    assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_INVALID);
+    evidence_close(db);
+}
+
+static struct evidence_probe sample_probe(const char *id, const char *path, enum evidence_probe_status st,
+                                          int64_t observed)
+{
+    return (struct evidence_probe){
+        .id = id, .path_id = path, .channel = "ch1", .rendition = "360p",
+        .object = "http://cdn-a.example/live/360p.m3u8?Signature=REDACTED", .status = st,
+        .reason = st == EVIDENCE_PROBE_PASS ? "ok" : "download_http_error",
+        .observed_at_ms = observed, .observed_end_ms = observed + 40,
+        .playlist_status = {true, 200}, .media_sequence = {true, 12},
+        .segment = "http://cdn-a.example/live/s12.ts", .tcp_connect_ms = {true, 1},
+        .header_status = {true, 200}, .header_ttfb_ms = {true, 3},
+        .download_status = {true, st == EVIDENCE_PROBE_PASS ? 200 : 503},
+        .download_bytes = {true, 1000}, .download_ms = {true, 9},
+    };
+}
+
+static void store_22_probes_stored_and_newest_picked(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    char err[256] = "";
+    struct evidence_probe p = sample_probe("p1", "cdn-a", EVIDENCE_PROBE_PASS, now - 10000);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p2", "cdn-a", EVIDENCE_PROBE_VIOLATION, now - 5000);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p3", "cdn-a", EVIDENCE_PROBE_PASS, now - 5000); /* same time: VIOLATION wins */
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p4", "cdn-a", EVIDENCE_PROBE_PASS, now + 1000); /* after the decision time */
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("q1", "cdn-b", EVIDENCE_PROBE_UNKNOWN, now - 1000);
+    p.channel = NULL;
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    /* refused: duplicate id, missing fields, zero time, bad status */
+    p = sample_probe("p1", "cdn-a", EVIDENCE_PROBE_PASS, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_CONFLICT);
+    p = sample_probe("x1", NULL, EVIDENCE_PROBE_PASS, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "path_id"));
+    p = sample_probe("x2", "cdn-a", EVIDENCE_PROBE_PASS, 0);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    p = sample_probe("x3", "cdn-a", (enum evidence_probe_status)7, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM probes"), 5);
+
+    db = open_ro(t->db);
+    json_t *row = NULL;
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "360p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "p2");
+    assert_string_equal(str_at(row, "status"), "VIOLATION");
+    assert_int_equal(int_at(row, "download_status"), 503);
+    json_decref(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "360p", now - 6000, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "p1");
+    json_decref(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "720p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_null(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-b", NULL, "360p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "q1");
+    json_decref(row);
+    /* a read-only handle cannot write probes */
+    p = sample_probe("ro", "cdn-a", EVIDENCE_PROBE_PASS, now);
+    assert_int_not_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    evidence_close(db);
+    enum evidence_probe_status st;
+    assert_true(evidence_probe_status_parse("VIOLATION", &st) && st == EVIDENCE_PROBE_VIOLATION);
+    assert_false(evidence_probe_status_parse("MATCH", &st));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -677,6 +868,9 @@ int main(int argc, char **argv)
         T(store_17_concurrent_writers_all_succeed),
         T(store_18_new_id_is_random_uuid_v4),
         T(store_19_import_survives_truncated_and_corrupted_reports),
+        T(store_20_v1_store_readable_then_migrated_forward),
+        T(store_21_media_sequence_imported_and_filtered),
+        T(store_22_probes_stored_and_newest_picked),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */
