@@ -13,6 +13,8 @@
  *   /chunked/<path>     the file without Content-Length (chunked encoding)
  *   /norange/<path>     ignores Range: always 200 with the full body
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
+ *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
+ *                       stream sliding over PLAYLIST's segments (testd_live.h)
  * Every file response carries ETag, Age, Via, X-Cache and Server so that
  * header recording can be tested; it is also the README's "CDN C".
  * With --port 0 the kernel picks a free port; the port number is written to
@@ -37,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testd_live.h"
+
 #define TESTD_NAME "exactav-testd"
 #define MAX_REDIRECT_HOPS 100
 #define SLOW_CHUNK 1024
@@ -58,6 +62,9 @@ struct testd_config {
     char *tls_key;
     unsigned port;
     int verbose;
+    const char *live_playlist;   /* --live */
+    unsigned live_window;        /* --live-window */
+    struct testd_live *live;
 };
 
 /* One file being streamed by a callback route (/short, /slow). */
@@ -337,6 +344,11 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
                              const char *url, const char *raw_uri)
 {
     const char *rest;
+    if (cfg->live && testd_live_handles(url)) {
+        unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        struct MHD_Response *r = testd_live_respond(cfg->live, c, url, &status);
+        return queue(c, status, r);
+    }
     if ((rest = after(url, "/redirect/")))
         return route_redirect(c, cfg, rest, raw_uri);
     if ((rest = after(url, "/signed/")))
@@ -398,7 +410,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 static void usage(void)
 {
     fprintf(stderr, "usage: " TESTD_NAME " --root DIR [--port N] [--port-file FILE]"
-                    " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]\n");
+                    " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]"
+                    " [--live PLAYLIST [--live-window N]]\n");
 }
 
 /* Returns 0 if the options are usable. */
@@ -411,6 +424,8 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
                                              {"tls-cert", required_argument, NULL, 'c'},
                                              {"tls-key", required_argument, NULL, 'k'},
                                              {"verbose", no_argument, NULL, 'v'},
+                                             {"live", required_argument, NULL, 'L'},
+                                             {"live-window", required_argument, NULL, 'W'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *root = NULL;
@@ -430,6 +445,12 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
         case 'c': cfg->tls_cert_file = optarg; break;
         case 'k': cfg->tls_key_file = optarg; break;
         case 'v': cfg->verbose = 1; break;
+        case 'L': cfg->live_playlist = optarg; break;
+        case 'W':
+            cfg->live_window = (unsigned)strtoul(optarg, &end, 10);
+            if (!*optarg || *end || cfg->live_window < 1 || cfg->live_window > 100)
+                return -1;
+            break;
         default: return -1;
         }
     }
@@ -535,6 +556,13 @@ int main(int argc, char **argv)
     }
     if (load_tls(&cfg) != 0)
         return 2;
+    if (cfg.live_playlist) {
+        char err[512];
+        if (!(cfg.live = testd_live_new(cfg.live_playlist, cfg.root, cfg.live_window, err, sizeof err))) {
+            fprintf(stderr, TESTD_NAME ": %s\n", err);
+            return 2;
+        }
+    }
     /* Block the stop signals before any MHD thread exists, then wait for them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -565,5 +593,6 @@ int main(int argc, char **argv)
         unlink(cfg.port_file);
     free(cfg.tls_cert);
     free(cfg.tls_key);
+    testd_live_free(cfg.live);
     return 0;
 }

@@ -18,6 +18,7 @@ static const struct exactav_command commands[] = {
     {"bind", exactav_cmd_bind, "write a reference binding"},
     {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint"},
     {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)"},
+    {"canary", exactav_cmd_canary, "check live renditions at every segment; --once: a pre-flight session"},
 };
 
 static void usage(FILE *out)
