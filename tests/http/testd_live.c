@@ -34,6 +34,7 @@ struct live_path {
     char tamper_file[PATH_MAX];
     int64_t freeze_from_ms, freeze_until_ms, freeze_edge;
     int64_t behind;
+    uint64_t playlist_requests, segment_requests;   /* answered 200 */
 };
 
 struct testd_live {
@@ -361,17 +362,22 @@ static struct MHD_Response *command(struct testd_live *l, struct MHD_Connection 
     return fail(status, MHD_HTTP_BAD_REQUEST, "unknown command or bad value (see testd_live.h)\n");
 }
 
-static struct MHD_Response *status_answer(const struct testd_live *l, struct MHD_Connection *c, int64_t t,
+static struct MHD_Response *status_answer(struct testd_live *l, struct MHD_Connection *c, int64_t t,
                                           unsigned *status)
 {
-    char body[512], extra[96] = "";
+    char body[512], extra[96] = "", counts[160] = "";
     int64_t k = 0;
     if (arg_int(c, "seq", 0, INT64_MAX / 4, &k))
         snprintf(extra, sizeof extra, ", \"publish_ms\": %" PRId64, publish_ms(l, k));
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
+    const struct live_path *p = name ? find_path(l, name, strlen(name)) : NULL;
+    if (p)
+        snprintf(counts, sizeof counts, ", \"playlist_requests\": %" PRIu64 ", \"segment_requests\": %" PRIu64,
+                 p->playlist_requests, p->segment_requests);
     snprintf(body, sizeof body,
              "{\"start_ms\": %" PRId64 ", \"window\": %u, \"source_segments\": %zu, \"edge\": %" PRId64
-             ", \"now_ms\": %" PRId64 "%s}\n",
-             l->start_ms, l->window, l->n, live_edge(l, t), t, extra);
+             ", \"now_ms\": %" PRId64 "%s%s}\n",
+             l->start_ms, l->window, l->n, live_edge(l, t), t, extra, counts);
     *status = MHD_HTTP_OK;
     return text(body, "application/json");
 }
@@ -400,6 +406,8 @@ struct MHD_Response *testd_live_respond(struct testd_live *l, struct MHD_Connect
             r = playlist(l, p, t, status);
         else
             r = segment(l, p, slash + 1, t, status);
+        if (p && r && *status == MHD_HTTP_OK)
+            ++*(strcmp(slash + 1, "playlist.m3u8") ? &p->segment_requests : &p->playlist_requests);
     }
     pthread_mutex_unlock(&l->mu);
     return r;

@@ -19,8 +19,10 @@
  *                            for M ms from now (a stalled packager)
  *   /_control/behind?path=P&segments=N        P's playlist is N segments
  *                            behind the live edge from now on (N may be 0)
- *   /_control/status[?seq=K] {"start_ms", "window", "source_segments",
- *                            "edge", "now_ms"[, "publish_ms" of K]}
+ *   /_control/status[?seq=K][&path=P]  {"start_ms", "window",
+ *                            "source_segments", "edge", "now_ms"[, "publish_ms"
+ *                            of K][, P's "playlist_requests", "segment_requests"
+ *                            answered 200]}
  * Every control answer is one JSON object with the times it applied
  * (start_ms, end_ms), so a test can compare observation times with them. */
 #ifndef TESTD_LIVE_H

@@ -394,10 +394,12 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
 {
     struct cycle cy = {.env = env, .t = t, .st = st, .started_ms = util_now_ms()};
     cy.deadline_ms = cy.started_ms + env->cfg->timeout_ms;
+    /* the reference first: a number due because the reference lists it
+     * (lag included) was published before the candidate was looked at */
+    cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     candidate_url(&cy);
     if (cy.url)
         cy.cand = canary_playlist_read(cy.url, &env->fetch, cy.deadline_ms);
-    cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     cy.c = range_of(cy.cand);
     cy.r = range_of(cy.ref);
     if (cy.c.have)

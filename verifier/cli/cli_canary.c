@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -13,6 +14,7 @@
 
 #include "avlog.h"
 #include "canary_config.h"
+#include "canary_metrics.h"
 #include "canary_run.h"
 #include "canary_sched.h"
 #include "cli.h"
@@ -63,7 +65,15 @@ static int parse(int argc, char **argv, struct canary_options *o)
         case 'e': o->evidence_path = optarg; break;
         case 'o': o->once = true; break;
         case 'j': o->json = true; break;
-        case 'm': o->metrics_listen = optarg; break;
+        case 'm': {
+            struct sockaddr_storage sa;
+            size_t len;
+            if (canary_metrics_parse_listen(optarg, &sa, &len))
+                return cli_fail(EXACTAV_EXIT_USAGE, "canary",
+                                "--metrics-listen wants ADDR:PORT or [IPV6]:PORT, got '%s'", optarg);
+            o->metrics_listen = optarg;
+            break;
+        }
         case 'h': fputs(USAGE, stdout); return -1;
         case 'd':
             if (util_parse_i64(optarg, &v) || v < 1 || v > MAX_DURATION_S)
