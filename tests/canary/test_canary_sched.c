@@ -59,6 +59,14 @@ static void sched_04_regression_reported_once_then_rebased(void **state)
     assert_int_equal(canary_observe(&s, 5, false, TD, 4000 + 3 * TD * 1000), CANARY_PL_REBASED);
     assert_int_equal(s.newest, 5);
     assert_int_equal(canary_observe(&s, 6, false, TD, 20000), CANARY_PL_ADVANCING);
+    /* climbing back after a regression is moving, not a stall */
+    struct canary_seen c = {0};
+    canary_observe(&c, 50, false, TD, 0);
+    assert_int_equal(canary_observe(&c, 47, false, TD, 1000), CANARY_PL_REGRESSED);
+    assert_int_equal(canary_observe(&c, 48, false, TD, 3000), CANARY_PL_SAME);
+    assert_int_equal(canary_observe(&c, 49, false, TD, 5000), CANARY_PL_SAME);
+    assert_int_equal(canary_observe(&c, 50, false, TD, 6500), CANARY_PL_SAME); /* not stalled since 0 */
+    assert_int_equal(canary_observe(&c, 50, false, TD, 6500 + 3 * TD * 1000), CANARY_PL_STALLED);
 }
 
 static struct canary_range R(uint64_t a, uint64_t b)
@@ -187,7 +195,7 @@ static void sched_12_property_random_walks(void **state)
     srand(12345);
     for (int run = 0; run < 200; run++) {
         struct canary_seen s = {0};
-        uint64_t newest = 1000, next = 0;
+        uint64_t newest = 1000, next = 0, prev = 1000;
         bool have_next = false, stalled_since_advance = false;
         int64_t t = 0;
         for (int step = 0; step < 300; step++) {
@@ -198,8 +206,9 @@ static void sched_12_property_random_walks(void **state)
             else if (move == 9 && newest > 20)
                 newest -= (uint64_t)(rand() % 20);
             enum canary_pl o = canary_observe(&s, newest, false, TD, t);
-            if (o == CANARY_PL_ADVANCING || o == CANARY_PL_REBASED)
+            if (o == CANARY_PL_ADVANCING || o == CANARY_PL_REBASED || newest > prev)
                 stalled_since_advance = false;
+            prev = newest;
             if (o == CANARY_PL_STALLED) {
                 assert_false(stalled_since_advance);
                 stalled_since_advance = true;

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "../http/testd_spawn.h"
+
 struct env {
     char dir[64];
     pid_t server;
@@ -90,21 +92,7 @@ static int setup(void **state)
                         e->dir), 0);
     char portfile[128];
     snprintf(portfile, sizeof portfile, "%s/port", e->dir);
-    e->server = fork();
-    if (e->server == 0) {
-        execl(TESTD_BIN, TESTD_BIN, "--root", e->dir, "--port", "0", "--port-file", portfile, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100 && !e->port; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            if (fscanf(f, "%d", &e->port) != 1)
-                e->port = 0;
-            fclose(f);
-        }
-        if (!e->port)
-            usleep(50000);
-    }
+    e->port = testd_spawn(TESTD_BIN, e->dir, portfile, NULL, &e->server);
     assert_true(e->port > 0);
     assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 360p --out %s/ref.json %s/ref.ts "
                         ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);

@@ -335,8 +335,9 @@ static void observe(struct cycle *cy, struct canary_seen *seen, const struct can
         snprintf(detail, sizeof detail, "newest media sequence %llu after %llu", (unsigned long long)range->last,
                  (unsigned long long)seen->newest);
     } else {
-        if (o == CANARY_PL_REBASED) {
-            cy->st->have_next = false; /* a restarted numbering: start again at its newest */
+        /* a restarted numbering (below by more than a window): start again at its newest */
+        if (o == CANARY_PL_REBASED && range->last + pl->pl.segment_count < cy->st->next) {
+            cy->st->have_next = false;
             canary_log_event(cy->env->log, "rebased", "%s: the %s playlist now counts from %llu", cy->t->key,
                              is_candidate ? "candidate" : "reference", (unsigned long long)range->last);
         }
@@ -411,8 +412,10 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
     if (p.count == 0)
         nothing_due(&cy);
     for (uint64_t seq = p.first; p.count && seq <= p.last; seq++) {
-        if (atomic_load(&env->stopping) || util_now_ms() >= cy.deadline_ms)
-            break; /* still due: the next cycle takes it */
+        /* a check still due when the deadline has passed waits for the next
+         * cycle; a failure to record costs nothing and is recorded now */
+        if (atomic_load(&env->stopping) || (p.source == CANARY_SOURCE_BOTH && util_now_ms() >= cy.deadline_ms))
+            break;
         check_seq(&cy, p.source, seq);
         st->have_next = true;
         st->next = seq + 1;

@@ -11,9 +11,16 @@ enum canary_pl canary_observe(struct canary_seen *s, uint64_t newest, bool endli
 {
     int64_t limit_ms = CANARY_STALL_TARGET_DURATIONS * (target_duration_s > 0 ? target_duration_s : 1) * 1000;
     if (!s->have || newest > s->newest) {
-        *s = (struct canary_seen){.have = true, .newest = newest, .advanced_at_ms = now_ms};
+        *s = (struct canary_seen){.have = true, .newest = newest, .last = newest, .advanced_at_ms = now_ms};
         return CANARY_PL_ADVANCING;
     }
+    /* moving forward below the highest number (after a regression) is
+     * still moving: only a playlist that stands still stalls */
+    if (newest > s->last) {
+        s->advanced_at_ms = now_ms;
+        s->stall_reported = false;
+    }
+    s->last = newest;
     if (newest < s->newest) {
         if (!s->regressed) {
             s->regressed = true;
@@ -23,7 +30,7 @@ enum canary_pl canary_observe(struct canary_seen *s, uint64_t newest, bool endli
         if (now_ms - s->regressed_since_ms < limit_ms)
             return CANARY_PL_SAME;
         /* the lower numbering lasted: a restarted packager, not a stale cache */
-        *s = (struct canary_seen){.have = true, .newest = newest, .advanced_at_ms = now_ms};
+        *s = (struct canary_seen){.have = true, .newest = newest, .last = newest, .advanced_at_ms = now_ms};
         return CANARY_PL_REBASED;
     }
     s->regressed = false;

@@ -27,7 +27,8 @@
 struct canary_seen {
     bool have;
     uint64_t newest;             /* highest newest media sequence seen */
-    int64_t advanced_at_ms;      /* when newest last grew */
+    uint64_t last;               /* the newest media sequence of the last look */
+    int64_t advanced_at_ms;      /* when the playlist last moved forward (last grew) */
     bool stall_reported;         /* this stall episode is on record */
     bool regressed;              /* the playlist is below newest now */
     int64_t regressed_since_ms;
