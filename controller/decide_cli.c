@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "access_probe.h"
 #include "explain.h"
 #include "output.h"
 #include "record.h"
@@ -115,8 +116,7 @@ static const char decide_help[] =
     "      64 usage, 65 invalid situation, 66 a file cannot be opened, 70 internal\n";
 
 /* Decides and records; *answer is the result to print. */
-static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
-                             json_t **answer)
+static int decide_text(const struct cli_args *a, const char *text, size_t len, json_t **answer)
 {
     char err[512] = "";
     struct sit_situation s;
@@ -149,6 +149,20 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
     if (es == EVR_OK)
         evr_free(&rows);
     sit_free(&s);
+    return rc;
+}
+
+/* Candidates without access take the newest probe (access_probe.h); the
+ * situation so completed is the one decided and recorded. */
+static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
+                             json_t **answer)
+{
+    char *filled = NULL;
+    size_t filled_len = 0;
+    if (acp_fill(a->evidence, text, len, now_ms(), &filled, &filled_len) != 0)
+        return EX_SOFT;
+    int rc = decide_text(a, filled ? filled : text, filled ? filled_len : len, answer);
+    free(filled);
     return rc;
 }
 
