@@ -27,6 +27,17 @@ static void probe(struct evidence_db *db, const char *id, const char *path, cons
     assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
 }
 
+/* A temp dir with the main scenario's evidence as a version-1 store. */
+static void v1_store(struct ctl_tmp *t, char ev[128], char db[128])
+{
+    assert_int_equal(ctl_tmp_make(t), 0);
+    ctl_tmp_path(t, "evidence.db", ev, 128);
+    ctl_tmp_path(t, "control.db", db, 128);
+    char *sql = ctl_fixture_text("main_evidence.sql");
+    assert_int_equal(ctl_evidence_db(ev, sql), 0);
+    free(sql);
+}
+
 static const json_t *access_of(const json_t *decision, const char *path)
 {
     size_t i;
@@ -49,13 +60,8 @@ static void ctl_60_access_from_the_newest_probe_when_the_situation_gives_none(vo
 {
     (void)state;
     struct ctl_tmp t;
-    assert_int_equal(ctl_tmp_make(&t), 0);
     char ev[128], db[128], sit[128];
-    ctl_tmp_path(&t, "evidence.db", ev, sizeof ev);
-    ctl_tmp_path(&t, "control.db", db, sizeof db);
-    char *sql = ctl_fixture_text("main_evidence.sql");
-    assert_int_equal(ctl_evidence_db(ev, sql), 0); /* a v1 store: the first writer migrates it */
-    free(sql);
+    v1_store(&t, ev, db); /* the first writer migrates it */
     struct evidence_db *e = NULL;
     char err[256];
     assert_int_equal(evidence_open(ev, EVIDENCE_OPEN_RW, &e, err, sizeof err), EVIDENCE_OK);
@@ -118,13 +124,8 @@ static void ctl_61_probes_are_read_only_and_optional(void **state)
 {
     (void)state;
     struct ctl_tmp t;
-    assert_int_equal(ctl_tmp_make(&t), 0);
     char ev[128], db[128], sit[128];
-    ctl_tmp_path(&t, "evidence.db", ev, sizeof ev);
-    ctl_tmp_path(&t, "control.db", db, sizeof db);
-    char *sql = ctl_fixture_text("main_evidence.sql");
-    assert_int_equal(ctl_evidence_db(ev, sql), 0); /* v1: no probes table */
-    free(sql);
+    v1_store(&t, ev, db); /* v1: no probes table */
     json_t *s = ctl_fixture_json("main_situation.json");
     ctl_set(ctl_cand(s, "A"), "access", NULL);
     ctl_write_json(&t, "sit.json", s, sit, sizeof sit);
