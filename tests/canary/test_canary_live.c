@@ -194,6 +194,9 @@ static void canary_21_live_simulation_tamper_and_outage(void **state)
     json_t *summary = json_loads(live_read(&l, "run.out"), 0, NULL);
     assert_string_equal(jstr(summary, "kind"), "exactav-canary-session");
     assert_int_equal(json_array_size(json_object_get(summary, "targets")), 2);
+    json_t *sb = json_object_get(json_array_get(json_object_get(summary, "targets"), 1), "stored");
+    assert_int_equal(json_integer_value(json_object_get(sb, "MISMATCH")), 1);
+    assert_int_equal(json_integer_value(json_object_get(sb, "UNKNOWN")), unknown);
     json_decref(summary);
     json_decref(probes);
     json_decref(rows);
@@ -267,7 +270,8 @@ static void canary_22_once_is_a_preflight_session(void **state)
     out = live_read(&l, "one.out");
     assert_non_null(strstr(out, "MEDIA_SEQ"));
     assert_non_null(strstr(out, "cdn-a"));
-    assert_non_null(strstr(out, "session: 1 target(s), MATCH (exit 0)"));
+    assert_non_null(strstr(out, "session: 1 target(s), newest records MATCH; stored 1 MATCH, 0 MISMATCH, "
+                                "0 UNKNOWN (exit 0)"));
     free(out);
     snprintf(cfg, sizeof cfg, "{\"targets\": [%s]}", tc);
     live_write(&l, "down.json", cfg);

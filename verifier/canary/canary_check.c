@@ -88,6 +88,8 @@ static void record(struct canary_env *env, const struct canary_target *t, struct
         snprintf(st->last_reason, sizeof st->last_reason, "%s", str_of(report, "reason"));
         snprintf(st->last_id, sizeof st->last_id, "%s", rc == 0 ? str_of(report, "evidence_id") : "");
         st->last_observed_ms = json_integer_value(json_object_get(report, "observed_at_ms"));
+        if (rc == 0)
+            st->stored[!strcmp(st->last_verdict, "MATCH") ? 1 : !strcmp(st->last_verdict, "MISMATCH") ? 2 : 0]++;
     }
     canary_store_unlock(env->store);
     if (dropped) {

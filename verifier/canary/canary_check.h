@@ -55,6 +55,7 @@ struct canary_state {
     uint64_t last_seq;
     char last_verdict[16], last_reason[64], last_id[37];
     int64_t last_observed_ms;
+    uint64_t stored[3];              /* rows stored by this run: UNKNOWN, MATCH, MISMATCH */
     /* the check in flight, under the store's lock */
     bool in_flight, abandoned;
     uint64_t in_flight_seq;

@@ -270,6 +270,7 @@ static void interrupt_in_flight(struct runner *r)
             snprintf(w->st.last_reason, sizeof w->st.last_reason, "interrupted");
             snprintf(w->st.last_id, sizeof w->st.last_id, "%s", json_string_value(json_object_get(rep, "evidence_id")));
             w->st.last_observed_ms = w->st.in_flight_since_ms;
+            w->st.stored[0]++;
             canary_log_check(&r->log, w->t, rep, 0);
         }
         json_decref(rep);
@@ -302,6 +303,7 @@ static void collect(struct runner *r, struct canary_session *out)
         snprintf(c->reason, sizeof c->reason, "%s", st->have_last ? st->last_reason : "not_checked");
         snprintf(c->evidence_id, sizeof c->evidence_id, "%s", st->last_id);
         c->observed_at_ms = st->last_observed_ms;
+        memcpy(c->stored, st->stored, sizeof c->stored);
     }
     canary_store_unlock(r->env.store);
 }

@@ -41,6 +41,7 @@ struct canary_outcome {
     uint64_t seq;
     char verdict[16], reason[64], evidence_id[37];
     int64_t observed_at_ms;
+    uint64_t stored[3];          /* rows this run stored for the target: UNKNOWN, MATCH, MISMATCH */
 };
 
 struct canary_session {

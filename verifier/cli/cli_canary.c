@@ -114,20 +114,28 @@ static const char *exit_verdict(int code)
     return code == EXACTAV_EXIT_MATCH ? "MATCH" : code == EXACTAV_EXIT_MISMATCH ? "MISMATCH" : "UNKNOWN";
 }
 
-/* verdict: the session's (as an exit code); code: the process's. */
+/* The newest record per target, and what the run stored in all.
+ * verdict: the session's (as an exit code); code: the process's. */
 static void write_table(FILE *f, const struct canary_session *s, int verdict, int code)
 {
-    fprintf(f, "%-16s %-12s %-10s %-9s %-9s %-28s %s\n", "PATH_ID", "CHANNEL", "RENDITION", "MEDIA_SEQ", "VERDICT",
-            "REASON", "EVIDENCE_ID");
+    fprintf(f, "%-16s %-12s %-10s %-9s %-9s %-24s %-36s %s\n", "PATH_ID", "CHANNEL", "RENDITION", "MEDIA_SEQ",
+            "VERDICT", "REASON", "EVIDENCE_ID", "STORED_M/MM/U");
+    uint64_t all[3] = {0};
     for (size_t i = 0; i < s->n; i++) {
         const struct canary_outcome *c = &s->outcomes[i];
-        char seq[24] = "-";
+        char seq[24] = "-", stored[64];
         if (c->have_seq)
             snprintf(seq, sizeof seq, "%llu", (unsigned long long)c->seq);
-        fprintf(f, "%-16s %-12s %-10s %-9s %-9s %-28s %s\n", c->path_id, c->channel, c->rendition, seq, c->verdict,
-                c->reason, c->evidence_id[0] ? c->evidence_id : "-");
+        snprintf(stored, sizeof stored, "%llu/%llu/%llu", (unsigned long long)c->stored[1],
+                 (unsigned long long)c->stored[2], (unsigned long long)c->stored[0]);
+        for (int v = 0; v < 3; v++)
+            all[v] += c->stored[v];
+        fprintf(f, "%-16s %-12s %-10s %-9s %-9s %-24s %-36s %s\n", c->path_id, c->channel, c->rendition, seq,
+                c->verdict, c->reason, c->evidence_id[0] ? c->evidence_id : "-", stored);
     }
-    fprintf(f, "session: %zu target(s), %s (exit %d)\n", s->n, exit_verdict(verdict), code);
+    fprintf(f, "session: %zu target(s), newest records %s; stored %llu MATCH, %llu MISMATCH, %llu UNKNOWN (exit %d)\n",
+            s->n, exit_verdict(verdict), (unsigned long long)all[1], (unsigned long long)all[2],
+            (unsigned long long)all[0], code);
 }
 
 static int write_json(FILE *f, const struct canary_session *s, int verdict, int code, bool once)
@@ -136,12 +144,15 @@ static int write_json(FILE *f, const struct canary_session *s, int verdict, int 
     for (size_t i = 0; targets && i < s->n; i++) {
         const struct canary_outcome *c = &s->outcomes[i];
         json_array_append_new(
-            targets, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o}", "path_id", c->path_id, "channel",
-                               c->channel, "rendition", c->rendition, "program_version", c->program_version,
-                               "media_sequence", c->have_seq ? json_integer((json_int_t)c->seq) : json_null(),
-                               "verdict", c->verdict, "reason", c->reason, "evidence_id",
+            targets, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I}}", "path_id",
+                               c->path_id, "channel", c->channel, "rendition", c->rendition, "program_version",
+                               c->program_version, "media_sequence",
+                               c->have_seq ? json_integer((json_int_t)c->seq) : json_null(), "verdict", c->verdict,
+                               "reason", c->reason, "evidence_id",
                                c->evidence_id[0] ? json_string(c->evidence_id) : json_null(), "observed_at_ms",
-                               c->observed_at_ms ? json_integer(c->observed_at_ms) : json_null()));
+                               c->observed_at_ms ? json_integer(c->observed_at_ms) : json_null(), "stored",
+                               "MATCH", (json_int_t)c->stored[1], "MISMATCH", (json_int_t)c->stored[2], "UNKNOWN",
+                               (json_int_t)c->stored[0]));
     }
     json_t *doc = json_pack("{s:s, s:b, s:I, s:I, s:s, s:i, s:o}", "kind", "exactav-canary-session", "once", once,
                             "started_at_ms", (json_int_t)s->started_at_ms, "ended_at_ms", (json_int_t)s->ended_at_ms,
