@@ -104,16 +104,17 @@ char *live_read(const struct live *l, const char *name)
     return buf;
 }
 
-void live_start(struct live *l, bool with_live)
+void live_start(struct live *l, const char *live_playlist)
 {
     memset(l, 0, sizeof *l);
     snprintf(l->dir, sizeof l->dir, "/tmp/exactav-canary-XXXXXX");
     assert_non_null(mkdtemp(l->dir));
-    char portfile[128];
-    live_path(l, "port", portfile, sizeof portfile);
     g_live = *l; /* removed by live_teardown even if the server never starts */
-    static const char *const live_args[] = {"--live", LIVE_SOURCE "/playlist.m3u8", "--live-window", "4", NULL};
-    l->port = testd_spawn(TESTD_BIN, l->dir, portfile, with_live ? live_args : NULL, &l->testd);
+    char portfile[128], playlist[256];
+    live_path(l, "port", portfile, sizeof portfile);
+    snprintf(playlist, sizeof playlist, "%s", live_playlist ? live_playlist : "");
+    const char *const live_args[] = {"--live", playlist, "--live-window", "4", NULL};
+    l->port = testd_spawn(TESTD_BIN, l->dir, portfile, live_playlist ? live_args : NULL, &l->testd);
     g_live.testd = l->testd;
     assert_true(l->port > 0);
     g_live = *l;

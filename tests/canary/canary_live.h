@@ -22,9 +22,10 @@ struct live {
 /* True when the corpus is there (the caller skips otherwise). */
 bool live_corpus_present(void);
 
-/* A private directory and exactav-testd on it; with_live adds --live over
- * the corpus playlist with a window of 4 segments. */
-void live_start(struct live *l, bool with_live);
+/* A private directory and exactav-testd on it; a live_playlist adds --live
+ * over it with a window of 4 segments (LIVE_PLAYLIST: the corpus). */
+#define LIVE_PLAYLIST LIVE_SOURCE "/playlist.m3u8"
+void live_start(struct live *l, const char *live_playlist);
 void live_stop(struct live *l);
 
 /* The cmocka teardown of every test: kills what a failed test left running

@@ -88,7 +88,7 @@ static void canary_21_live_simulation_tamper_and_outage(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, true);
+    live_start(&l, LIVE_PLAYLIST);
     char tampered[256], t1[1024], t2[1024], cfg[4096], u1[256], u2[256], ref[256];
     /* live segment 5 is source segment 5 (...029.ts), just after the PTS wrap */
     live_path(&l, "tampered-5.ts", tampered, sizeof tampered);
@@ -217,7 +217,7 @@ static void canary_22_once_is_a_preflight_session(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, false);
+    live_start(&l, NULL);
     static_paths(&l);
     char ta[1024], tb[1024], tc[1024], url[256], cfg[4096], args[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
@@ -285,7 +285,7 @@ static void canary_23_metrics_reload_and_drain(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, true);
+    live_start(&l, LIVE_PLAYLIST);
     char ta[1024], tc[1024], url[256], ref[256], cfg[4096], args[512];
     snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
@@ -359,7 +359,7 @@ static void canary_24_stalled_and_regressed_playlists(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, true);
+    live_start(&l, LIVE_PLAYLIST);
     char ts[1024], tr[1024], url[256], ref[256], cfg[4096], args[512];
     snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/s/playlist.m3u8", l.port);
@@ -399,7 +399,7 @@ static void canary_25_candidate_command_output_is_redacted(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, false);
+    live_start(&l, NULL);
     assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
     char sign[256], fails[256], ta[1024], tf[1024], cfg[4096], args[512], url[256], extra[512];
     live_path(&l, "sign-url", sign, sizeof sign);
@@ -435,7 +435,7 @@ static void canary_26_shards_split_one_config(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, false);
+    live_start(&l, NULL);
     assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
     char cfg[8192] = "{\"probe_period_s\": 0, \"targets\": [", t[1024], url[256], path[16], args[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
@@ -494,7 +494,7 @@ static void canary_27_one_bad_target_never_delays_the_others(void **state)
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
-    live_start(&l, true);
+    live_start(&l, LIVE_PLAYLIST);
     int hole_port = 0, hole = blackhole(&hole_port);
     char ta[1024], tx[1024], url[256], ref[256], cfg[4096], args[512];
     snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
@@ -529,6 +529,66 @@ static void canary_27_one_bad_target_never_delays_the_others(void **state)
     live_stop(&l);
 }
 
+/* One long segment (24 s of 1280x720 30 fps): its check takes longer than
+ * the 1-second drain the test allows. */
+static void long_segment(struct live *l)
+{
+    assert_int_equal(live_sh("mkdir %s/long && cd %s/long && ffmpeg -nostdin -hide_banner -loglevel error "
+                             "-f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 "
+                             "-t 24 -map 0:v -map 1:a -c:v libx264 -preset ultrafast -b:v 800k -g 60 -c:a aac -ac 2 -f mpegts long.ts && "
+                             "printf '#EXTM3U\\n#EXT-X-TARGETDURATION:24\\n#EXTINF:24.000000,\\nlong.ts\\n' > playlist.m3u8",
+                             l->dir, l->dir), 0);
+}
+
+static void canary_28_checks_still_running_at_the_end_are_interrupted(void **state)
+{
+    (void)state;
+    struct live l;
+    /* the source playlist lives outside the server's root: made first */
+    struct live tmp = {0};
+    snprintf(tmp.dir, sizeof tmp.dir, "/tmp/exactav-canary-long-XXXXXX");
+    assert_non_null(mkdtemp(tmp.dir));
+    long_segment(&tmp);
+    char playlist[128];
+    snprintf(playlist, sizeof playlist, "%s/long/playlist.m3u8", tmp.dir);
+    live_start(&l, playlist);
+    char ta[1024], url[256], ref[256], cfg[2048], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"timeout_s\": 1, \"probe_period_s\": 0, \"targets\": [%s]}", ta);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    /* the candidate segment was delivered: the check is decoding now */
+    for (int i = 0; i < 600; i++) {
+        json_t *st = live_get_json(&l, "_control/status?path=a");
+        int64_t n = jint(st, "segment_requests");
+        json_decref(st);
+        if (n >= 1)
+            break;
+        usleep(100000);
+    }
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    /* one row for that segment: UNKNOWN interrupted; its late result was refused */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN' AND reason = 'interrupted' "
+                                "AND media_sequence = 2"), 1);
+    char *out = live_read(&l, "run.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    json_t *t = json_array_get(json_object_get(s, "targets"), 0);
+    assert_string_equal(jstr(t, "reason"), "interrupted");
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE id = '%s'", jstr(t, "evidence_id")), 1);
+    json_decref(s);
+    char *log = live_read(&l, "run.err");
+    assert_non_null(strstr(log, "recorded UNKNOWN interrupted"));
+    free(log);
+    live_stop(&l);
+    live_sh("rm -rf %s", tmp.dir);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -540,6 +600,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_25_candidate_command_output_is_redacted, live_teardown),
         cmocka_unit_test_teardown(canary_26_shards_split_one_config, live_teardown),
         cmocka_unit_test_teardown(canary_27_one_bad_target_never_delays_the_others, live_teardown),
+        cmocka_unit_test_teardown(canary_28_checks_still_running_at_the_end_are_interrupted, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

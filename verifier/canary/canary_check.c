@@ -30,23 +30,18 @@ void canary_env_destroy(struct canary_env *env)
 
 void canary_env_stop(struct canary_env *env)
 {
-    pthread_mutex_lock(&env->slot_mu);
     atomic_store(&env->stopping, true);
-    pthread_cond_broadcast(&env->slot_cv);
-    pthread_mutex_unlock(&env->slot_mu);
 }
 
-/* A check slot, or false when the run is stopping. */
-static bool slot_acquire(struct canary_env *env)
+/* A check slot.  A check whose candidate is fetched is in flight: it waits
+ * for its slot even while the run stops (the drain decides its fate). */
+static void slot_acquire(struct canary_env *env)
 {
     pthread_mutex_lock(&env->slot_mu);
-    while (env->slots_free == 0 && !atomic_load(&env->stopping))
+    while (env->slots_free == 0)
         pthread_cond_wait(&env->slot_cv, &env->slot_mu);
-    bool ok = !atomic_load(&env->stopping);
-    if (ok)
-        env->slots_free--;
+    env->slots_free--;
     pthread_mutex_unlock(&env->slot_mu);
-    return ok;
 }
 
 static void slot_release(struct canary_env *env)
@@ -243,11 +238,8 @@ static void check_both(struct cycle *cy, uint64_t seq)
                                  cs == CANDIDATE_USAGE ? "the candidate is not one media playlist" : "out of memory",
                                  true, seq, NULL, cy->cand->object, ref->object};
         record_unknown(env, cy->t, cy->st, &a, started);
-    } else if (!slot_acquire(env)) {
-        struct unknown_args a = {"interrupted", "the canary stopped before this check could run", true, seq, NULL,
-                                 cand.object, ref->object};
-        record_unknown(env, cy->t, cy->st, &a, started);
     } else {
+        slot_acquire(env);
         int rc;
         char verr[768] = "";
         json_t *report = run_check(cy, ref, &cand, verr, sizeof verr, &rc);

@@ -65,7 +65,8 @@ struct canary_state {
 /* Sets up the slots; the rest is the caller's to fill. */
 void canary_env_init(struct canary_env *env, int concurrency);
 void canary_env_destroy(struct canary_env *env);
-/* Stop: nothing new starts, waiters for a slot give up. */
+/* Stop: no new check starts; those in flight go on (the runner's drain
+ * decides their fate). */
 void canary_env_stop(struct canary_env *env);
 
 /* One cycle.  Returns true when the candidate could not be read at all
