@@ -31,7 +31,8 @@ static char **make_env(char *const extra[])
     char **env = calloc(n + m + 1, sizeof *env);
     if (!env)
         return NULL;
-    memcpy(env, extra, m * sizeof *env);
+    if (m)
+        memcpy(env, extra, m * sizeof *env);
     if (n)
         memcpy(env + m, environ, n * sizeof *env);
     return env;
