@@ -191,7 +191,9 @@ static void canary_21_live_simulation_tamper_and_outage(void **state)
     free(log);
     const char *files[] = {"run.err", "run.out", NULL};
     assert_false(live_anywhere(&l, "SECRET", files));
-    json_t *summary = json_loads(live_read(&l, "run.out"), 0, NULL);
+    char *out = live_read(&l, "run.out");
+    json_t *summary = json_loads(out, 0, NULL);
+    free(out);
     assert_string_equal(jstr(summary, "kind"), "exactav-canary-session");
     assert_int_equal(json_array_size(json_object_get(summary, "targets")), 2);
     json_t *sb = json_object_get(json_array_get(json_object_get(summary, "targets"), 1), "stored");
