@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "access_probe.h"
 #include "evidence_scope.h"
 #include "explain.h"
 #include "output.h"
@@ -109,8 +110,10 @@ static const char decide_help[] =
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
     "  --input F     situation JSON (schema: docs/controller.md)\n"
-    "  --evidence F  evidence store v1 (read-only; rows that break the rules of a valid\n"
-    "                evidence row are never applicable, the reason is printed)\n"
+    "  --evidence F  evidence store, schema v1 or v2 (read-only; rows that break the rules\n"
+    "                of a valid evidence row are never applicable, the reason is printed;\n"
+    "                a candidate without `access` takes the newest availability probe of\n"
+    "                its path, see docs/controller.md)\n"
     "  --db F        control.db (created when absent)\n"
     "  --json        print the full decision JSON instead of a summary\n"
     "\n"
@@ -139,8 +142,7 @@ static void warn_malformed(const struct evidence_rows *rows)
 }
 
 /* Decides and records; *answer is the result to print. */
-static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
-                             json_t **answer)
+static int decide_text(const struct cli_args *a, const char *text, size_t len, json_t **answer)
 {
     char err[1024] = "";
     struct sit_situation s;
@@ -178,6 +180,20 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
     sqlite3_close(db);
     evidence_rows_free(&rows);
     sit_free(&s);
+    return rc;
+}
+
+/* Candidates without access take the newest probe (access_probe.h); the
+ * situation so completed is the one decided and recorded. */
+static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
+                             json_t **answer)
+{
+    char *filled = NULL;
+    size_t filled_len = 0;
+    if (acp_fill(a->evidence, text, len, now_ms(), &filled, &filled_len) != 0)
+        return EX_SOFT;
+    int rc = decide_text(a, filled ? filled : text, filled ? filled_len : len, answer);
+    free(filled);
     return rc;
 }
 

@@ -281,6 +281,13 @@ static const char *dir_problem(const char *path, char *buf, size_t n)
 enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, sqlite3 **out,
                               struct dbfile_found *found, char *err, size_t errlen)
 {
+    return dbfile_open_ro_from(path, spec, spec->version, out, found, err, errlen);
+}
+
+enum dbfile_rc dbfile_open_ro_from(const char *path, const struct dbfile_spec *spec, int oldest,
+                                   sqlite3 **out, struct dbfile_found *found, char *err,
+                                   size_t errlen)
+{
     bool absent, empty;
     enum dbfile_rc rc = stat_path(path, out, found, &absent, &empty, err, errlen);
     if (rc != DBFILE_OK)
@@ -315,9 +322,15 @@ enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, 
     }
     if (rc == DBFILE_OK && found->state == DBFILE_NEW)
         rc = fail(DBFILE_E_FOREIGN, err, errlen, "an empty database, not %s", spec->what);
-    if (rc == DBFILE_OK && found->version != spec->version)
-        rc = fail(DBFILE_E_VERSION, err, errlen, "%s of schema version %d; this build reads %d",
-                  spec->what, found->version, spec->version);
+    if (rc == DBFILE_OK && (found->version < oldest || found->version > spec->version)) {
+        if (oldest == spec->version)
+            rc = fail(DBFILE_E_VERSION, err, errlen, "%s of schema version %d; this build reads %d",
+                      spec->what, found->version, spec->version);
+        else
+            rc = fail(DBFILE_E_VERSION, err, errlen,
+                      "%s of schema version %d; this build reads versions %d to %d", spec->what,
+                      found->version, oldest, spec->version);
+    }
     if (rc != DBFILE_OK) {
         sqlite3_close_v2(db);
         return rc;

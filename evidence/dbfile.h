@@ -81,6 +81,13 @@ enum dbfile_rc dbfile_open_rw(const char *path, const struct dbfile_spec *spec, 
 enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, sqlite3 **db,
                               struct dbfile_found *found, char *err, size_t errlen);
 
+/* The same for a store whose readers also read older versions as they are
+ * (a reader cannot migrate; its queries know what an older version lacks):
+ * user_version from oldest to spec->version. */
+enum dbfile_rc dbfile_open_ro_from(const char *path, const struct dbfile_spec *spec, int oldest,
+                                   sqlite3 **db, struct dbfile_found *found, char *err,
+                                   size_t errlen);
+
 /* Reads application_id, user_version and the schema through db and
  * classifies them (the rules above).  Used inside a writer's transaction. */
 enum dbfile_rc dbfile_classify(sqlite3 *db, const struct dbfile_spec *spec,

@@ -41,13 +41,15 @@ void evidence_rows_free(struct evidence_rows *set)
     memset(set, 0, sizeof *set);
 }
 
-/* Every column the rules compare, then the report. */
-#define NEWEST_COLUMNS                                                                          \
+/* Every column the rules compare, then the report; media_sequence last
+ * (schema v2; a version-1 store, read as it is, has none: NULL). */
+#define NEWEST_COLUMNS_V1                                                                       \
     "id, check_kind, verdict, reason, profile_id, profile_fingerprint, path_id, channel,"      \
     " rendition, program_version, reference_version, object, interval_start, interval_end,"   \
     " observed_at_ms, observed_end_ms, recorded_at_ms, report"
 enum { C_ID, C_KIND, C_VERDICT, C_REASON, C_PROFILE, C_FP, C_PATH, C_CHANNEL, C_RENDITION,
-       C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_N };
+       C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_MSEQ,
+       C_N };
 
 #define NEWEST_ORDER " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT 1"
 
@@ -98,6 +100,7 @@ static void check(sqlite3_stmt *st, struct evidence_row *r)
         .interval_start = int_col(st, C_ISTART, &bad), .interval_end = int_col(st, C_IEND, &bad),
         .observed_at_ms = int_col(st, C_OBS, &bad).value,
         .observed_end_ms = int_col(st, C_OBS_END, &bad).value,
+        .media_sequence = int_col(st, C_MSEQ, &bad),
     };
     const char *report = text_col(st, C_REPORT, &bad);
     if (bad || !evidence_verdict_parse(verdict, &rec.verdict) ||
@@ -162,20 +165,25 @@ static int newest_one(sqlite3 *sql, const char *query, const char *const *params
     return res;
 }
 
-static int read_scope(sqlite3 *sql, const struct evidence_scope *s, struct evidence_rows *out)
+static int read_scope(sqlite3 *sql, int version, const struct evidence_scope *s,
+                      struct evidence_rows *out)
 {
-    static const char scope_sql[] =
-        "SELECT " NEWEST_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "rendition = ?3 AND program_version = ?4 AND check_kind = '" EVIDENCE_CHECK_KIND "'"
-        NEWEST_ORDER;
-    static const char other_sql[] =
-        "SELECT " NEWEST_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER;
+#define SCOPE_WHERE(cols)                                                                        \
+    "SELECT " NEWEST_COLUMNS_V1 ", " cols " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND " \
+    "rendition = ?3 AND program_version = ?4 AND check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
+#define OTHER_WHERE(cols)                                                                        \
+    "SELECT " NEWEST_COLUMNS_V1 ", " cols " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND " \
+    "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
+    static const char *const scope_sql[2] = {SCOPE_WHERE("NULL"), SCOPE_WHERE("media_sequence")};
+    static const char *const other_sql[2] = {OTHER_WHERE("NULL"), OTHER_WHERE("media_sequence")};
+#undef SCOPE_WHERE
+#undef OTHER_WHERE
     const char *p[4] = {s->path_id, s->channel, s->rendition, s->program_version};
-    int r = newest_one(sql, scope_sql, p, 4, out);
+    int v2 = version >= 2;
+    int r = newest_one(sql, scope_sql[v2], p, 4, out);
     if (r != 0)
         return r < 0 ? -1 : 0;
-    return newest_one(sql, other_sql, p, 2, out) < 0 ? -1 : 0;
+    return newest_one(sql, other_sql[v2], p, 2, out) < 0 ? -1 : 0;
 }
 
 enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
@@ -190,7 +198,7 @@ enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_s
     }
     enum evidence_rc rc = EVIDENCE_OK;
     for (size_t i = 0; i < n && rc == EVIDENCE_OK; i++)
-        if (read_scope(db->sql, &scopes[i], out) < 0) {
+        if (read_scope(db->sql, db->schema_version, &scopes[i], out) < 0) {
             evidence_seterr(err, errlen, "query: %s", sqlite3_errmsg(db->sql));
             rc = EVIDENCE_E_INTERNAL;
         }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 extern const char evidence_schema_v1_sql[];
+extern const char evidence_schema_v2_sql[];
 
 /* The file's identity (dbfile.h): our application_id, the versions this
  * build knows, and the tables of schema v1 (a store made before
@@ -20,10 +21,10 @@ static const struct dbfile_spec STORE = {"an evidence store", DBFILE_APPID_EVIDE
 
 /* Forward migrations, applied in order inside one BEGIN IMMEDIATE
  * transaction.  Step i takes the file from version i to version i + 1;
- * schema v2 is one more line here (e.g. evidence_schema_v2_sql holding
- * ALTER TABLE / CREATE INDEX statements). */
+ * each step is one SQL file (schema_vN.sql, embedded at build time). */
 static const char *const MIGRATIONS[] = {
     evidence_schema_v1_sql, /* 0 -> 1 */
+    evidence_schema_v2_sql, /* 1 -> 2: evidence.media_sequence, probes (schema_v2.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,
@@ -206,7 +207,8 @@ enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
     /* Nothing is written to a file before it is known to be ours (dbfile.h). */
     enum evidence_rc rc = from_dbfile(
         mode == EVIDENCE_OPEN_RW ? dbfile_open_rw(path, &STORE, &db->sql, &db->found, err, errlen)
-                                 : dbfile_open_ro(path, &STORE, &db->sql, &db->found, err, errlen));
+                                 : dbfile_open_ro_from(path, &STORE, EVIDENCE_OLDEST_READABLE, &db->sql,
+                                                       &db->found, err, errlen));
     if (rc == EVIDENCE_OK) {
         sqlite3_busy_timeout(db->sql, EVIDENCE_BUSY_TIMEOUT_MS);
         db->schema_version = db->found.version;

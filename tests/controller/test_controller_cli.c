@@ -393,15 +393,15 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
     refused(&e, "schema version 2", "decisions list --db '%s'%s", e.db, "");
     refused(&e, "schema version 2", "replay %s --db '%s'", id, e.db);
     refused(&e, "schema version 2", "explain %s --db '%s'", id, e.db);
-    ctl_sql(e.ev, "PRAGMA user_version = 2");
+    ctl_sql(e.ev, "PRAGMA user_version = 3"); /* evidence.db: this build reads 1 and 2 */
     char other[160];
     ctl_tmp_path(&e.t, "other-control.db", other, sizeof other);
-    refused(&e, "schema version 2", args, e.ev, other);
+    refused(&e, "schema version 3", args, e.ev, other);
     assert_false(exists(other, "")); /* nothing decided, nothing created */
     /* a control.db from before application_id (v1, our tables): read as it
      * is, adopted by the next writer */
     ctl_sql(e.db, "PRAGMA user_version = 1; PRAGMA application_id = 0");
-    ctl_sql(e.ev, "PRAGMA user_version = 1");
+    ctl_sql(e.ev, "PRAGMA user_version = 2");
     digest(e.db, d1);
     assert_int_equal(ctl_run(&e.t, "decisions list --db '%s'", e.db), 0);
     digest(e.db, d2);
