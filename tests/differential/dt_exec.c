@@ -143,6 +143,7 @@ int dt_run(struct dt_env *env, struct dt_argv *a, const char *out_path, const ch
             close(fd_in);
         return -1;
     }
+    fflush(NULL); /* the child must not inherit unwritten output */
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd_in, 0);

@@ -1,6 +1,7 @@
 /* dt_mutate.c - `difftest mutate`: one-byte mutations of a small pair.
  *
- * The pair is a 1-second 128x72 H.264 + AAC stream (the reference) and a
+ * The pair is a 1-second 128x72 H.264 (open GOPs of 10 frames, 3 B-frames) +
+ * AAC stream (the reference) and a
  * copy of it (the candidate).  Each mutant XORs one byte of the candidate
  * (tsedit xor), taking in turn a video payload byte, an audio payload byte
  * and a header byte (TS header, adaptation field, PES header, PAT/PMT), and
@@ -81,7 +82,8 @@ static int make_pair(struct dt_env *env, struct dt_case *c, char *ref, size_t si
     v.h = 72;
     v.secs = a.secs = 1;
     v.keyint = 10;
-    v.bframes = 2;
+    v.bframes = 3;
+    v.open_gop = 1; /* leading B-frames: damage in an I frame reaches frames output before it */
     if (!dt_fmt(ref, size, "%s/ref.ts", c->dir) || dt_gen_video(&g, &v, vp, sizeof vp) != 0 ||
         dt_gen_audio(&g, &a, ap, sizeof ap) != 0 ||
         dt_gen_mux(&g, vp, ap, NULL, 20, NULL, ref) != 0)

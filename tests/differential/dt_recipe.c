@@ -140,14 +140,20 @@ static int hls_candidate(struct dt_gen *g, const struct dt_seg *segs, size_t n, 
     return 0;
 }
 
-/* Packet indexes just after the start of n_cuts video PES of at least 3
- * packets (cuts inside a PES), increasing. */
+/* Packet indexes inside n_cuts PES of at least 3 packets, increasing: PES of
+ * the video (no declared length) or of the audio (PES_packet_length set),
+ * by seed.  A cut lands between two packets of the PES. */
 static size_t cuts_inside_pes(struct dt_gen *g, const char *ts, uint64_t *cuts, size_t n_cuts)
 {
-    size_t n = 0, k = 0;
-    struct dt_pes *p = video_pes(g, ts, &n);
-    for (size_t i = 1; p && i < n && k < n_cuts; i++) {
-        if (p[i].npackets < 3 || (int64_t)i < (int64_t)(n * (k + 1) / (n_cuts + 1)))
+    size_t n = 0, k = 0, m = 0;
+    unsigned pid = dt_rand_in(g, 0, 1) ? APID : VPID;
+    struct dt_pes *p = dt_gen_pes_list(g, ts, &n, NULL);
+    for (size_t i = 0; p && i < n; i++)
+        if (p[i].pid == pid)
+            p[m++] = p[i];
+    dt_note(g->env, "cuts inside %s PES", pid == VPID ? "video" : "audio");
+    for (size_t i = 1; p && i < m && k < n_cuts; i++) {
+        if (p[i].npackets < 3 || (int64_t)i < (int64_t)(m * (k + 1) / (n_cuts + 1)))
             continue;
         cuts[k++] = p[i].packet + (size_t)dt_rand_in(g, 1, (int64_t)p[i].npackets - 2);
     }

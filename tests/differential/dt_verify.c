@@ -147,6 +147,7 @@ pid_t dt_testd_start(struct dt_env *env, int *port)
     if (!dt_fmt(port_file, sizeof port_file, "%s/testd.port", env->work))
         return -1;
     unlink(port_file);
+    fflush(NULL); /* the child must not inherit unwritten output */
     pid_t pid = fork();
     if (pid == 0) {
         freopen("/dev/null", "w", stdout);
