@@ -90,8 +90,8 @@ void dt_note(struct dt_env *env, const char *fmt, ...)
     fflush(env->log);
 }
 
-static void log_command(struct dt_env *env, const struct dt_argv *a, const char *out_path,
-                        const char *err_path)
+void dt_log_command(struct dt_env *env, const struct dt_argv *a, const char *out_path,
+                    const char *err_path)
 {
     if (env->log == NULL)
         return;
@@ -121,7 +121,7 @@ static int open_or_null(const char *path)
 
 int dt_run(struct dt_env *env, struct dt_argv *a, const char *out_path, const char *err_path)
 {
-    log_command(env, a, out_path, err_path);
+    dt_log_command(env, a, out_path, err_path);
     if (a->overflow || a->n == 0)
         return -1;
     if (env->verbose > 1) {

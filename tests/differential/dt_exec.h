@@ -55,6 +55,10 @@ void dt_argv_free(struct dt_argv *a);
  */
 int dt_run(struct dt_env *env, struct dt_argv *a, const char *out_path, const char *err_path);
 
+/* Append the command to the recipe log without running it (a reused result). */
+void dt_log_command(struct dt_env *env, const struct dt_argv *a, const char *out_path,
+                    const char *err_path);
+
 /* Append a comment line ("# ...") to the recipe log. */
 void dt_note(struct dt_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -91,21 +91,34 @@ static uint64_t argv_hash(const struct dt_argv *a)
     return h;
 }
 
-/* Run an encode whose argv lacks only its output; reuse the cached result. */
+/* Run an encode whose argv lacks only its output; reuse the cached result.
+ * The encode writes a name of its own and is renamed into place, so cases
+ * running at once (--jobs) never read a half-written file. */
 static int cached_encode(struct dt_gen *g, struct dt_argv *a, const char *ext, char *out,
                          size_t size)
 {
     uint64_t h = argv_hash(a);
-    if (!dt_fmt(out, size, "%s/%016" PRIx64 ".%s", g->env->cache, h, ext))
+    char tmp[DT_PATH_MAX];
+    if (!dt_fmt(out, size, "%s/%016" PRIx64 ".%s", g->env->cache, h, ext) ||
+        !dt_fmt(tmp, sizeof tmp, "%s/%016" PRIx64 ".%ld.%s", g->env->cache, h, (long)getpid(), ext))
         return -1;
-    dt_argv_add(a, "%s", out);
-    if (access(out, R_OK) == 0) {
-        dt_note(g->env, "(cached by an earlier case of this run:)");
-        dt_note(g->env, "%s", "the next command's output already exists");
+    if (access(out, R_OK) == 0) { /* logged for the recipe, not run again */
+        dt_note(g->env, "made by an earlier case of this run, reused:");
+        dt_argv_add(a, "%s", out);
+        dt_log_command(g->env, a, NULL, NULL);
+        return 0;
     }
-    int rc = access(out, R_OK) == 0 ? 0 : dt_run(g->env, a, NULL, NULL);
+    dt_argv_add(a, "%s", tmp);
+    int rc = dt_run(g->env, a, NULL, NULL);
+    if (rc == 0) {
+        struct dt_argv mv;
+        dt_argv_init(&mv);
+        dt_argv_addl(&mv, "mv", "-f", tmp, out, NULL);
+        rc = dt_run(g->env, &mv, NULL, NULL);
+        dt_argv_free(&mv);
+    }
     if (rc != 0)
-        unlink(out);
+        unlink(tmp);
     return rc == 0 ? 0 : -1;
 }
 

@@ -50,6 +50,7 @@ static void usage(FILE *f)
             "  --cases FILE     cases to run: lines `NAME SEED GATE [note]`, GATE must|known\n"
             "  --case NAME[:SEED]  one case (repeatable; seed 1 when omitted)\n"
             "  --random N       N random cases (recipes and seeds from --seed, default: time)\n"
+            "  --jobs N         run N cases at once (default 1; each prints when it ends)\n"
             "  --count N, --seconds S  (mutate) how many mutants, or for how long\n"
             "  -v               show each command (twice: also FFmpeg's)\n");
 }
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
         {"random", required_argument, NULL, 'r'},  {"seed", required_argument, NULL, 's'},
         {"count", required_argument, NULL, 'n'},   {"seconds", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},          {"verbose", no_argument, NULL, 'v'},
+        {"jobs", required_argument, NULL, 'j'},
         {NULL, 0, NULL, 0}};
     if (argc < 2) {
         usage(stderr);
@@ -153,7 +155,7 @@ int main(int argc, char **argv)
     o.seed = (uint64_t)time(NULL);
     int c;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
         switch (c) {
         case 'e': dt_fmt(env.exactav, sizeof env.exactav, "%s", optarg); break;
         case 'T': dt_fmt(env.testd, sizeof env.testd, "%s", optarg); break;
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
         case 's': o.seed = strtoull(optarg, NULL, 0); break;
         case 'n': o.count = strtoul(optarg, NULL, 10); break;
         case 'S': o.seconds = strtoul(optarg, NULL, 10); break;
+        case 'j': o.jobs = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'v': env.verbose++; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

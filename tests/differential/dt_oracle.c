@@ -133,8 +133,8 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
     }
     for (size_t i = 0; i < s->nvf; i++) {
         const struct dt_vframe *f = &s->vf[i];
-        have[i] = f->pts < 0 ? -1 : mod33(f->pts);
-        if (f->pts < 0) {
+        have[i] = f->pts == DT_NOPTS ? -1 : mod33(f->pts);
+        if (f->pts == DT_NOPTS) {
             *horizon = 0; /* a frame that cannot be placed: the whole track is unobserved */
             continue;
         }
@@ -147,7 +147,7 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
     }
     qsort(have, s->nvf, sizeof *have, cmp_i64);
     for (size_t k = 0; k < s->nvpk; k++) {
-        if (s->vpk[k].pts < 0)
+        if (s->vpk[k].pts == DT_NOPTS)
             continue;
         int64_t key = mod33(s->vpk[k].pts);
         int64_t r = rel_signed(s->vpk[k].pts - offset, start);
@@ -176,7 +176,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
     int64_t end_u = 8 * len;
     for (size_t i = 0; i < s->naf; i++) {
         const struct dt_aframe *f = &s->af[i];
-        if (f->pts < 0) {
+        if (f->pts == DT_NOPTS) {
             *horizon = 0;
             continue;
         }
@@ -202,7 +202,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
         bool decoded = false;
         for (size_t i = 0; i < s->naf && !decoded; i++)
             decoded = s->af[i].pts == s->apk[k].pts;
-        if (decoded || s->apk[k].pts < 0)
+        if (decoded || s->apk[k].pts == DT_NOPTS)
             continue;
         int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start);
         if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *horizon)
@@ -318,15 +318,15 @@ static void describe(char *buf, size_t size, const char *name, const struct trac
     if (t->any_diff) {
         if (video)
             snprintf(first, sizeof first, "first difference %s at pts %" PRId64,
-                     diff_name(t->first, true), start + t->first_at);
+                     diff_name(t->first, true), mod33(start + t->first_at));
         else
             snprintf(first, sizeof first, "first difference %s at sample %" PRId64 " (pts %" PRId64 ")",
-                     diff_name(t->first, false), t->first_at / 15, start + t->first_at / 8);
+                     diff_name(t->first, false), t->first_at / 15, mod33(start + t->first_at / 8));
     }
     char hz[96] = "clean";
     if (t->horizon != NEVER)
         snprintf(hz, sizeof hz, "not cleanly observed from %s %" PRId64, video ? "pts" : "sample",
-                 video ? start + t->horizon : t->horizon / 15);
+                 video ? mod33(start + t->horizon) : t->horizon / 15);
     snprintf(buf + used, size - used, "%s: %zu ref / %zu cand %s in I, %zu paired, %s, %s; ", name,
              t->nref, t->ncand, unit, t->npairs, first, hz);
 }
@@ -337,16 +337,18 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
 {
     *start = -1;
     for (size_t k = 0; k < r->nvpk && *start < 0; k++)
-        if (r->vpk[k].key && r->vpk[k].pts >= 0)
+        if (r->vpk[k].key && r->vpk[k].pts != DT_NOPTS)
             *start = mod33(r->vpk[k].pts);
     if (*start < 0)
-        *start = r->nvpk ? mod33(r->vpk[0].pts) : 0;
+        *start = r->nvpk && r->vpk[0].pts != DT_NOPTS ? mod33(r->vpk[0].pts) : 0;
     int64_t vmax = -1, amax = -1;
     int64_t *rels = calloc(r->nvpk + 1, sizeof *rels);
     size_t n = 0;
     for (size_t k = 0; k < r->nvpk; k++) {
+        if (r->vpk[k].pts == DT_NOPTS)
+            continue;
         int64_t rel = rel_signed(r->vpk[k].pts, *start);
-        if (r->vpk[k].pts >= 0 && rel >= 0 && rels)
+        if (rel >= 0 && rels)
             rels[n++] = rel;
         if (rel > vmax)
             vmax = rel;
@@ -360,8 +362,10 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
     }
     free(rels);
     for (size_t k = 0; k < r->napk; k++) {
+        if (r->apk[k].pts == DT_NOPTS)
+            continue;
         int64_t rel = rel_signed(r->apk[k].pts, *start);
-        if (r->apk[k].pts >= 0 && rel > amax)
+        if (rel > amax)
             amax = rel;
     }
     int rate = r->naf && r->af[0].rate > 0 ? r->af[0].rate : 48000;
@@ -376,7 +380,8 @@ static size_t align_index(const struct dt_pkt *rp, size_t nr, const struct dt_pk
     if (nr == 0)
         return 0;
     for (size_t k = 0; k < nc; k++)
-        if (cp[k].pts >= 0 && rp[0].pts >= 0 && mod33(cp[k].pts - offset) == mod33(rp[0].pts))
+        if (cp[k].pts != DT_NOPTS && rp[0].pts != DT_NOPTS &&
+            mod33(cp[k].pts - offset) == mod33(rp[0].pts))
             return k;
     return 0;
 }

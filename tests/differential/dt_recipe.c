@@ -100,19 +100,21 @@ static int mid_interval(struct dt_gen *g, const char *ts)
         free(p);
         return -1;
     }
-    int64_t *pts = malloc(n * sizeof *pts);
-    for (size_t i = 0; pts && i < n; i++)
-        pts[i] = p[i].pts;
+    /* times relative to the first PES (mod 2^33), so a stream crossing 2^33 sorts right */
+    const int64_t mask = (INT64_C(1) << 33) - 1, base = p[0].pts - 90000;
+    int64_t *rel = malloc(n * sizeof *rel);
+    for (size_t i = 0; rel && i < n; i++)
+        rel[i] = (p[i].pts - base) & mask;
     free(p);
-    if (pts == NULL)
+    if (rel == NULL)
         return -1;
-    qsort(pts, n, sizeof *pts, cmp_i64);
+    qsort(rel, n, sizeof *rel, cmp_i64);
     size_t a = (size_t)dt_rand_in(g, (int64_t)n / 4, (int64_t)n / 2);
     size_t b = (size_t)dt_rand_in(g, (int64_t)n * 6 / 10, (int64_t)n * 95 / 100);
     g->c->has_interval = true;
-    g->c->start = (uint64_t)pts[a];
-    g->c->end = (uint64_t)pts[b];
-    free(pts);
+    g->c->start = (uint64_t)((rel[a] + base) & mask);
+    g->c->end = (uint64_t)((rel[b] + base) & mask);
+    free(rel);
     dt_note(g->env, "interval [%" PRIu64 ", %" PRIu64 ") starts mid-stream", g->c->start, g->c->end);
     return 0;
 }
@@ -973,6 +975,199 @@ static int usage_binding_scope(struct dt_gen *g)
 #define L_USAGE DT_VSET(DT_USAGE)
 #define L_DAMAGE (DT_VSET(DT_UNKNOWN) | DT_VSET(DT_MISMATCH)) /* a flipped byte may decode cleanly to other content */
 
+/* ---- combinations ------------------------------------------------------------------ */
+
+/* A chain of 0..3 packaging changes applied to the candidate file *path
+ * (remuxes first, since a remux would undo the TS-level changes); *vpid
+ * follows the PIDs.  Returns 0 or -1. */
+static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid)
+{
+    static const char *const remux_ops[] = {"pids", "muxdelay0", "latm", "muxrate"};
+    static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip"};
+    static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
+    static const char *const nals[] = {"9", "6", "9,6"};
+    int n = (int)dt_rand_in(g, 0, 3), nremux = (int)dt_rand_in(g, 0, n), step = 0;
+    char out[DT_PATH_MAX], arg[32], pid[16];
+    for (int i = 0; i < n; i++) {
+        bool remux = i < nremux;
+        dt_fmt(out, sizeof out, "%s/pack%d.ts", g->c->dir, step++);
+        int rc;
+        if (remux) {
+            const char *op = dt_pick(g, remux_ops, 4);
+            const char *opts[8] = {NULL};
+            if (strcmp(op, "pids") == 0) {
+                *vpid = (unsigned)dt_rand_in(g, 0x200, 0xe00);
+                dt_fmt(arg, sizeof arg, "0x%x", *vpid);
+                dt_fmt(pid, sizeof pid, "0x%x", (unsigned)dt_rand_in(g, 0x20, 0x100));
+                opts[0] = "-mpegts_start_pid", opts[1] = arg, opts[2] = "-mpegts_pmt_start_pid";
+                opts[3] = pid;
+            } else if (strcmp(op, "muxdelay0") == 0) {
+                opts[0] = "-muxdelay", opts[1] = "0";
+            } else if (strcmp(op, "latm") == 0) {
+                opts[0] = "-mpegts_flags", opts[1] = "latm";
+            } else {
+                opts[0] = "-muxrate", opts[1] = "2500k";
+            }
+            if (strcmp(op, "pids") != 0)
+                *vpid = 0x100; /* a remux renumbers from 0x100 */
+            rc = dt_gen_remux(g, path, opts, out);
+        } else {
+            const char *op = dt_pick(g, ts_ops, 4);
+            dt_fmt(pid, sizeof pid, "%u", *vpid);
+            if (strcmp(op, "addprog") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "addprog", path, out, dt_pick(g, kinds, 4), (char *)NULL);
+            else if (strcmp(op, "pcrpid") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "pcrpid", path, out, "0x1ff", (char *)NULL);
+            else if (strcmp(op, "nulls") == 0)
+                rc = dt_gen_tool(g, "tsedit", "nulls", path, out, "7", (char *)NULL);
+            else
+                rc = dt_gen_tool(g, "tsrepack", "nalstrip", path, out, pid, dt_pick(g, nals, 3), "0",
+                                 (char *)NULL);
+        }
+        if (rc != 0)
+            return -1;
+        dt_fmt(path, size, "%s", out);
+    }
+    return 0;
+}
+
+/* The candidate file delivered as it is, or as an HLS playlist of segments
+ * (cut at key frames: restart, continue or bytes; or inside PES; or as byte
+ * ranges of the file). */
+static int combo_delivery(struct dt_gen *g, const char *cand, unsigned vpid)
+{
+    static const char *const modes[] = {"restart", "continue", "bytes"};
+    char seg_buf[DT_PATH_MAX], piece_buf[DT_PATH_MAX];
+    struct dt_seg segs[DT_MAX_SEGS];
+    size_t n = 0;
+    switch (dt_rand_in(g, 0, 4)) {
+    case 0:
+    case 1:
+        set_case_cand(g->c, cand);
+        return 0;
+    case 2: {
+        int k = dt_gen_segments(g, cand, vpid, (int)dt_rand_in(g, 1, 2), dt_pick(g, modes, 3), PX(seg),
+                                segs, DT_MAX_SEGS);
+        if (k <= 0)
+            return -1;
+        n = (size_t)k;
+        break;
+    }
+    case 3:
+        if (pieces_inside_pes(g, cand, PX(piece), segs, &n) != 0)
+            return -1;
+        break;
+    default: {
+        uint64_t cuts[4];
+        size_t total = 0, k = cuts_inside_pes(g, cand, cuts, (size_t)dt_rand_in(g, 1, 3));
+        free(dt_gen_pes_list(g, cand, &(size_t){0}, &total));
+        uint64_t prev = 0;
+        for (size_t i = 0; i <= k && total; i++) {
+            uint64_t end = i < k ? cuts[i] * 188 : (uint64_t)total * 188;
+            memset(&segs[i], 0, sizeof segs[i]);
+            dt_fmt(segs[i].path, sizeof segs[i].path, "%s", cand);
+            segs[i].ranged = true;
+            segs[i].off = prev;
+            segs[i].len = end - prev;
+            segs[i].duration = 3.0 / (double)(k + 1);
+            prev = end;
+        }
+        n = total ? k + 1 : 0;
+    }
+    }
+    return n ? hls_candidate(g, segs, n, true) : -1;
+}
+
+/* Seeded combinations: an optional edit or damage, a chain of packaging
+ * changes, a delivery (file or HLS), an optional PTS wrap of both sides, an
+ * optional declared shift, and the default interval or an explicit one on
+ * frame times or on arbitrary ticks. */
+static int combo(struct dt_gen *g)
+{
+    static const char *const edits[] = {"none", "none", "pixel", "sample", "lost_audio", "pixel+lost_audio"};
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], cand[DT_PATH_MAX], t[32];
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a, ae;
+    vary_specs(g, &v, &a);
+    ve = v;
+    ae = a;
+    const char *edit = dt_pick(g, edits, 6);
+    if (strstr(edit, "pixel"))
+        dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=4:h=4:color=white@1:t=fill:enable='eq(n,%d)'",
+               (int)dt_rand_in(g, 0, v.w - 4), (int)dt_rand_in(g, 0, v.h - 4), (int)dt_rand_in(g, 0, 89));
+    if (strcmp(edit, "sample") == 0)
+        dt_fmt(ae.edit, sizeof ae.edit, "aeval=exprs='if(eq(n,%d),val(0)+0.5,val(0))|val(1)'",
+               (int)dt_rand_in(g, 0, 143999));
+    dt_note(g->env, "combo: edit %s", edit);
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0 || make_ts(g, &ve, &ae, NULL, P(cand)) != 0)
+        return -1;
+    dt_fmt(cand, sizeof cand, "%s", cand_buf);
+    if (strstr(edit, "lost_audio")) {
+        char n[24], pidv[16];
+        dt_fmt(pidv, sizeof pidv, "%u", APID);
+        dt_fmt(n, sizeof n, "%" PRId64, dt_rand_in(g, 20, (int64_t)pid_packets(g, cand, APID) - 5));
+        dt_fmt(cand, sizeof cand, "%s/lost.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "drop", cand_buf, cand, pidv, n, (char *)NULL) != 0)
+            return -1;
+    }
+    unsigned vpid = VPID;
+    if (combo_packaging(g, cand, sizeof cand, &vpid) != 0)
+        return -1;
+    /* after the packaging: ffmpeg's remux does not keep wrapped PTS (FACTS.md) */
+    if (dt_rand_in(g, 0, 3) == 0) { /* both sides cross 2^33 about a second in */
+        char wrapped[DT_PATH_MAX];
+        dt_fmt(t, sizeof t, "%" PRId64, (INT64_C(1) << 33) - 132000 - 90000);
+        dt_fmt(wrapped, sizeof wrapped, "%s/ref-wrap.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", ref_buf, wrapped, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(ref_buf, sizeof ref_buf, "%s", wrapped);
+        dt_fmt(wrapped, sizeof wrapped, "%s/cand-wrap.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", cand, wrapped, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(cand, sizeof cand, "%s", wrapped);
+    }
+    set_case_ref(g->c, ref_buf);
+    if (dt_rand_in(g, 0, 4) == 0) { /* a declared shift */
+        static const int64_t offs[] = {900000, 3000, 1, (INT64_C(1) << 33) - 1};
+        int64_t off = offs[dt_rand_in(g, 0, 3)];
+        char shifted[DT_PATH_MAX];
+        dt_fmt(t, sizeof t, "%" PRId64, off);
+        dt_fmt(shifted, sizeof shifted, "%s/cand-shift.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", cand, shifted, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(cand, sizeof cand, "%s", shifted);
+        g->c->offset = (uint64_t)off;
+    }
+    if (combo_delivery(g, cand, vpid) != 0)
+        return -1;
+    int iv = (int)dt_rand_in(g, 0, 2);
+    if (iv == 1 && mid_interval(g, ref_buf) != 0)
+        return -1;
+    if (iv == 2) { /* arbitrary ticks, not on frame or sample times */
+        size_t n = 0;
+        struct dt_pes *p = video_pes(g, ref_buf, &n);
+        int64_t first = n ? p[0].pts : -1;
+        for (size_t i = 0; i < n; i++)
+            if (((p[i].pts - first) & ((INT64_C(1) << 33) - 1)) > (INT64_C(1) << 32))
+                first = p[i].pts; /* the earliest PTS (mod 2^33) */
+        free(p);
+        if (first < 0)
+            return -1;
+        g->c->has_interval = true;
+        g->c->start = (uint64_t)((first + dt_rand_in(g, 1000, 90000)) & ((INT64_C(1) << 33) - 1));
+        g->c->end = (g->c->start + (uint64_t)dt_rand_in(g, 30000, 150000)) & ((UINT64_C(1) << 33) - 1);
+    }
+    /* the intent: a difference inside the whole stream is a MISMATCH, unless
+     * damage takes its place; with an explicit interval the oracle alone says */
+    if (strcmp(edit, "none") == 0)
+        g->c->labels = DT_VSET(DT_MATCH);
+    else if (iv != 0)
+        g->c->labels = 0;
+    else
+        g->c->labels = strcmp(edit, "lost_audio") == 0 ? DT_VSET(DT_UNKNOWN) : DT_VSET(DT_MISMATCH);
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const struct dt_recipe recipes[] = {
@@ -1015,6 +1210,7 @@ static const struct dt_recipe recipes[] = {
     {"dmg_truncate", "edit", 0, L_UNKNOWN, "truncated candidate", dmg_truncate},
     {"dmg_open_gop_i", "edit", 10, L_UNKNOWN, "byte flipped in an open-GOP I frame", dmg_open_gop_i},
     {"usage_binding_scope", "edit", 14, L_USAGE, "binding scope overridden on the command line", usage_binding_scope},
+    {"combo", "combined", 0, L_MATCH, "edit or damage, packaging chain, delivery, PTS wrap, declared shift, interval: combined by seed", combo},
 };
 
 const struct dt_recipe *dt_recipes(size_t *n)

@@ -4,7 +4,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dt_recipe.h"
 
@@ -147,8 +149,7 @@ static enum dt_status run_one(struct dt_env *env, struct dt_run_opts *o, const c
             dt_judge_case(env, c, port, j, gate, findings, NULL);
             st = j->status;
         }
-        bool known = gate && strcmp(gate, "known") == 0;
-        dt_case_close(env, c, o->keep || (dt_status_failed(st) && !known));
+        dt_case_close(env, c, o->keep || (dt_status_failed(st) && strcmp(gate, "known") != 0));
     }
     free(c);
     free(j);
@@ -166,51 +167,71 @@ static void count(struct tally *t, enum dt_status st, const char *gate)
         t->ok++;
     else if (st == DT_ST_TOLERATED)
         t->tolerated++;
-    else if (gate && strcmp(gate, "known") == 0)
+    else if (strcmp(gate, "known") == 0)
         t->known++;
     else
         t->failed++;
 }
 
-static int run_cases_file(struct dt_env *env, struct dt_run_opts *o, int port, FILE *findings,
-                          struct tally *t)
+/* One case to run: from a cases file, --case or --random. */
+struct case_ref {
+    char name[64];
+    uint64_t seed;
+    char gate[8]; /* must | known */
+};
+
+struct case_list {
+    struct case_ref *v;
+    size_t n, cap;
+};
+
+static int list_add(struct case_list *l, const char *name, uint64_t seed, const char *gate)
 {
-    char *text = dt_read_file(o->cases_file, 1u << 20, NULL);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        struct case_ref *p = realloc(l->v, cap * sizeof *p);
+        if (p == NULL)
+            return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    struct case_ref *c = &l->v[l->n++];
+    dt_fmt(c->name, sizeof c->name, "%s", name);
+    c->seed = seed;
+    dt_fmt(c->gate, sizeof c->gate, "%s", gate);
+    return 0;
+}
+
+static int read_cases_file(const char *path, struct case_list *l)
+{
+    char *text = dt_read_file(path, 1u << 20, NULL);
     if (text == NULL) {
-        fprintf(stderr, "difftest: cannot read %s\n", o->cases_file);
+        fprintf(stderr, "difftest: cannot read %s\n", path);
         return -1;
     }
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+    int rc = 0;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && rc == 0;
          line = strtok_r(NULL, "\n", &save)) {
         char name[64], gate[16] = "must";
         unsigned long long seed = 0;
         if (line[0] == '#' || sscanf(line, "%63s %llu %15s", name, &seed, gate) < 2)
             continue;
         if (strcmp(gate, "must") != 0 && strcmp(gate, "known") != 0) {
-            fprintf(stderr, "difftest: %s: gate must be must or known: %s\n", o->cases_file, line);
-            free(text);
-            return -1;
+            fprintf(stderr, "difftest: %s: gate must be must or known: %s\n", path, line);
+            rc = -1;
+        } else {
+            rc = list_add(l, name, seed, gate);
         }
-        count(t, run_one(env, o, name, seed, gate, t->n, port, findings), gate);
     }
     free(text);
-    return 0;
+    return rc;
 }
 
-int dt_run_main(struct dt_env *env, struct dt_run_opts *o)
+/* Every case the options ask for, in order. */
+static int collect(struct dt_run_opts *o, struct case_list *l)
 {
-    int port = 0;
-    pid_t testd = dt_testd_start(env, &port);
-    if (testd <= 0) {
-        fprintf(stderr, "difftest: cannot start %s\n", env->testd);
-        return 2;
-    }
-    FILE *findings = o->findings ? fopen(o->findings, "a") : NULL;
-    printf("difftest: exactav %s, work %s\n", env->exactav, env->work);
-    struct tally t = {0};
-    int rc = 0;
-    if (o->cases_file && run_cases_file(env, o, port, findings, &t) != 0)
-        rc = 2;
+    if (o->cases_file && read_cases_file(o->cases_file, l) != 0)
+        return -1;
     for (size_t i = 0; i < o->ncase; i++) {
         char name[64];
         uint64_t seed = 1;
@@ -220,20 +241,103 @@ int dt_run_main(struct dt_env *env, struct dt_run_opts *o)
             *colon = '\0';
             seed = strtoull(colon + 1, NULL, 0);
         }
-        count(&t, run_one(env, o, name, seed, NULL, t.n, port, findings), NULL);
+        if (list_add(l, name, seed, "must") != 0)
+            return -1;
     }
-    if (o->random) {
-        size_t nr = 0;
-        const struct dt_recipe *r = dt_recipes(&nr);
-        printf("difftest: %lu random cases from --seed %" PRIu64 "\n", o->random, o->seed);
-        uint64_t s = o->seed * UINT64_C(6364136223846793005) + 1442695040888963407u;
-        for (unsigned long i = 0; i < o->random; i++) {
-            s = s * UINT64_C(6364136223846793005) + 1442695040888963407u;
-            const char *name = r[(s >> 33) % nr].name;
-            uint64_t seed = (s >> 16) % 1000000;
-            count(&t, run_one(env, o, name, seed, NULL, t.n, port, findings), NULL);
+    size_t nr = 0;
+    const struct dt_recipe *r = dt_recipes(&nr);
+    uint64_t s = o->seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    for (unsigned long i = 0; i < o->random; i++) {
+        s = s * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+        if (list_add(l, r[(s >> 33) % nr].name, (s >> 16) % 1000000, "must") != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Run the cases, o->jobs at a time: each in a child whose output is
+ * collected in a file and printed whole when it ends. */
+static void run_list(struct dt_env *env, struct dt_run_opts *o, const struct case_list *l, int port,
+                     FILE *findings, struct tally *t)
+{
+    unsigned jobs = o->jobs ? o->jobs : 1;
+    pid_t *pid = calloc(jobs, sizeof *pid);
+    size_t *which = calloc(jobs, sizeof *which);
+    size_t next = 0, running = 0;
+    while (pid && which && (next < l->n || running > 0)) {
+        if (jobs == 1) {
+            const struct case_ref *c = &l->v[next];
+            count(t, run_one(env, o, c->name, c->seed, c->gate, next, port, findings), c->gate);
+            next++;
+            continue;
+        }
+        if (next < l->n && running < jobs) {
+            unsigned slot = 0;
+            while (pid[slot])
+                slot++;
+            char out[DT_PATH_MAX];
+            dt_fmt(out, sizeof out, "%s/out-%04zu.txt", env->work, next);
+            fflush(NULL);
+            pid_t p = fork();
+            if (p == 0) {
+                if (freopen(out, "w", stdout) == NULL)
+                    _exit(DT_ST_RUN_ERROR);
+                const struct case_ref *c = &l->v[next];
+                enum dt_status st = run_one(env, o, c->name, c->seed, c->gate, next, port, findings);
+                fflush(NULL);
+                _exit((int)st);
+            }
+            if (p > 0) {
+                pid[slot] = p;
+                which[slot] = next;
+                running++;
+            }
+            next++;
+            continue;
+        }
+        int st = 0;
+        pid_t done = wait(&st);
+        for (unsigned slot = 0; slot < jobs && done > 0; slot++) {
+            if (pid[slot] != done)
+                continue;
+            char out[DT_PATH_MAX];
+            dt_fmt(out, sizeof out, "%s/out-%04zu.txt", env->work, which[slot]);
+            char *text = dt_read_file(out, 64u << 20, NULL);
+            fputs(text ? text : "", stdout);
+            fflush(stdout);
+            free(text);
+            unlink(out);
+            enum dt_status s = WIFEXITED(st) ? (enum dt_status)WEXITSTATUS(st) : DT_ST_RUN_ERROR;
+            count(t, s > DT_ST_RUN_ERROR ? DT_ST_RUN_ERROR : s, l->v[which[slot]].gate);
+            pid[slot] = 0;
+            running--;
         }
     }
+    free(pid);
+    free(which);
+}
+
+int dt_run_main(struct dt_env *env, struct dt_run_opts *o)
+{
+    struct case_list l = {0};
+    if (collect(o, &l) != 0) {
+        free(l.v);
+        return 2;
+    }
+    int port = 0;
+    pid_t testd = dt_testd_start(env, &port);
+    if (testd <= 0) {
+        fprintf(stderr, "difftest: cannot start %s\n", env->testd);
+        free(l.v);
+        return 2;
+    }
+    FILE *findings = o->findings ? fopen(o->findings, "a") : NULL;
+    printf("difftest: exactav %s, work %s, %zu cases\n", env->exactav, env->work, l.n);
+    if (o->random)
+        printf("difftest: %lu random cases from --seed %" PRIu64 "\n", o->random, o->seed);
+    struct tally t = {0};
+    run_list(env, o, &l, port, findings, &t);
+    free(l.v);
     dt_testd_stop(testd);
     if (findings)
         fclose(findings);
@@ -248,7 +352,5 @@ int dt_run_main(struct dt_env *env, struct dt_run_opts *o)
         dt_run(env, &a, NULL, NULL);
         dt_argv_free(&a);
     }
-    if (rc)
-        return rc;
     return t.failed ? 1 : 0;
 }

@@ -355,7 +355,7 @@ int dt_side_probe_packets(struct dt_env *env, struct dt_side *s)
         int idx = (int)kv_i64(line, "stream_index", -2);
         char flags[16] = "";
         kv(line, "flags", flags, sizeof flags);
-        struct dt_pkt pk = {kv_i64(line, "pts", -1), kv_i64(line, "dts", -1), flags[0] == 'K'};
+        struct dt_pkt pk = {kv_i64(line, "pts", DT_NOPTS), kv_i64(line, "dts", DT_NOPTS), flags[0] == 'K'};
         if (idx == s->vindex && (ok = grow((void **)&s->vpk, &vcap, s->nvpk, sizeof pk)))
             s->vpk[s->nvpk++] = pk;
         else if (idx == s->aindex && (ok = grow((void **)&s->apk, &acap, s->napk, sizeof pk)))
@@ -402,8 +402,8 @@ int dt_side_trim(struct dt_env *env, struct dt_side *s, size_t vskip, size_t ask
         dt_fmt(s->transport_why, sizeof s->transport_why, "corrupt packets while trimming");
     }
     free(text);
-    struct dt_pkt v0 = s->nvpk > vskip ? s->vpk[vskip] : (struct dt_pkt){-1, -1, false};
-    struct dt_pkt a0 = s->napk > askip ? s->apk[askip] : (struct dt_pkt){-1, -1, false};
+    struct dt_pkt v0 = s->nvpk > vskip ? s->vpk[vskip] : (struct dt_pkt){DT_NOPTS, DT_NOPTS, false};
+    struct dt_pkt a0 = s->napk > askip ? s->apk[askip] : (struct dt_pkt){DT_NOPTS, DT_NOPTS, false};
     if (!dt_fmt(s->ts, sizeof s->ts, "%s", out) || dt_side_probe_programs(env, s) != 0 ||
         dt_side_select(s, NULL) != 0)
         return -1;
@@ -442,7 +442,7 @@ static void parse_video_frame(struct dt_side *s, struct parse_state *ps, const c
     tok(line, " sar:", sar, sizeof sar);
     tok(line, " s:", size, sizeof size);
     tok(line, " i:", il, sizeof il);
-    f->pts = strcmp(pts, "NOPTS") == 0 ? -1 : strtoll(pts, NULL, 10);
+    f->pts = pts[0] == '\0' || strcmp(pts, "NOPTS") == 0 ? DT_NOPTS : strtoll(pts, NULL, 10);
     dt_fmt(f->params, sizeof f->params, "fmt=%s sar=%s size=%s fields=%s chroma=%s", fmt, sar,
            size, il, s->vchroma);
     f->clean = !ps->v_event;
@@ -466,8 +466,8 @@ static void parse_audio_frame(struct dt_side *s, struct parse_state *ps, const c
     struct dt_aframe *f = &s->af[s->naf++];
     memset(f, 0, sizeof *f);
     char v[32];
-    f->pts = -1;
-    f->spts = tok(line, " pts:", v, sizeof v) && strcmp(v, "NOPTS") ? strtoll(v, NULL, 10) : -1;
+    f->pts = DT_NOPTS;
+    f->spts = tok(line, " pts:", v, sizeof v) && strcmp(v, "NOPTS") ? strtoll(v, NULL, 10) : DT_NOPTS;
     f->channels = tok(line, " channels:", v, sizeof v) ? atoi(v) : 0;
     f->rate = tok(line, " rate:", v, sizeof v) ? atoi(v) : 0;
     f->nb = tok(line, " nb_samples:", v, sizeof v) ? atoi(v) : 0;
@@ -628,7 +628,7 @@ static void attach_audio(struct dt_side *s)
     size_t j = 0;
     for (size_t i = 0; i < s->naf; i++) {
         struct dt_aframe *f = &s->af[i];
-        if (f->spts < 0 || f->rate <= 0) {
+        if (f->spts == DT_NOPTS || f->rate <= 0) {
             f->clean = false;
             continue;
         }

@@ -17,21 +17,24 @@
 #define DT_MAX_PROGRAMS 16
 #define DT_MAX_PROG_STREAMS 16
 
+/* "no timestamp": libavformat unwraps 33-bit timestamps, so a real one can be negative */
+#define DT_NOPTS INT64_MIN
+
 struct dt_pkt {
-    int64_t pts, dts; /* as ffprobe reports them (unwrapped by libavformat), -1: none */
+    int64_t pts, dts; /* as ffprobe reports them (unwrapped by libavformat), DT_NOPTS: none */
     bool key;
 };
 
 struct dt_vframe {
-    int64_t pts;        /* as the filter saw it (libavformat-unwrapped) */
+    int64_t pts;        /* as the filter saw it (libavformat-unwrapped), DT_NOPTS: none */
     char md5[33];       /* MD5 of the raw frame (framemd5 of rawvideo) */
     char params[256];   /* fmt, sar, size, field order, colour properties, chroma location */
     bool clean;         /* output before any damage event of the video stream */
 };
 
 struct dt_aframe {
-    int64_t pts;        /* of the packet it was decoded from, -1: not placed */
-    int64_t spts;       /* as ashowinfo printed it (1/rate units), -1: none */
+    int64_t pts;        /* of the packet it was decoded from, DT_NOPTS: not placed */
+    int64_t spts;       /* as ashowinfo printed it (1/rate units), DT_NOPTS: none */
     int channels, rate, nb;
     char fmt[16];
     size_t off;         /* first float of this frame in pcm[] */
