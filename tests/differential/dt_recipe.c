@@ -356,34 +356,42 @@ static int pack_hls_in_pes(struct dt_gen *g)
     return hls_candidate(g, segs, n, true);
 }
 
-/* Class 7: EXT-X-BYTERANGE segments of one file, split inside video PES. */
-static int pack_byterange(struct dt_gen *g)
+/* Byte ranges of file covering it whole, cut inside 1..3 PES; into segs. */
+static int byteranges_inside_pes(struct dt_gen *g, const char *file, struct dt_seg *segs, size_t *n)
 {
-    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
-    struct dt_video_spec v;
-    struct dt_audio_spec a;
-    struct dt_seg segs[8];
     uint64_t cuts[4];
-    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
-        dt_gen_tool(g, "cp", ref, P(cand), (char *)NULL) != 0)
-        return -1;
-    size_t k = cuts_inside_pes(g, ref, cuts, (size_t)dt_rand_in(g, 1, 3));
-    size_t total = 0;
-    free(dt_gen_pes_list(g, ref, &(size_t){0}, &total));
+    size_t total = 0, k = cuts_inside_pes(g, file, cuts, (size_t)dt_rand_in(g, 1, 3));
+    free(dt_gen_pes_list(g, file, &(size_t){0}, &total));
     if (k == 0 || total == 0)
         return -1;
     uint64_t prev = 0;
     for (size_t i = 0; i <= k; i++) {
         uint64_t end = i < k ? cuts[i] * 188 : (uint64_t)total * 188;
         memset(&segs[i], 0, sizeof segs[i]);
-        dt_fmt(segs[i].path, sizeof segs[i].path, "%s", cand_buf);
+        dt_fmt(segs[i].path, sizeof segs[i].path, "%s", file);
         segs[i].ranged = true;
         segs[i].off = prev;
         segs[i].len = end - prev;
         segs[i].duration = 3.0 / (double)(k + 1);
         prev = end;
     }
-    return hls_candidate(g, segs, k + 1, true);
+    *n = k + 1;
+    return 0;
+}
+
+/* Class 7: EXT-X-BYTERANGE segments of one file, split inside PES. */
+static int pack_byterange(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    struct dt_seg segs[8];
+    size_t n = 0;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "cp", ref, P(cand), (char *)NULL) != 0 ||
+        byteranges_inside_pes(g, cand_buf, segs, &n) != 0)
+        return -1;
+    return hls_candidate(g, segs, n, true);
 }
 
 /* Class 7: a reference bound as byte pieces cut inside a video PES. */
@@ -1057,23 +1065,9 @@ static int combo_delivery(struct dt_gen *g, const char *cand, unsigned vpid)
         if (pieces_inside_pes(g, cand, PX(piece), segs, &n) != 0)
             return -1;
         break;
-    default: {
-        uint64_t cuts[4];
-        size_t total = 0, k = cuts_inside_pes(g, cand, cuts, (size_t)dt_rand_in(g, 1, 3));
-        free(dt_gen_pes_list(g, cand, &(size_t){0}, &total));
-        uint64_t prev = 0;
-        for (size_t i = 0; i <= k && total; i++) {
-            uint64_t end = i < k ? cuts[i] * 188 : (uint64_t)total * 188;
-            memset(&segs[i], 0, sizeof segs[i]);
-            dt_fmt(segs[i].path, sizeof segs[i].path, "%s", cand);
-            segs[i].ranged = true;
-            segs[i].off = prev;
-            segs[i].len = end - prev;
-            segs[i].duration = 3.0 / (double)(k + 1);
-            prev = end;
-        }
-        n = total ? k + 1 : 0;
-    }
+    default:
+        if (byteranges_inside_pes(g, cand, segs, &n) != 0)
+            return -1;
     }
     return n ? hls_candidate(g, segs, n, true) : -1;
 }
