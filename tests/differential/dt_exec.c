@@ -124,7 +124,7 @@ int dt_run(struct dt_env *env, struct dt_argv *a, const char *out_path, const ch
     dt_log_command(env, a, out_path, err_path);
     if (a->overflow || a->n == 0)
         return -1;
-    if (env->verbose > 1) {
+    if (env->verbose) {
         fputs("+", stderr);
         for (int i = 0; i < a->n; i++) {
             fputc(' ', stderr);

@@ -49,10 +49,25 @@ static void usage(FILE *f)
             "  --findings FILE  append one Markdown table row per disagreement\n"
             "  --cases FILE     cases to run: lines `NAME SEED GATE [note]`, GATE must|known\n"
             "  --case NAME[:SEED]  one case (repeatable; seed 1 when omitted)\n"
-            "  --random N       N random cases (recipes and seeds from --seed, default: time)\n"
+            "  --random N       N random cases, a third of them `combo` (recipes and seeds drawn\n"
+            "                   from --seed S, default: the clock; printed)\n"
             "  --jobs N         run N cases at once (default 1; each prints when it ends)\n"
-            "  --count N, --seconds S  (mutate) how many mutants, or for how long\n"
-            "  -v               show each command (twice: also FFmpeg's)\n");
+            "  --count N, --seconds S  (mutate) how many mutants, or for how long (default 60 s)\n"
+            "  -v               print each command as it runs (on stderr)\n");
+}
+
+/* A whole decimal number for option opt; false (with a message) otherwise. */
+static bool parse_num(const char *arg, const char *opt, unsigned long long max, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (arg[0] == '\0' || arg[0] == '-' || *end != '\0' || errno != 0 || v > max) {
+        fprintf(stderr, "difftest: %s needs a whole number (at most %llu), not '%s'\n", opt, max, arg);
+        return false;
+    }
+    *out = v;
+    return true;
 }
 
 /* Default path: NAME beside `self` (the running difftest). */
@@ -171,11 +186,28 @@ int main(int argc, char **argv)
             if (o.ncase < DT_MAX_CLI_CASES)
                 o.cases[o.ncase++] = optarg;
             break;
-        case 'r': o.random = strtoul(optarg, NULL, 10); break;
-        case 's': o.seed = strtoull(optarg, NULL, 0); break;
-        case 'n': o.count = strtoul(optarg, NULL, 10); break;
-        case 'S': o.seconds = strtoul(optarg, NULL, 10); break;
-        case 'j': o.jobs = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'r':
+        case 's':
+        case 'n':
+        case 'S':
+        case 'j': {
+            unsigned long long v = 0;
+            static const char *const names[] = {"--random", "--seed", "--count", "--seconds", "--jobs"};
+            int k = c == 'r' ? 0 : c == 's' ? 1 : c == 'n' ? 2 : c == 'S' ? 3 : 4;
+            if (!parse_num(optarg, names[k], k == 1 ? UINT64_MAX : k == 4 ? 64 : 1000000, &v))
+                return 2;
+            if (k == 0)
+                o.random = (unsigned long)v;
+            else if (k == 1)
+                o.seed = v;
+            else if (k == 2)
+                o.count = (unsigned long)v;
+            else if (k == 3)
+                o.seconds = (unsigned long)v;
+            else
+                o.jobs = (unsigned)v;
+            break;
+        }
         case 'v': env.verbose++; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -72,6 +72,9 @@ struct track_result {
     bool neutral;              /* nothing of this track in I on either side */
     size_t nref, ncand, npairs;
     int64_t horizon;           /* first position that is not cleanly observed on either side */
+    int64_t unobserved;        /* first position where a packet gave no frame (or none could be
+                                * placed), on either side: part of the horizon */
+    bool damaged;              /* damage somewhere in this track, on either side (in I or not) */
     enum diff_kind first;      /* first difference in time order */
     int64_t first_at;
     bool clean_content;        /* a content/params/pts difference before the horizon */
@@ -121,7 +124,7 @@ static uint64_t fnv(const char *s)
 /* Frames of side s in I, sorted; *horizon lowered to the first unclean frame
  * or packet without a decoded frame in I. */
 static struct pos *video_positions(const struct dt_side *s, int64_t start, int64_t len,
-                                   int64_t offset, size_t *n, int64_t *horizon)
+                                   int64_t offset, size_t *n, int64_t *horizon, int64_t *unobs)
 {
     struct pos *v = calloc(s->nvf + 1, sizeof *v);
     int64_t *have = calloc(s->nvf + 1, sizeof *have);
@@ -135,7 +138,7 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
         const struct dt_vframe *f = &s->vf[i];
         have[i] = f->pts == DT_NOPTS ? -1 : mod33(f->pts);
         if (f->pts == DT_NOPTS) {
-            *horizon = 0; /* a frame that cannot be placed: the whole track is unobserved */
+            *unobs = 0; /* a frame that cannot be placed: the whole track is unobserved */
             continue;
         }
         int64_t r = rel_signed(f->pts - offset, start);
@@ -153,8 +156,8 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
         int64_t r = rel_signed(s->vpk[k].pts - offset, start);
         if (r < 0 || r >= len)
             continue;
-        if (!bsearch(&key, have, s->nvf, sizeof *have, cmp_i64) && r < *horizon)
-            *horizon = r; /* a packet in I that produced no frame */
+        if (!bsearch(&key, have, s->nvf, sizeof *have, cmp_i64) && r < *unobs)
+            *unobs = r; /* a packet in I that produced no frame */
     }
     free(have);
     qsort(v, *n, sizeof *v, cmp_pos);
@@ -163,7 +166,7 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
 
 /* Sample instants of side s in I, sorted; *horizon as for video. */
 static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64_t len,
-                                   int64_t offset, size_t *n, int64_t *horizon)
+                                   int64_t offset, size_t *n, int64_t *horizon, int64_t *unobs)
 {
     size_t cap = 0;
     for (size_t i = 0; i < s->naf; i++)
@@ -177,7 +180,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
     for (size_t i = 0; i < s->naf; i++) {
         const struct dt_aframe *f = &s->af[i];
         if (f->pts == DT_NOPTS) {
-            *horizon = 0;
+            *unobs = 0;
             continue;
         }
         int64_t r0 = rel_signed(f->pts - offset, start);
@@ -205,29 +208,34 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
         if (decoded || s->apk[k].pts == DT_NOPTS)
             continue;
         int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start);
-        if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *horizon)
-            *horizon = u < 0 ? 0 : u;
+        if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *unobs)
+            *unobs = u < 0 ? 0 : u;
     }
     qsort(v, *n, sizeof *v, cmp_pos);
     return v;
 }
 
 typedef struct pos *(*positions_fn)(const struct dt_side *, int64_t, int64_t, int64_t, size_t *,
-                                    int64_t *);
+                                    int64_t *, int64_t *);
 
 /* Pair the two sides' positions by time and note every difference. */
 static void compare_track(positions_fn positions, const struct dt_side *r, const struct dt_side *c,
-                          int64_t start, int64_t len, int64_t offset, struct track_result *t)
+                          int64_t start, int64_t len, int64_t offset, bool damaged,
+                          struct track_result *t)
 {
     memset(t, 0, sizeof *t);
-    int64_t hr = NEVER, hc = NEVER;
+    int64_t hr = NEVER, hc = NEVER, ur = NEVER, uc = NEVER;
     size_t nr = 0, nc = 0;
-    struct pos *pr = positions(r, start, len, 0, &nr, &hr);
-    struct pos *pc = positions(c, start, len, offset, &nc, &hc);
+    struct pos *pr = positions(r, start, len, 0, &nr, &hr, &ur);
+    struct pos *pc = positions(c, start, len, offset, &nc, &hc, &uc);
+    t->unobserved = ur < uc ? ur : uc;
     t->horizon = hr < hc ? hr : hc;
+    if (t->unobserved < t->horizon)
+        t->horizon = t->unobserved;
+    t->damaged = damaged;
     t->nref = nr;
     t->ncand = nc;
-    t->neutral = nr == 0 && nc == 0 && hr == NEVER;
+    t->neutral = nr == 0 && nc == 0 && t->horizon == NEVER;
     size_t i = 0, j = 0;
     while (pr && pc && (i < nr || j < nc)) {
         if (i < nr && j < nc && pr[i].at == pc[j].at) {
@@ -261,26 +269,33 @@ static enum dt_verdict track_verdict(const struct track_result *t, bool global_c
         *allowed = DT_VSET(DT_MATCH);
         return DT_MATCH;
     }
+    enum dt_verdict v = DT_UNKNOWN;
+    *allowed = DT_VSET(DT_UNKNOWN);
     if (t->horizon == NEVER) {
-        if (!t->any_diff) {
-            *allowed = DT_VSET(DT_MATCH);
-            return DT_MATCH;
-        }
-        if (t->clean_content || global_clean) {
-            *allowed = DT_VSET(DT_MISMATCH);
-            return DT_MISMATCH;
-        }
-        /* only frames missing or extra while some of the observation (the other
-         * track, the other side, the transport) was not clean: an absence is
-         * confirmed only over a complete observation (SPEC) */
-        *allowed = DT_VSET(DT_UNKNOWN);
-        return DT_UNKNOWN;
+        /* every frame and sample of I cleanly observed on both sides */
+        if (!t->any_diff)
+            v = DT_MATCH;
+        else if (t->clean_content || global_clean)
+            v = DT_MISMATCH;
+        /* else only frames missing or extra while some of the observation (the
+         * other track, the other side, the transport) was not clean: an absence
+         * is confirmed only over a complete observation (SPEC) */
+        *allowed = DT_VSET(v);
+        if (t->damaged) /* damage outside I: UNKNOWN is over-cautious, not wrong */
+            *allowed |= DT_VSET(DT_UNKNOWN);
+        return v;
     }
     if (t->clean_content) {
         *allowed = DT_VSET(DT_MISMATCH) | DT_VSET(DT_UNKNOWN);
         return DT_MISMATCH;
     }
-    *allowed = DT_VSET(DT_UNKNOWN);
+    if (t->horizon == 0 && t->unobserved == NEVER && !t->any_diff) {
+        /* damage before I (the first frame of I already came out after it), and
+         * yet every frame and sample of I identical: what a viewer gets over I
+         * is the reference's; UNKNOWN is over-cautious, not wrong */
+        *allowed = DT_VSET(DT_MATCH) | DT_VSET(DT_UNKNOWN);
+        return DT_MATCH;
+    }
     return DT_UNKNOWN;
 }
 
@@ -492,8 +507,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         vend = aend = (int64_t)c->end;
     }
     struct track_result tv, ta;
-    compare_track(video_positions, &r, &s, start, mod33(vend - start), (int64_t)c->offset, &tv);
-    compare_track(audio_positions, &r, &s, start, mod33(aend - start), (int64_t)c->offset, &ta);
+    compare_track(video_positions, &r, &s, start, mod33(vend - start), (int64_t)c->offset,
+                  r.v_damaged || s.v_damaged, &tv);
+    compare_track(audio_positions, &r, &s, start, mod33(aend - start), (int64_t)c->offset,
+                  r.a_damaged || s.a_damaged, &ta);
     bool global_clean = tv.horizon == NEVER && ta.horizon == NEVER && !r.xerror_failed &&
                         !s.xerror_failed && !r.transport_damage && !s.transport_damage &&
                         !r.inconsistent && !s.inconsistent;

@@ -923,7 +923,72 @@ static int dmg_truncate(struct dt_gen *g)
     return 0;
 }
 
-/* Class 10: damage in an open-GOP I frame whose leading B-frames are output before it. */
+/* True when FFmpeg conceals damage in ts's video without an error-level
+ * message (only its info-level "concealing" line): the damage a verifier that
+ * watches error messages does not see. */
+static bool conceals_silently(struct dt_gen *g, const char *ts)
+{
+    char log_buf[DT_PATH_MAX];
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-loglevel", "level+info",
+                 "-threads", "1", "-i", ts, "-map", "0:v", "-f", "null", "-", NULL);
+    int rc = dt_run(g->env, &x, NULL, PE(log, ".txt"));
+    dt_argv_free(&x);
+    char *text = rc == 0 ? dt_read_file(log_buf, 16u << 20, NULL) : NULL;
+    bool silent = text && strstr(text, "] [info] concealing ") && !strstr(text, "] [error]");
+    free(text);
+    return silent;
+}
+
+/* Damage outside a mid-stream interval: a lost video packet in the first
+ * quarter (before the decode boundary) or a lost video or audio packet in the
+ * last tenth (after END).  Every frame and sample of I is identical: MATCH,
+ * though UNKNOWN is accepted (README rule 9).  Audio damage is only placed
+ * after END: before START it would change the AAC history (known limits). */
+static int dmg_outside_interval(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    bool before = dt_rand_in(g, 0, 1);
+    unsigned pid = before || dt_rand_in(g, 0, 1) ? VPID : APID;
+    uint64_t pkts = pid_packets(g, ref, pid);
+    if (pkts < 20)
+        return -1;
+    int64_t k = before ? dt_rand_in(g, 1, (int64_t)pkts / 4) : dt_rand_in(g, (int64_t)pkts * 9 / 10, (int64_t)pkts - 2);
+    dt_fmt(p, sizeof p, "%u", pid);
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    if (dt_gen_tool(g, "tsedit", "drop", ref, P(cand), p, n, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    /* I: from a frame after 50 % to one before 80 % of the video */
+    size_t nv = 0;
+    struct dt_pes *pes = video_pes(g, ref, &nv);
+    if (pes == NULL || nv < 20) {
+        free(pes);
+        return -1;
+    }
+    int64_t *pts = malloc(nv * sizeof *pts);
+    for (size_t i = 0; pts && i < nv; i++)
+        pts[i] = pes[i].pts;
+    free(pes);
+    if (pts == NULL)
+        return -1;
+    qsort(pts, nv, sizeof *pts, cmp_i64);
+    g->c->has_interval = true;
+    g->c->start = (uint64_t)pts[dt_rand_in(g, (int64_t)nv / 2, (int64_t)nv * 6 / 10)];
+    g->c->end = (uint64_t)pts[dt_rand_in(g, (int64_t)nv * 7 / 10, (int64_t)nv * 8 / 10)];
+    free(pts);
+    dt_note(g->env, "packet %" PRId64 " of PID %u lost, %s the interval", k, pid, before ? "before" : "after");
+    return 0;
+}
+
+/* Class 10: damage in an open-GOP I frame whose leading B-frames are output
+ * before it.  Flips are tried in the I frame's packets (after its first) until
+ * one makes FFmpeg conceal silently (at most 16 tries; otherwise the last). */
 static int dmg_open_gop_i(struct dt_gen *g)
 {
     char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24], byte[16];
@@ -938,25 +1003,31 @@ static int dmg_open_gop_i(struct dt_gen *g)
     set_case_ref(g->c, ref_buf);
     size_t nv = 0;
     struct dt_pes *pes = video_pes(g, ref_buf, &nv);
-    /* the packet index among the video PID's packets of an I frame that is not the first */
-    uint64_t pkt_index = 0, before = 0;
-    bool found = false;
+    /* the video PID's packets of an I frame that is not the first, without its
+     * first (PES header) and its last (stuffing): full 184-byte payloads */
+    uint64_t first = 0, count = 0, before = 0;
     size_t want = (size_t)dt_rand_in(g, 1, 2), keys = 0;
-    for (size_t i = 0; pes && i < nv && !found; i++) {
+    for (size_t i = 0; pes && i < nv && count == 0; i++) {
         if (pes[i].rai && keys++ == want && pes[i].npackets >= 3) {
-            pkt_index = before + (uint64_t)dt_rand_in(g, 1, (int64_t)pes[i].npackets - 1);
-            found = true;
+            first = before + 1;
+            count = pes[i].npackets - 2;
         }
         before += pes[i].npackets;
     }
     free(pes);
-    if (!found)
+    if (count == 0)
         return -1;
     dt_fmt(p, sizeof p, "%u", VPID);
-    dt_fmt(n, sizeof n, "%" PRIu64, pkt_index);
-    dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 20, 170));
-    if (dt_gen_tool(g, "tsedit", "flip", ref_buf, P(cand), p, n, byte, (char *)NULL) != 0)
-        return -1;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        dt_fmt(n, sizeof n, "%" PRIu64, first + (uint64_t)dt_rand_in(g, 0, (int64_t)count - 1));
+        dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 0, 183));
+        if (dt_gen_tool(g, "tsedit", "flip", ref_buf, P(cand), p, n, byte, (char *)NULL) != 0)
+            return -1;
+        if (conceals_silently(g, cand_buf)) {
+            dt_note(g->env, "this flip is concealed without an error message (try %d)", attempt + 1);
+            break;
+        }
+    }
     set_case_cand(g->c, cand_buf);
     return 0;
 }
@@ -1079,13 +1150,17 @@ static int combo_delivery(struct dt_gen *g, const char *cand, unsigned vpid)
 static int combo(struct dt_gen *g)
 {
     static const char *const edits[] = {"none", "none", "pixel", "sample", "lost_audio", "pixel+lost_audio"};
+    /* (the first three are the ones allowed with an explicit interval) */
     char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], cand[DT_PATH_MAX], t[32];
     struct dt_video_spec v, ve;
     struct dt_audio_spec a, ae;
     vary_specs(g, &v, &a);
     ve = v;
     ae = a;
-    const char *edit = dt_pick(g, edits, 6);
+    /* the interval first: audio edits only with the whole stream, since AAC
+     * decoding depends on what came before START (README, known limits) */
+    int iv = (int)dt_rand_in(g, 0, 2);
+    const char *edit = dt_pick(g, edits, iv ? 3 : 6);
     if (strstr(edit, "pixel"))
         dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=4:h=4:color=white@1:t=fill:enable='eq(n,%d)'",
                (int)dt_rand_in(g, 0, v.w - 4), (int)dt_rand_in(g, 0, v.h - 4), (int)dt_rand_in(g, 0, 89));
@@ -1134,7 +1209,6 @@ static int combo(struct dt_gen *g)
     }
     if (combo_delivery(g, cand, vpid) != 0)
         return -1;
-    int iv = (int)dt_rand_in(g, 0, 2);
     if (iv == 1 && mid_interval(g, ref_buf) != 0)
         return -1;
     if (iv == 2) { /* arbitrary ticks, not on frame or sample times */
@@ -1202,6 +1276,7 @@ static const struct dt_recipe recipes[] = {
     {"dmg_flip_audio", "edit", 0, L_DAMAGE, "one audio payload byte flipped", dmg_flip_audio},
     {"dmg_lost_packet", "edit", 0, L_UNKNOWN, "one TS packet lost", dmg_lost_packet},
     {"dmg_truncate", "edit", 0, L_UNKNOWN, "truncated candidate", dmg_truncate},
+    {"dmg_outside_interval", "edit", 0, L_MATCH, "a packet lost before the decode boundary or after END", dmg_outside_interval},
     {"dmg_open_gop_i", "edit", 10, L_UNKNOWN, "byte flipped in an open-GOP I frame", dmg_open_gop_i},
     {"usage_binding_scope", "edit", 14, L_USAGE, "binding scope overridden on the command line", usage_binding_scope},
     {"combo", "combined", 0, L_MATCH, "edit or damage, packaging chain, delivery, PTS wrap, declared shift, interval: combined by seed", combo},

@@ -78,9 +78,11 @@ void dt_judge_case(struct dt_env *env, const struct dt_case *c, int port, struct
     bool known = gate && strcmp(gate, "known") == 0;
     char allowed[64];
     dt_verdict_set_name(allowed, sizeof allowed, j->exp.allowed);
+    char id[96];
+    dt_fmt(id, sizeof id, "%s:%" PRIu64, c->name[0] ? c->name : "?", c->seed);
     printf("%-12s %-28s class %2d  oracle %-8s {%s}  exactav %s %s (%s)%s\n",
            dt_status_failed(j->status) && known ? "known" : dt_status_name(j->status),
-           c->name[0] ? c->name : "?", c->klass, dt_verdict_name(j->exp.primary), allowed,
+           id, c->klass, dt_verdict_name(j->exp.primary), allowed,
            j->out.step, dt_verdict_name(j->out.verdict), j->out.reason[0] ? j->out.reason : "-",
            known && !dt_status_failed(j->status) ? "  [known case agrees now: gate it]" : "");
     if (dt_status_failed(j->status)) {
@@ -244,12 +246,15 @@ static int collect(struct dt_run_opts *o, struct case_list *l)
         if (list_add(l, name, seed, "must") != 0)
             return -1;
     }
+    /* random cases: a third are combinations (they reach the most), the rest
+     * spread evenly over every recipe */
     size_t nr = 0;
     const struct dt_recipe *r = dt_recipes(&nr);
     uint64_t s = o->seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
     for (unsigned long i = 0; i < o->random; i++) {
         s = s * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-        if (list_add(l, r[(s >> 33) % nr].name, (s >> 16) % 1000000, "must") != 0)
+        const char *name = (s >> 60) % 3 == 0 ? "combo" : r[(s >> 33) % nr].name;
+        if (list_add(l, name, (s >> 16) % 1000000, "must") != 0)
             return -1;
     }
     return 0;

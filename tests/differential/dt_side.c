@@ -673,7 +673,11 @@ int dt_side_decode(struct dt_env *env, struct dt_side *s)
             s->vf[i].clean = true;
         for (size_t i = 0; i < s->naf; i++)
             s->af[i].clean = true;
-    } else if (!ps.v_event && !ps.a_event) {
+    } else if (ps.v_event || ps.a_event) {
+        s->v_damaged = ps.v_event;
+        s->a_damaged = ps.a_event;
+    } else {
+        s->v_damaged = s->a_damaged = true;
         /* -xerror failed on something the log does not place: nothing is clean */
         for (size_t i = 0; i < s->nvf; i++)
             s->vf[i].clean = false;

@@ -76,6 +76,8 @@ struct dt_side {
     size_t npcm;
 
     bool xerror_failed;             /* `ffmpeg -xerror` exited non-zero */
+    bool v_damaged, a_damaged;      /* the track has damage somewhere (-xerror failed and the
+                                     * log places it in that track, or places nothing) */
     bool transport_damage;          /* found by the oracle's own scan */
     char transport_why[192];
     bool inconsistent;              /* FFmpeg's outputs disagree among themselves */
