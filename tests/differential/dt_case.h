@@ -15,7 +15,7 @@ enum dt_verdict { DT_UNKNOWN = 0, DT_MATCH, DT_MISMATCH, DT_USAGE, DT_ERROR };
 #define DT_VSET(v) (1u << (unsigned)(v))
 
 const char *dt_verdict_name(enum dt_verdict v);
-/* "MATCH|UNKNOWN" etc. for a set of DT_VSET() bits, into out. */
+/* "MATCH|UNKNOWN" etc. for a set of DT_VSET() bits ("any" for none), into out. */
 void dt_verdict_set_name(char *out, size_t size, unsigned set);
 
 #define DT_MAX_SEGS 64

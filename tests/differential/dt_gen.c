@@ -269,10 +269,12 @@ struct dt_pes *dt_gen_pes_list(struct dt_gen *g, const char *ts, size_t *n, size
                    &pid, &pidx, &pusi, &cc, &po, &pl, &pts, &dts, &pcr, &rai) < 11 || pid > 8191)
             continue;
         total++;
-        if (last_start[pid] >= 0)
-            v[last_start[pid]].npackets++;
-        if (!pusi || pts < 0)
+        bool starts = pusi && pts >= 0; /* a new PES (with a timestamp) starts here */
+        if (!starts) {
+            if (last_start[pid] >= 0)
+                v[last_start[pid]].npackets++;
             continue;
+        }
         if (cnt == cap) {
             struct dt_pes *p = realloc(v, cap * 2 * sizeof *v);
             if (p == NULL) {

@@ -29,7 +29,7 @@ const char *dt_verdict_name(enum dt_verdict v)
 
 void dt_verdict_set_name(char *out, size_t size, unsigned set)
 {
-    out[0] = '\0';
+    dt_fmt(out, size, "%s", set ? "" : "any");
     for (int v = DT_UNKNOWN; v <= DT_USAGE; v++)
         if (set & DT_VSET(v)) {
             size_t used = strlen(out);

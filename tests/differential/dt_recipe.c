@@ -859,6 +859,30 @@ static uint64_t pid_packets(struct dt_gen *g, const char *ts, unsigned pid)
     return n;
 }
 
+/* Index among pid's packets of a packet inside one of its PES (neither the
+ * first, with the PES header, nor the last, with stuffing: a full 184-byte
+ * payload), the PES taken between fractions lo and hi of the PID's PES
+ * (in 1/100).  -1 when there is none. */
+static int64_t inner_packet(struct dt_gen *g, const char *ts, unsigned pid, int lo, int hi)
+{
+    size_t all = 0, m = 0;
+    struct dt_pes *p = dt_gen_pes_list(g, ts, &all, NULL);
+    for (size_t i = 0; p && i < all; i++)
+        if (p[i].pid == pid)
+            p[m++] = p[i];
+    int64_t found = -1;
+    uint64_t before = 0;
+    size_t from = m * (size_t)lo / 100, to = m * (size_t)hi / 100;
+    size_t want = (size_t)dt_rand_in(g, (int64_t)from, (int64_t)(to > from ? to - 1 : from));
+    for (size_t i = 0; p && i < m && found < 0; i++) {
+        if (i >= want && p[i].npackets >= 3)
+            found = (int64_t)(before + 1 + (uint64_t)dt_rand_in(g, 0, (int64_t)p[i].npackets - 3));
+        before += p[i].npackets;
+    }
+    free(p);
+    return found;
+}
+
 /* Damage: one byte of a video or audio payload flipped in the second half. */
 static int dmg_flip(struct dt_gen *g, unsigned pid)
 {
@@ -867,12 +891,12 @@ static int dmg_flip(struct dt_gen *g, unsigned pid)
     struct dt_audio_spec a;
     if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
         return -1;
-    uint64_t pkts = pid_packets(g, ref, pid);
-    if (pkts < 10)
+    int64_t k = inner_packet(g, ref, pid, 33, 90);
+    if (k < 0)
         return -1;
     dt_fmt(p, sizeof p, "%u", pid);
-    dt_fmt(n, sizeof n, "%" PRId64, dt_rand_in(g, (int64_t)pkts / 3, (int64_t)pkts * 9 / 10));
-    dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 20, 170));
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 0, 183));
     if (dt_gen_tool(g, "tsedit", "flip", ref, P(cand), p, n, byte, (char *)NULL) != 0)
         return -1;
     set_case_cand(g->c, cand_buf);
@@ -939,6 +963,30 @@ static bool conceals_silently(struct dt_gen *g, const char *ts)
     bool silent = text && strstr(text, "] [info] concealing ") && !strstr(text, "] [error]");
     free(text);
     return silent;
+}
+
+/* One track differs in clean data while the other is damaged: a pixel of one
+ * frame and a lost audio packet.  The confirmed video difference decides:
+ * MISMATCH (SPEC: any MISMATCH wins over UNKNOWN on the other track). */
+static int dmg_audio_edit_video(struct dt_gen *g)
+{
+    char ref_buf[DT_PATH_MAX], edited_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24];
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    ve = v;
+    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=8:h=8:color=white@1:t=fill:enable='eq(n,%d)'",
+           (int)dt_rand_in(g, 0, v.w - 8), (int)dt_rand_in(g, 0, v.h - 8), (int)dt_rand_in(g, 5, 80));
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0 || make_ts(g, &ve, &a, NULL, P(edited)) != 0)
+        return -1;
+    int64_t k = inner_packet(g, edited_buf, APID, 20, 90);
+    dt_fmt(p, sizeof p, "%u", APID);
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    if (k < 0 || dt_gen_tool(g, "tsedit", "drop", edited_buf, P(cand), p, n, (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
 }
 
 /* Damage outside a mid-stream interval: a lost video packet in the first
@@ -1052,7 +1100,7 @@ static int usage_binding_scope(struct dt_gen *g)
 #define L_MISMATCH DT_VSET(DT_MISMATCH)
 #define L_UNKNOWN DT_VSET(DT_UNKNOWN)
 #define L_USAGE DT_VSET(DT_USAGE)
-#define L_DAMAGE (DT_VSET(DT_UNKNOWN) | DT_VSET(DT_MISMATCH)) /* a flipped byte may decode cleanly to other content */
+#define L_ANY 0u /* no intent: a flipped byte may be damage, decode cleanly to other content, or not matter */
 
 /* ---- combinations ------------------------------------------------------------------ */
 
@@ -1272,10 +1320,11 @@ static const struct dt_recipe recipes[] = {
     {"edit_colour", "edit", 12, L_MISMATCH, "colour primaries/transfer/matrix, range, chroma location or SAR retagged", edit_colour},
     {"edit_extra_audio", "edit", 13, L_MISMATCH, "a second, different audio track", edit_extra_audio},
     {"edit_first_pes_audio", "edit", 2, L_MISMATCH, "audio differs after START inside the first audio PES", edit_first_pes_audio},
-    {"dmg_flip_video", "edit", 0, L_DAMAGE, "one video payload byte flipped", dmg_flip_video},
-    {"dmg_flip_audio", "edit", 0, L_DAMAGE, "one audio payload byte flipped", dmg_flip_audio},
+    {"dmg_flip_video", "edit", 0, L_ANY, "one video payload byte flipped", dmg_flip_video},
+    {"dmg_flip_audio", "edit", 0, L_ANY, "one audio payload byte flipped", dmg_flip_audio},
     {"dmg_lost_packet", "edit", 0, L_UNKNOWN, "one TS packet lost", dmg_lost_packet},
     {"dmg_truncate", "edit", 0, L_UNKNOWN, "truncated candidate", dmg_truncate},
+    {"dmg_audio_edit_video", "edit", 0, L_MISMATCH, "a pixel differs in clean video while an audio packet is lost", dmg_audio_edit_video},
     {"dmg_outside_interval", "edit", 0, L_MATCH, "a packet lost before the decode boundary or after END", dmg_outside_interval},
     {"dmg_open_gop_i", "edit", 10, L_UNKNOWN, "byte flipped in an open-GOP I frame", dmg_open_gop_i},
     {"usage_binding_scope", "edit", 14, L_USAGE, "binding scope overridden on the command line", usage_binding_scope},
