@@ -285,6 +285,16 @@ static int pack_nal_strip(struct dt_gen *g)
     return tool_recipe(g, "tsrepack", "nalstrip", pid, t, strcmp(t, "7,8") == 0 ? "1" : "0");
 }
 
+/* Video PES packing: every access unit in two PES (split before its first
+ * slice, or in the middle of a NAL unit; the second PES without PTS). */
+static int pack_pes_split(struct dt_gen *g)
+{
+    static const char *const at[] = {"nal", "middle"};
+    char pid[16];
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    return tool_recipe(g, "tsrepack", "pessplit", pid, dt_pick(g, at, 2), "0");
+}
+
 /* Class 6: an HLS candidate whose segments each restart their counters. */
 static int pack_hls_restart(struct dt_gen *g)
 {
@@ -1110,7 +1120,7 @@ static int usage_binding_scope(struct dt_gen *g)
 static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid)
 {
     static const char *const remux_ops[] = {"pids", "muxdelay0", "latm", "muxrate"};
-    static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip"};
+    static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip", "pessplit", "stype"};
     static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
     static const char *const nals[] = {"9", "6", "9,6"};
     int n = (int)dt_rand_in(g, 0, 3), nremux = (int)dt_rand_in(g, 0, n), step = 0;
@@ -1139,7 +1149,7 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
                 *vpid = 0x100; /* a remux renumbers from 0x100 */
             rc = dt_gen_remux(g, path, opts, out);
         } else {
-            const char *op = dt_pick(g, ts_ops, 4);
+            const char *op = dt_pick(g, ts_ops, 6);
             dt_fmt(pid, sizeof pid, "%u", *vpid);
             if (strcmp(op, "addprog") == 0)
                 rc = dt_gen_tool(g, "tsrepack", "addprog", path, out, dt_pick(g, kinds, 4), (char *)NULL);
@@ -1147,6 +1157,13 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
                 rc = dt_gen_tool(g, "tsrepack", "pcrpid", path, out, "0x1ff", (char *)NULL);
             else if (strcmp(op, "nulls") == 0)
                 rc = dt_gen_tool(g, "tsedit", "nulls", path, out, "7", (char *)NULL);
+            else if (strcmp(op, "pessplit") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "pessplit", path, out, pid, "middle", "0", (char *)NULL);
+            else if (strcmp(op, "stype") == 0) { /* the audio announced as 0x11 (LATM) */
+                char apid[16];
+                dt_fmt(apid, sizeof apid, "%u", *vpid + 1);
+                rc = dt_gen_tool(g, "tsrepack", "stype", path, out, apid, "0x11", (char *)NULL);
+            }
             else
                 rc = dt_gen_tool(g, "tsrepack", "nalstrip", path, out, pid, dt_pick(g, nals, 3), "0",
                                  (char *)NULL);
@@ -1296,6 +1313,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
+    {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES", pack_pes_split},
     {"pack_hls_restart", "packaging", 6, L_MATCH, "HLS candidate, segments restart continuity counters", pack_hls_restart},
     {"pack_bind_restart", "packaging", 6, L_MATCH, "reference bound as segments that restart counters", pack_bind_restart},
     {"pack_hls_in_pes", "packaging", 7, L_MATCH, "HLS candidate cut inside video PES", pack_hls_in_pes},

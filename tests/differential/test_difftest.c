@@ -95,6 +95,10 @@ static void differential_03_repack_keeps_decode(void **state)
     assert_int_equal(same_decode(e, "in.ts", "q.ts"), 0);
     assert_int_equal(sh("cd %s && %s nalstrip in.ts n.ts 256 9,6 0", e->dir, TSREPACK_BIN), 0);
     assert_int_equal(same_decode(e, "in.ts", "n.ts"), 0);
+    assert_int_equal(sh("cd %s && %s pessplit in.ts m.ts 256 middle 0", e->dir, TSREPACK_BIN), 0);
+    assert_int_equal(same_decode(e, "in.ts", "m.ts"), 0);
+    assert_int_equal(sh("cd %s && %s stype in.ts t.ts 257 0x11", e->dir, TSREPACK_BIN), 0);
+    assert_int_equal(same_decode(e, "in.ts", "t.ts"), 0);
     assert_int_equal(sh("cd %s && %s nulls in.ts u.ts 3", e->dir, TSEDIT_BIN), 0);
     assert_int_equal(same_decode(e, "in.ts", "u.ts"), 0);
     /* a shift and its inverse restore every byte */
