@@ -159,6 +159,80 @@ static void transport_scan(struct dt_side *s)
     free(d);
 }
 
+/* One PES header at pl (n bytes of the packet's payload) of a PID carrying
+ * video (video true) or audio: start code, stream id of that kind, '10' marker
+ * bits, a permitted PTS_DTS_flags value, timestamps with their prefix nibbles
+ * and marker bits, a header that fits.  NULL when sound, else what is wrong. */
+static const char *pes_header_fault(const uint8_t *pl, size_t n, bool video)
+{
+    if (n < 9)
+        return NULL; /* a header across packets: not checked */
+    if (pl[0] || pl[1] || pl[2] != 1)
+        return "no PES start code";
+    bool id_ok = video ? (pl[3] >= 0xe0 && pl[3] <= 0xef)
+                       : ((pl[3] >= 0xc0 && pl[3] <= 0xdf) || pl[3] == 0xbd || pl[3] == 0xfa);
+    if (!id_ok)
+        return "stream_id of another kind";
+    if ((pl[6] & 0xc0) != 0x80)
+        return "PES header marker bits";
+    unsigned flags = (pl[7] >> 6) & 3;
+    size_t need = 9 + (flags == 3 ? 10u : flags == 2 ? 5u : 0u);
+    if (flags == 1 || need > 9u + pl[8])
+        return "PTS_DTS_flags";
+    if (9u + pl[8] > n)
+        return NULL;
+    for (unsigned k = 0; k < (flags == 3 ? 2u : flags == 2 ? 1u : 0u); k++) {
+        const uint8_t *t = pl + 9 + 5 * k;
+        unsigned prefix = flags == 3 ? (k ? 1u : 3u) : 2u;
+        if ((t[0] >> 4) != prefix || !(t[0] & 1) || !(t[2] & 1) || !(t[4] & 1))
+            return "PTS/DTS prefix or marker bits";
+    }
+    return NULL;
+}
+
+/* PES-level integrity of the selected tracks (the transport scan does not
+ * know which PIDs carry them): every PES header sound, and a declared
+ * PES_packet_length met by the bytes up to that PID's next PES start. */
+void dt_side_scan_pes(struct dt_side *s)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(s->ts, (size_t)MAX_INPUT_BYTES, &len);
+    struct pes_state {
+        unsigned pid;
+        bool video, open;
+        size_t declared, got;
+    } st[2] = {{s->vpid, true, false, 0, 0}, {s->apid, false, false, 0, 0}};
+    char *why = s->transport_why;
+    for (size_t i = 0; d && !s->transport_damage && i + TS_PACKET_SIZE <= len; i += TS_PACKET_SIZE) {
+        struct ts_packet_info info;
+        if (ts_parse_packet(d + i, &info) != TSPKT_OK || info.payload_len == 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            struct pes_state *p = &st[k];
+            if ((k == 0 ? s->vindex : s->aindex) < 0 || info.pid != p->pid)
+                continue;
+            const uint8_t *pl = d + i + info.payload_offset;
+            const char *fault = NULL;
+            if (info.pusi) {
+                if (p->open && p->declared && p->got != p->declared)
+                    fault = "PES shorter or longer than its PES_packet_length";
+                else
+                    fault = pes_header_fault(pl, info.payload_len, p->video);
+                p->open = true;
+                p->declared = info.payload_len >= 6 ? ((size_t)pl[4] << 8 | pl[5]) : 0;
+                p->got = info.payload_len >= 6 ? info.payload_len - 6 : 0;
+            } else {
+                p->got += info.payload_len;
+            }
+            if (fault) {
+                s->transport_damage = true;
+                dt_fmt(why, sizeof s->transport_why, "%s on PID %u at offset %zu", fault, p->pid, i);
+            }
+        }
+    }
+    free(d);
+}
+
 int dt_side_prepare(struct dt_env *env, struct dt_side *s, const struct dt_seg *segs, size_t n)
 {
     if (dt_mkdirs(s->dir) != 0 || n == 0)

@@ -97,6 +97,10 @@ int dt_side_probe_programs(struct dt_env *env, struct dt_side *s);
  * programs with different streams match (ambiguous). */
 int dt_side_select(struct dt_side *s, const struct dt_side *ref);
 
+/* PES-level integrity of the selected tracks, added to the transport scan's
+ * findings (transport_damage, transport_why). */
+void dt_side_scan_pes(struct dt_side *s);
+
 /* ffprobe: packets of the selected tracks. */
 int dt_side_probe_packets(struct dt_env *env, struct dt_side *s);
 
