@@ -533,14 +533,17 @@ static void canary_27_one_bad_target_never_delays_the_others(void **state)
     live_stop(&l);
 }
 
-/* One long segment (24 s of 1280x720 30 fps): its check takes longer than
- * the 1-second drain the test allows. */
+/* One long segment: 2 s of 1280x720 30 fps encoded once and repeated to
+ * 120 s without re-encoding (cheap to make, 3600 pictures a side to decode),
+ * so its check outlasts the 1-second drain even on a fast machine; the live
+ * edge stays put while the test runs. */
 static void long_segment(struct live *l)
 {
     assert_int_equal(live_sh("mkdir %s/long && cd %s/long && ffmpeg -nostdin -hide_banner -loglevel error "
                              "-f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 "
-                             "-t 24 -map 0:v -map 1:a -c:v libx264 -preset ultrafast -b:v 800k -g 60 -c:a aac -ac 2 -f mpegts long.ts && "
-                             "printf '#EXTM3U\\n#EXT-X-TARGETDURATION:24\\n#EXTINF:24.000000,\\nlong.ts\\n' > playlist.m3u8",
+                             "-t 2 -map 0:v -map 1:a -c:v libx264 -preset ultrafast -b:v 800k -g 60 -c:a aac -ac 2 -f mpegts two.ts && "
+                             "ffmpeg -nostdin -hide_banner -loglevel error -stream_loop 59 -i two.ts -map 0 -c copy -f mpegts long.ts && "
+                             "printf '#EXTM3U\\n#EXT-X-TARGETDURATION:120\\n#EXTINF:120.000000,\\nlong.ts\\n' > playlist.m3u8",
                              l->dir, l->dir), 0);
 }
 
