@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access_probe.h"
 #include "cliutil.h"
 #include "evidence_scope.h"
 #include "evidence_text.h"
@@ -74,8 +75,10 @@ static const char decide_help[] =
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
     "  --input F     situation JSON (schema: docs/controller.md)\n"
-    "  --evidence F  evidence store v1 (read-only; rows that break the rules of a valid\n"
-    "                evidence row are never applicable, the reason is printed)\n"
+    "  --evidence F  evidence store, schema v1 or v2 (read-only; rows that break the rules\n"
+    "                of a valid evidence row are never applicable, the reason is printed;\n"
+    "                a candidate without `access` takes the newest availability probe of\n"
+    "                its path, see docs/controller.md)\n"
     "  --db F        control.db (created when absent)\n"
     "  --json        print the full decision JSON instead of a summary\n"
     "\n"
@@ -107,8 +110,7 @@ static int fill_from_ledger(sqlite3 *db, struct sit_situation *s, struct ldg_fil
 }
 
 /* Decides and records; *answer is the result to print. */
-static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
-                             json_t **answer)
+static int decide_text(const struct cli_args *a, const char *text, size_t len, json_t **answer)
 {
     char err[1024] = "";
     struct sit_situation s;
@@ -154,6 +156,20 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
     evidence_rows_free(&rows);
     ldg_fills_free(&fills);
     sit_free(&s);
+    return rc;
+}
+
+/* Candidates without access take the newest probe (access_probe.h); the
+ * situation so completed is the one decided and recorded. */
+static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
+                             json_t **answer)
+{
+    char *filled = NULL;
+    size_t filled_len = 0;
+    if (acp_fill(a->evidence, text, len, cli_now_ms(), &filled, &filled_len) != 0)
+        return CLI_SOFTWARE;
+    int rc = decide_text(a, filled ? filled : text, filled ? filled_len : len, answer);
+    free(filled);
     return rc;
 }
 

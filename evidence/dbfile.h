@@ -43,7 +43,8 @@ struct dbfile_spec {
     int version;                       /* the newest user_version this build knows */
     const char *const *legacy_tables;  /* schema v1's tables (NULL-terminated) */
     int oldest_readable;               /* the oldest user_version a reader reads as it is
-                                          (readers never migrate); 0: version only */
+                                          (readers never migrate: their queries know what
+                                          an older version lacks); 0: version only */
 };
 
 /* What a file turned out to be.  The zero value is "nothing usable". */

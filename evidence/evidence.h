@@ -22,8 +22,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The schema version this build writes and reads (PRAGMA user_version). */
-#define EVIDENCE_SCHEMA_VERSION 1
+/* The schema version this build writes (PRAGMA user_version): a writer
+ * migrates an older store forward on its first write.  A reader (mode=ro,
+ * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
+ * this one: v2 only adds a column and a table, and the queries read a v1
+ * store as v2 would show it (media_sequence NULL, no probes). */
+#define EVIDENCE_SCHEMA_VERSION 2
+#define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
 /* Bounds on untrusted input. */
@@ -94,6 +99,7 @@ struct evidence_record {
     int64_t observed_at_ms;         /* UTC ms, when the bytes were fetched */
     int64_t observed_end_ms;        /* >= observed_at_ms */
     int64_t recorded_at_ms;         /* 0: the insert sets "now" */
+    struct evidence_int media_sequence; /* v2: HLS media sequence number of the one segment checked */
     const char *report;             /* required: the full JSON report (object) */
     size_t fetch_count;
     const struct evidence_fetch *fetches;
@@ -107,6 +113,8 @@ struct evidence_filter {
     int64_t max_age_s;              /* keep rows with now_ms - observed_at_ms <= max_age_s*1000 */
     int64_t now_ms;                 /* the "now" max_age is measured against */
     int64_t limit;                  /* <= 0: no limit */
+    bool has_media_sequence;        /* v2: rows of this media sequence number only */
+    int64_t media_sequence;
 };
 
 struct evidence_db; /* opaque: one SQLite connection */
@@ -230,6 +238,48 @@ void evidence_rows_free(struct evidence_rows *set);
 /* Copies src (NULL: "") into the field dst of row; a value that does not
  * fit marks the row malformed. */
 void evidence_row_set(struct evidence_row *row, char *dst, const char *src);
+
+/* ---- availability probes (schema v2, table `probes`) ----
+ * Availability evidence, never content evidence: a probe says whether a
+ * path answered, at three levels (TCP connect, response headers of the
+ * newest segment, full download of it).  The status is decided by the
+ * writer (the canary) and only stored here. */
+enum evidence_probe_status {
+    EVIDENCE_PROBE_UNKNOWN = 0,      /* could not be observed */
+    EVIDENCE_PROBE_PASS,             /* all three levels succeeded */
+    EVIDENCE_PROBE_VIOLATION,        /* the path answered with an error */
+};
+
+struct evidence_probe {
+    const char *id;                  /* required; see evidence_new_id */
+    const char *path_id;             /* required */
+    const char *channel, *rendition;
+    const char *object;              /* required: the playlist probed, redacted */
+    enum evidence_probe_status status;
+    const char *reason;              /* required, stable code */
+    int64_t observed_at_ms, observed_end_ms; /* as for evidence rows */
+    int64_t recorded_at_ms;          /* 0: the insert sets "now" */
+    struct evidence_int playlist_status, media_sequence;
+    const char *playlist_error, *segment;
+    struct evidence_int tcp_connect_ms, header_status, header_ttfb_ms;
+    struct evidence_int download_status, download_bytes, download_ms;
+    const char *tcp_error, *header_error, *download_error;
+};
+
+const char *evidence_probe_status_name(enum evidence_probe_status s);
+/* Parses "PASS"/"VIOLATION"/"UNKNOWN"; false for anything else. */
+bool evidence_probe_status_parse(const char *s, enum evidence_probe_status *out);
+
+/* Validates and inserts one probe row (its own transaction). */
+enum evidence_rc evidence_probe_insert(struct evidence_db *db, const struct evidence_probe *p,
+                                       char *err, size_t errlen);
+/* The newest probe of (path_id, channel, rendition) observed at or before
+ * at_ms (ties: the non-PASS row, then the later recording, then the id),
+ * as a JSON object keyed by column name; *row = NULL when there is none
+ * (also on a version-1 store, which has no probes).  Read-only is enough. */
+enum evidence_rc evidence_probe_newest(struct evidence_db *db, const char *path_id,
+                                       const char *channel, const char *rendition, int64_t at_ms,
+                                       json_t **row, char *err, size_t errlen);
 
 /* Writers: format what the queries returned, compute nothing.  Untrusted
  * text is printed with control characters escaped (evidence_text.h). */

@@ -216,7 +216,8 @@ static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *
         (rc = opt_string(cand, "object", "candidate.object", &r->object, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_object(root, "interval", "interval", &iv, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "start", "interval.start", &r->interval_start, err, errlen)) == EVIDENCE_OK &&
-        (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK)
+        (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK &&
+        (rc = opt_int(root, "media_sequence", "media_sequence", &r->media_sequence, err, errlen)) == EVIDENCE_OK)
         return EVIDENCE_OK;
     return rc;
 }

@@ -66,6 +66,16 @@ enum evidence_rc evidence_check_row(const struct evidence_record *row, const jso
 #define EVIDENCE_NEWEST_ORDER \
     "observed_at_ms DESC, verdict = 'MATCH' ASC, recorded_at_ms DESC, id DESC"
 
+/* Bind a borrowed string (NULL -> SQL NULL) / a nullable integer
+ * (evidence_insert.c). */
+void evidence_bind_text(sqlite3_stmt *st, int col, const char *s);
+void evidence_bind_int(sqlite3_stmt *st, int col, struct evidence_int v);
+
+/* Steps st to its end, appending each row (a JSON object keyed by column
+ * name) to a new array in *out (evidence_query.c). */
+enum evidence_rc evidence_collect_rows(sqlite3 *sql, sqlite3_stmt *st, json_t **out, char *err,
+                                       size_t errlen);
+
 /* Sleep a few milliseconds (retry back-off). */
 void evidence_sleep_ms(int ms);
 

@@ -42,15 +42,19 @@ void evidence_rows_free(struct evidence_rows *set)
     memset(set, 0, sizeof *set);
 }
 
-/* Every column the rules compare, then the report. */
-#define NEWEST_COLUMNS                                                                          \
+/* Every column the rules compare, then the report; media_sequence last
+ * (schema v2; a version-1 store, read as it is, has none: NULL). */
+#define NEWEST_COLUMNS_V1                                                                       \
     "id, check_kind, verdict, reason, profile_id, profile_fingerprint, path_id, channel,"      \
     " rendition, program_version, reference_version, object, interval_start, interval_end,"   \
     " observed_at_ms, observed_end_ms, recorded_at_ms, report"
 enum { C_ID, C_KIND, C_VERDICT, C_REASON, C_PROFILE, C_FP, C_PATH, C_CHANNEL, C_RENDITION,
-       C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_N };
+       C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_MSEQ,
+       C_N };
 
 #define NEWEST_ORDER " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT 1"
+/* The select list; mseq is "media_sequence" on v2, "NULL" on a version-1 store. */
+#define SELECT_COLUMNS(mseq) "SELECT " NEWEST_COLUMNS_V1 ", " mseq
 
 /* EVIDENCE_NEWEST_ORDER as a comparison. */
 bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b)
@@ -110,6 +114,7 @@ static void check(sqlite3_stmt *st, struct evidence_row *r)
         .interval_start = int_col(st, C_ISTART, &bad), .interval_end = int_col(st, C_IEND, &bad),
         .observed_at_ms = int_col(st, C_OBS, &bad).value,
         .observed_end_ms = int_col(st, C_OBS_END, &bad).value,
+        .media_sequence = int_col(st, C_MSEQ, &bad),
     };
     const char *report = text_col(st, C_REPORT, &bad);
     if (bad || !evidence_verdict_parse(verdict, &rec.verdict) ||
@@ -176,26 +181,31 @@ static int newest_one(sqlite3 *sql, const char *query, const char *const *params
     return res;
 }
 
-static int read_scope(sqlite3 *sql, const struct evidence_scope *s, struct evidence_rows *out)
+static int read_scope(sqlite3 *sql, int version, const struct evidence_scope *s,
+                      struct evidence_rows *out)
 {
-    static const char scope_sql[] =
-        "SELECT " NEWEST_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "rendition = ?3 AND program_version = ?4 AND check_kind = '" EVIDENCE_CHECK_KIND "'"
-        NEWEST_ORDER;
-    static const char other_sql[] =
-        "SELECT " NEWEST_COLUMNS " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "
-        "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER;
+#define SCOPE_WHERE(mseq)                                                                        \
+    SELECT_COLUMNS(mseq) " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "                \
+    "rendition = ?3 AND program_version = ?4 AND check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
+#define OTHER_WHERE(mseq)                                                                        \
+    SELECT_COLUMNS(mseq) " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "                \
+    "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
+    static const char *const scope_sql[2] = {SCOPE_WHERE("NULL"), SCOPE_WHERE("media_sequence")};
+    static const char *const other_sql[2] = {OTHER_WHERE("NULL"), OTHER_WHERE("media_sequence")};
+#undef SCOPE_WHERE
+#undef OTHER_WHERE
     const char *p[4] = {s->path_id, s->channel, s->rendition, s->program_version};
-    int r = newest_one(sql, scope_sql, p, 4, out);
+    int v2 = version >= 2;
+    int r = newest_one(sql, scope_sql[v2], p, 4, out);
     if (r != 0)
         return r < 0 ? -1 : 0;
-    return newest_one(sql, other_sql, p, 2, out) < 0 ? -1 : 0;
+    return newest_one(sql, other_sql[v2], p, 2, out) < 0 ? -1 : 0;
 }
 
-/* Runs reads(sql, arg, out) in one read transaction (one snapshot for all
- * it reads); on failure *out is freed and err says why. */
+/* Runs reads(sql, schema version, arg, out) in one read transaction (one
+ * snapshot for all it reads); on failure *out is freed and err says why. */
 static enum evidence_rc snapshot(struct evidence_db *db,
-                                 int (*reads)(sqlite3 *, const void *, struct evidence_rows *),
+                                 int (*reads)(sqlite3 *, int, const void *, struct evidence_rows *),
                                  const void *arg, struct evidence_rows *out, char *err,
                                  size_t errlen)
 {
@@ -205,7 +215,7 @@ static enum evidence_rc snapshot(struct evidence_db *db,
         return EVIDENCE_E_INTERNAL;
     }
     enum evidence_rc rc = EVIDENCE_OK;
-    if (reads(db->sql, arg, out) < 0) {
+    if (reads(db->sql, db->schema_version, arg, out) < 0) {
         evidence_seterr(err, errlen, "query: %s", sqlite3_errmsg(db->sql));
         rc = EVIDENCE_E_INTERNAL;
     }
@@ -222,11 +232,11 @@ struct scopes {
     size_t n;
 };
 
-static int read_scopes(sqlite3 *sql, const void *arg, struct evidence_rows *out)
+static int read_scopes(sqlite3 *sql, int version, const void *arg, struct evidence_rows *out)
 {
     const struct scopes *s = arg;
     for (size_t i = 0; i < s->n; i++)
-        if (read_scope(sql, &s->v[i], out) < 0)
+        if (read_scope(sql, version, &s->v[i], out) < 0)
             return -1;
     return 0;
 }
@@ -276,24 +286,29 @@ static int since_rows(sqlite3 *sql, const char *query, const struct evidence_sin
 /* The step's rows, then (when the limit cut them short and they hold no
  * valid MISMATCH) the newest valid MISMATCH: an older one can remain only
  * then. */
-static int read_since(sqlite3 *sql, const void *arg, struct evidence_rows *out)
+static int read_since(sqlite3 *sql, int version, const void *arg, struct evidence_rows *out)
 {
 #define SINCE_WHERE                                                                            \
     " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND rendition = ?3 AND "              \
     "program_version = ?4 AND profile_id = ?5 AND check_kind = '" EVIDENCE_CHECK_KIND "' AND " \
     "observed_at_ms > ?6"
-    static const char rows_sql[] =
-        "SELECT " NEWEST_COLUMNS SINCE_WHERE " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT ?7";
-    static const char mismatch_sql[] = "SELECT " NEWEST_COLUMNS SINCE_WHERE
-                                       " AND verdict = 'MISMATCH' ORDER BY " EVIDENCE_NEWEST_ORDER
-                                       " LIMIT ?7";
+#define ROWS_SQL(mseq) SELECT_COLUMNS(mseq) SINCE_WHERE " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT ?7"
+#define MISMATCH_SQL(mseq)                                                                     \
+    SELECT_COLUMNS(mseq) SINCE_WHERE " AND verdict = 'MISMATCH' ORDER BY " EVIDENCE_NEWEST_ORDER \
+                                     " LIMIT ?7"
+    static const char *const rows_sql[2] = {ROWS_SQL("NULL"), ROWS_SQL("media_sequence")};
+    static const char *const mismatch_sql[2] = {MISMATCH_SQL("NULL"),
+                                                MISMATCH_SQL("media_sequence")};
+#undef MISMATCH_SQL
+#undef ROWS_SQL
 #undef SINCE_WHERE
     const struct evidence_since *q = arg;
     bool mismatch = false;
+    int v2 = version >= 2;
     int64_t limit = q->limit > INT64_MAX ? INT64_MAX : (int64_t)q->limit;
-    int r = since_rows(sql, rows_sql, q, limit, false, out, &mismatch);
+    int r = since_rows(sql, rows_sql[v2], q, limit, false, out, &mismatch);
     if (r == 0 && !mismatch && out->n == q->limit)
-        r = since_rows(sql, mismatch_sql, q, -1, true, out, &mismatch);
+        r = since_rows(sql, mismatch_sql[v2], q, -1, true, out, &mismatch);
     return r;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 extern const char evidence_schema_v1_sql[];
+extern const char evidence_schema_v2_sql[];
 
 /* The file's identity (dbfile.h): our application_id, the versions this
  * build knows, and the tables of schema v1 (a store made before
@@ -17,14 +18,14 @@ extern const char evidence_schema_v1_sql[];
 static const char *const LEGACY_TABLES[] = {"evidence", "fetches", NULL};
 static const struct dbfile_spec STORE = {"an evidence store", DBFILE_APPID_EVIDENCE,
                                          EVIDENCE_SCHEMA_VERSION, LEGACY_TABLES,
-                                         EVIDENCE_SCHEMA_VERSION /* readers: this version only */};
+                                         EVIDENCE_OLDEST_READABLE};
 
 /* Forward migrations, applied in order inside one BEGIN IMMEDIATE
  * transaction.  Step i takes the file from version i to version i + 1;
- * schema v2 is one more line here (e.g. evidence_schema_v2_sql holding
- * ALTER TABLE / CREATE INDEX statements). */
+ * each step is one SQL file (schema_vN.sql, embedded at build time). */
 static const char *const MIGRATIONS[] = {
     evidence_schema_v1_sql, /* 0 -> 1 */
+    evidence_schema_v2_sql, /* 1 -> 2: evidence.media_sequence, probes (schema_v2.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,

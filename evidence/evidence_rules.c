@@ -236,13 +236,19 @@ static enum evidence_rc check_clean(struct rules *c, const json_t *side, const c
     return EVIDENCE_OK;
 }
 
-/* What a MATCH needs beyond its tracks: complete, clean observations on
- * both sides and a delivery without any failure. */
+/* What a MATCH needs beyond its tracks: the interval it covers, complete,
+ * clean observations on both sides and a delivery without any failure.
+ * An UNKNOWN needs none of this (nothing beyond what shows it is UNKNOWN:
+ * a check that never decoded, e.g. the canary's playlist_stalled, has no
+ * interval and no decode flags); a MATCH always needs all of it. */
 static enum evidence_rc check_match(struct rules *c, const json_t *report, bool audio)
 {
     static const char *const sides[] = {"reference", "candidate"};
     char f[96];
     enum evidence_rc rc;
+    const json_t *iv = json_object_get(report, "interval");
+    if (!json_is_integer(json_object_get(iv, "start")) || !json_is_integer(json_object_get(iv, "end")))
+        return broken(c, "interval", "a MATCH names the interval it compared (start and end)");
     for (size_t i = 0; i < 2; i++) {
         const json_t *s = json_object_get(report, sides[i]);
         snprintf(f, sizeof f, "%s.transport_complete", sides[i]);
@@ -361,6 +367,8 @@ static enum evidence_rc check_columns(struct rules *c, const struct evidence_rec
         return broken(c, "interval_start", "the interval columns differ from the report");
     if (row->observed_at_ms != rep->observed_at_ms || row->observed_end_ms != rep->observed_end_ms)
         return broken(c, "observed_at_ms", "the observation times differ from the report");
+    if (!same_int(row->media_sequence, rep->media_sequence))
+        return broken(c, "media_sequence", "the column differs from the report");
     return EVIDENCE_OK;
 }
 

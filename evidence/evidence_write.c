@@ -27,6 +27,7 @@ static const struct table_col TABLE[] = {
     {"CHANNEL", "channel", COL_TEXT},
     {"RENDITION", "rendition", COL_TEXT},
     {"PROGRAM_VERSION", "program_version", COL_TEXT},
+    {"MEDIA_SEQ", "media_sequence", COL_TEXT},
 };
 #define NCOLS (sizeof TABLE / sizeof TABLE[0])
 #define CELL_MAX 256

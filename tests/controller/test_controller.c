@@ -649,7 +649,7 @@ static void ctl_20_replay_reproduces_and_detects_tampering(void **state)
     ctl_tmp_remove(&t);
 }
 
-static void ctl_21_evidence_db_must_be_v1_and_exist(void **state)
+static void ctl_21_evidence_db_must_exist_in_a_version_this_build_reads(void **state)
 {
     (void)state;
     struct ctl_tmp t;
@@ -667,10 +667,16 @@ static void ctl_21_evidence_db_must_be_v1_and_exist(void **state)
     assert_int_equal(ctl_sql(path, "CREATE TABLE evidence (id TEXT)"), 0);
     assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_OPEN);
     assert_non_null(strstr(err, "not an evidence store"));
-    ctl_tmp_path(&t, "v2.db", path, sizeof path);
-    ctl_evidence_store(path, NULL);
-    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 2"), 0);
+    ctl_tmp_path(&t, "v3.db", path, sizeof path);
+    ctl_evidence_store(path, NULL); /* schema v2 */
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_OK);
+    evidence_rows_free(&rows);
+    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 1"), 0); /* v1 is read as it is */
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_OK);
+    evidence_rows_free(&rows);
+    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 3"), 0);
     assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_VERSION);
+    assert_non_null(strstr(err, "schema version 3"));
     sit_free(&s);
     free(text);
     json_decref(sit);
@@ -947,7 +953,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_18_invalid_situation_names_the_field),
         cmocka_unit_test(ctl_19_record_is_complete_and_versioned),
         cmocka_unit_test(ctl_20_replay_reproduces_and_detects_tampering),
-        cmocka_unit_test(ctl_21_evidence_db_must_be_v1_and_exist),
+        cmocka_unit_test(ctl_21_evidence_db_must_exist_in_a_version_this_build_reads),
         cmocka_unit_test(ctl_30_corrupted_situations_never_crash),
         cmocka_unit_test(ctl_31_content_tie_never_lets_a_match_hide_a_mismatch),
         cmocka_unit_test(ctl_32_numbers_are_read_exactly_or_refused),

@@ -392,10 +392,10 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
     refused(&e, "schema version 3", "explain %s --db '%s'", id, e.db);
     refused(&e, "schema version 3", "grants list --db '%s'%s", e.db, "");
     refused(&e, "schema version 3", "revoke x --reason r --db '%s'%s", e.db, "");
-    ctl_sql(e.ev, "PRAGMA user_version = 2");
+    ctl_sql(e.ev, "PRAGMA user_version = 3"); /* evidence.db: this build reads 1 and 2 */
     char other[160];
     ctl_tmp_path(&e.t, "other-control.db", other, sizeof other);
-    refused(&e, "schema version 2", args, e.ev, other);
+    refused(&e, "schema version 3", args, e.ev, other);
     assert_false(exists(other, "")); /* nothing decided, nothing created */
     /* a control.db from before application_id (v1, exactly our v1 tables):
      * read as it is, adopted (and migrated to v2) by the next writer */
@@ -403,7 +403,7 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
                   "DROP TABLE grant_events; DROP TABLE reservations; DROP TABLE allocations;"
                   "DROP TABLE grants; DROP INDEX decisions_policy; DROP INDEX decisions_scope;"
                   "PRAGMA user_version = 1; PRAGMA application_id = 0");
-    ctl_sql(e.ev, "PRAGMA user_version = 1");
+    ctl_sql(e.ev, "PRAGMA user_version = 2");
     digest(e.db, d1);
     assert_int_equal(ctl_run(&e.t, "decisions list --db '%s'", e.db), 0);
     digest(e.db, d2);

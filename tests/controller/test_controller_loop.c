@@ -1297,7 +1297,7 @@ static void ctl_59_loop_policy_and_observations_are_read_exactly(void **state)
  * row: a row written past exactav is UNKNOWN evidence_malformed, never a
  * MATCH that lets the step grow, and a forged MISMATCH confirms nothing; an
  * older valid MATCH does not take the place of a newer invalid row. */
-static void ctl_60_next_counts_only_valid_step_evidence(void **state)
+static void ctl_63_next_counts_only_valid_step_evidence(void **state)
 {
     (void)state;
     const struct negative cases[] = {
@@ -1322,7 +1322,7 @@ static void ctl_60_next_counts_only_valid_step_evidence(void **state)
  * every stored column too (issue 9), the ledger values are inputs it
  * applies (issue 11), and grant refuses a decision whose record does not
  * replay. */
-static void ctl_61_replay_of_a_ledger_decision_checks_every_stored_column(void **state)
+static void ctl_64_replay_of_a_ledger_decision_checks_every_stored_column(void **state)
 {
     (void)state;
     struct ctl_world w;
@@ -1455,8 +1455,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_51_explain_grant_and_next_and_cli_codes),
         cmocka_unit_test(ctl_58_readers_read_a_v1_control_db_as_it_is_and_never_write_it),
         cmocka_unit_test(ctl_59_loop_policy_and_observations_are_read_exactly),
-        cmocka_unit_test(ctl_60_next_counts_only_valid_step_evidence),
-        cmocka_unit_test(ctl_61_replay_of_a_ledger_decision_checks_every_stored_column),
+        cmocka_unit_test(ctl_63_next_counts_only_valid_step_evidence),
+        cmocka_unit_test(ctl_64_replay_of_a_ledger_decision_checks_every_stored_column),
         cmocka_unit_test(ctl_62_loop_commands_escape_output_and_print_the_json_error_object),
     };
     if (argc > 1)

@@ -196,6 +196,10 @@ void ev_refresh_report(struct evidence_record *r)
                                  r->rendition, r->program_version, r->reference_version,
                                  r->object, r->interval_start, r->interval_end));
     json_t *j = json_loads(r->report, 0, NULL);
+    if (r->media_sequence.present) { /* schema v2: the column equals the report's */
+        json_object_set_new(j, "media_sequence", json_integer(r->media_sequence.value));
+        r->report = keep(json_dumps(j, JSON_COMPACT));
+    }
     static char fp[8][65]; /* the fingerprint column equals the report's */
     static int next;
     char *slot = fp[next++ % 8];

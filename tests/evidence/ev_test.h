@@ -27,7 +27,8 @@ int ev_write_file(const struct ev_tmp *t, const char *name, const char *text, ch
  * provides. */
 struct evidence_record ev_sample_record(const char *id, int64_t observed_at_ms);
 /* After changing columns of r: a new report that agrees with them (and the
- * fingerprint column with it), so that r is a valid row again. */
+ * fingerprint column with it, and media_sequence when present), so that r
+ * is a valid row again. */
 void ev_refresh_report(struct evidence_record *r);
 
 /* A verifier report as JSON text (malloc'd), valid by the rules of a valid

@@ -354,7 +354,7 @@ static void cli_10_store_errors_exit_66_in_every_subcommand(void **state)
     run_free(&r);
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open(newer, &raw), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
     assert_int_equal(sqlite3_open(foreign, &raw), SQLITE_OK);
     assert_int_equal(sqlite3_exec(raw, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
@@ -368,7 +368,7 @@ static void cli_10_store_errors_exit_66_in_every_subcommand(void **state)
     } stores[] = {{missing, "no such file"},
                   {foreign, "not an evidence store"},
                   {control, "this is a stepctl control.db"},
-                  {newer, "schema version 2"}};
+                  {newer, "schema version 3"}};
     for (size_t i = 0; i < sizeof stores / sizeof stores[0]; i++) {
         expect_refused(run_cmd("evidence", "list", "--evidence", stores[i].db, NULL), stores[i].why);
         expect_refused(run_cmd("evidence", "latest", "--evidence", stores[i].db, NULL), stores[i].why);
@@ -432,6 +432,46 @@ static void cli_11_readers_work_on_a_store_they_cannot_write(void **state)
     }
 }
 
+/* --media-sequence (schema v2) selects the rows of one media sequence number;
+ * it is a filter of list and latest only. */
+static void cli_12_list_filters_by_media_sequence(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 2; i++) {
+        char id[16], name[32], path[160];
+        snprintf(id, sizeof id, "seq-%d", 30 + i);
+        snprintf(name, sizeof name, "%s.json", id);
+        char *text = ev_sample_report(id, "MATCH", now - 1000 * (2 - i), "cdn-c", "ch1", "720p", "pv7");
+        json_t *rep = json_loads(text, 0, NULL);
+        free(text);
+        json_object_set_new(rep, "media_sequence", json_integer(30 + i));
+        text = json_dumps(rep, JSON_COMPACT);
+        json_decref(rep);
+        assert_int_equal(ev_write_file(t, name, text, path, sizeof path), 0);
+        free(text);
+        struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+        expect_rc(r, 0);
+        run_free(&r);
+    }
+    struct run r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "31", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "MEDIA_SEQ"));
+    assert_non_null(strstr(r.out, "seq-31"));
+    assert_null(strstr(r.out, "seq-30"));
+    run_free(&r);
+    r = run_cmd("evidence", "latest", "--evidence", t->db, "--media-sequence=30", "--json", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "\"media_sequence\": 30"));
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "-1", NULL);
+    expect_rc(r, 64);
+    run_free(&r);
+    r = run_cmd("evidence", "show", "seq-30", "--evidence", t->db, "--media-sequence", "30", NULL);
+    expect_rc(r, 64);
+    run_free(&r);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -448,6 +488,7 @@ int main(int argc, char **argv)
         T(cli_09_table_output_neutralises_control_characters),
         T(cli_10_store_errors_exit_66_in_every_subcommand),
         T(cli_11_readers_work_on_a_store_they_cannot_write),
+        T(cli_12_list_filters_by_media_sequence),
     };
     if (argc > 1) {
         bool known = false;

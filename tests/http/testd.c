@@ -17,6 +17,8 @@
  *                       Set-Cookie (to test that none is recorded)
  *   /norange/<path>     ignores Range: always 200 with the full body
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
+ *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
+ *                       stream sliding over PLAYLIST's segments (testd_live.h)
  * Every file response carries ETag, Age, Via, X-Cache and Server so that
  * header recording can be tested; it is also the README's "CDN C".
  * With --port 0 the kernel picks a free port; the port number is written to
@@ -42,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testd_live.h"
+
 #define TESTD_NAME "exactav-testd"
 #define MAX_REDIRECT_HOPS 100
 #define SLOW_CHUNK 1024
@@ -63,6 +67,9 @@ struct testd_config {
     char *tls_key;
     unsigned port;
     int verbose;
+    const char *live_playlist;   /* --live */
+    unsigned live_window;        /* --live-window */
+    struct testd_live *live;
 };
 
 /* One file being streamed by a callback route (/short, /slow). */
@@ -372,6 +379,11 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
                              const char *url, const char *raw_uri)
 {
     const char *rest;
+    if (cfg->live && testd_live_handles(url)) {
+        unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        struct MHD_Response *r = testd_live_respond(cfg->live, c, url, &status);
+        return queue(c, status, r);
+    }
     if ((rest = after(url, "/redirect/")))
         return route_redirect(c, cfg, rest, raw_uri);
     if ((rest = after(url, "/signed/")))
@@ -437,8 +449,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 static void usage(FILE *out)
 {
     fprintf(out, "usage: " TESTD_NAME " --root DIR [--port N] [--port-file FILE]"
-                 " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]\n"
+                 " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]"
+                 " [--live PLAYLIST [--live-window N]]\n"
                  "The project's test HTTP server on 127.0.0.1 (docs/fetch.md lists its routes).\n"
+                 "--live serves a live HLS stream sliding over PLAYLIST's segments at /_live/\n"
+                 "(window: --live-window N segments, 1-100), controlled through /_control/.\n"
                  "Exit: 0 stopped by SIGTERM/SIGINT or --help, 1 cannot listen, 2 usage.\n");
 }
 
@@ -452,6 +467,8 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
                                              {"tls-cert", required_argument, NULL, 'c'},
                                              {"tls-key", required_argument, NULL, 'k'},
                                              {"verbose", no_argument, NULL, 'v'},
+                                             {"live", required_argument, NULL, 'L'},
+                                             {"live-window", required_argument, NULL, 'W'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *root = NULL;
@@ -472,6 +489,12 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
         case 'k': cfg->tls_key_file = optarg; break;
         case 'v': cfg->verbose = 1; break;
         case 'h': return 1;
+        case 'L': cfg->live_playlist = optarg; break;
+        case 'W':
+            cfg->live_window = (unsigned)strtoul(optarg, &end, 10);
+            if (!*optarg || *end || cfg->live_window < 1 || cfg->live_window > 100)
+                return -1;
+            break;
         default: return -1;
         }
     }
@@ -582,6 +605,13 @@ int main(int argc, char **argv)
     }
     if (load_tls(&cfg) != 0)
         return 2;
+    if (cfg.live_playlist) {
+        char err[512];
+        if (!(cfg.live = testd_live_new(cfg.live_playlist, cfg.root, cfg.live_window, err, sizeof err))) {
+            fprintf(stderr, TESTD_NAME ": %s\n", err);
+            return 2;
+        }
+    }
     /* Block the stop signals before any MHD thread exists, then wait for them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -612,5 +642,6 @@ int main(int argc, char **argv)
         unlink(cfg.port_file);
     free(cfg.tls_cert);
     free(cfg.tls_key);
+    testd_live_free(cfg.live);
     return 0;
 }

@@ -6,15 +6,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int testd_run_start(const char *binary, const char *root, pid_t *pid)
+int testd_run_start_args(const char *binary, const char *root, const char *const extra[],
+                         pid_t *pid)
 {
     char portfile[512];
     snprintf(portfile, sizeof portfile, "%s/port", root);
+    const char *argv[16] = {binary, "--root", root, "--port", "0", "--port-file", portfile};
+    size_t n = 7;
+    for (size_t i = 0; extra && extra[i] && i < 8; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
     *pid = fork();
     if (*pid < 0)
         return 0;
     if (*pid == 0) {
-        execl(binary, binary, "--root", root, "--port", "0", "--port-file", portfile, (char *)NULL);
+        execv(binary, (char *const *)argv);
         _exit(127);
     }
     int port = 0;
@@ -29,6 +35,11 @@ int testd_run_start(const char *binary, const char *root, pid_t *pid)
             usleep(25000);
     }
     return port;
+}
+
+int testd_run_start(const char *binary, const char *root, pid_t *pid)
+{
+    return testd_run_start_args(binary, root, NULL, pid);
 }
 
 int testd_run_stop(pid_t pid)

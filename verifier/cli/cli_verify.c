@@ -323,18 +323,6 @@ static int open_candidate(const struct verify_opts *o, const struct reference *r
     return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "cannot prepare the candidate");
 }
 
-/* What the delivery adds to the report's candidate object: a failed
- * delivery, the other hosts redirects led to, whether its end was proven. */
-static void annotate_candidate(json_t *report, const struct candidate *cand)
-{
-    json_t *c = json_object_get(report, "candidate");
-    if (cand->failure)
-        json_object_set_new(c, "delivery_failure",
-                            json_pack("{s:s, s:s}", "reason", cand->failure, "detail", cand->failure_detail));
-    json_object_set_new(c, "redirect_hosts", cand->redirect_hosts ? json_copy(cand->redirect_hosts) : json_array());
-    json_object_set_new(c, "length_proven", json_boolean(!cand->length_unproven));
-}
-
 static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
                      struct candidate *cand, struct evidence_db *edb)
 {
@@ -357,7 +345,7 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
     char err[768] = "";
     int rc = verify_run(&rq, &report, err, sizeof err);
     if (report)
-        annotate_candidate(report, cand);
+        candidate_annotate_report(report, cand);
     int erc = report && edb ? store_evidence(edb, o->evidence, report) : 0;
     rc = emit(o, report, erc ? erc : rc, err);
     /* `evidence: ID` only for a committed row (the JSON report has its id). */

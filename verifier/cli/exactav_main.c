@@ -13,13 +13,16 @@ struct exactav_command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    bool own_json_errors; /* prints its own --json error object (cli_canary.c says why) */
 };
 
 static const struct exactav_command commands[] = {
-    {"verify", exactav_cmd_verify, "compare a candidate with the reference (Exact-AV v1)"},
-    {"bind", exactav_cmd_bind, "write a reference binding"},
-    {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint"},
-    {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)"},
+    {"verify", exactav_cmd_verify, "compare a candidate with the reference (Exact-AV v1)", false},
+    {"bind", exactav_cmd_bind, "write a reference binding", false},
+    {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint", false},
+    {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)", false},
+    {"canary", exactav_cmd_canary, "check live renditions at every segment; --once: a pre-flight session",
+     true},
 };
 
 static void usage(FILE *out)
@@ -54,8 +57,10 @@ int main(int argc, char **argv)
             return EXACTAV_EXIT_INTERNAL;
         }
         /* --json: a failure that printed nothing prints the error object (docs/cli.md) */
-        int rc = evidence_text_run("exactav", commands[i].name, commands[i].run, argc - 1, argv + 1,
-                                   cli_first_error);
+        int rc = commands[i].own_json_errors
+                     ? commands[i].run(argc - 1, argv + 1)
+                     : evidence_text_run("exactav", commands[i].name, commands[i].run, argc - 1,
+                                         argv + 1, cli_first_error);
         fetch_global_cleanup();
         return rc;
     }

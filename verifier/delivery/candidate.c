@@ -323,3 +323,15 @@ void candidate_free(struct candidate *c)
     free(c->object);
     memset(c, 0, sizeof *c);
 }
+
+void candidate_annotate_report(json_t *report, const struct candidate *c)
+{
+    json_t *o = json_object_get(report, "candidate");
+    if (!json_is_object(o))
+        return;
+    if (c->failure)
+        json_object_set_new(o, "delivery_failure",
+                            json_pack("{s:s, s:s}", "reason", c->failure, "detail", c->failure_detail));
+    json_object_set_new(o, "redirect_hosts", c->redirect_hosts ? json_copy(c->redirect_hosts) : json_array());
+    json_object_set_new(o, "length_proven", json_boolean(!c->length_unproven));
+}

@@ -69,4 +69,10 @@ enum candidate_status candidate_open(const struct candidate_options *opt, struct
                                      char *err, size_t errlen);
 void candidate_free(struct candidate *c);
 
+/* What the delivery adds to a check's report (its "candidate" object): the
+ * failed delivery {reason, detail} when there was one, redirect_hosts and
+ * length_proven.  Shared by `exactav verify` and `exactav canary`, so both
+ * write the same report. */
+void candidate_annotate_report(json_t *report, const struct candidate *c);
+
 #endif
