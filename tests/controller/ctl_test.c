@@ -466,6 +466,52 @@ json_t *ctl_world_situation(const struct ctl_world *w)
     return ctl_situation_at("main_situation.json", w->now - 1000);
 }
 
+void ctl_observations(const struct ctl_tmp *t, const json_t *sit, const char *name, char *path,
+                      size_t n)
+{
+    json_t *c = json_deep_copy(ctl_cand((json_t *)sit, "C"));
+    int64_t now = ctl_now_ms();
+    json_t *obs = json_pack("{s:O,s:O,s:O}", "access", json_object_get(c, "access"), "qoe",
+                            json_object_get(c, "qoe"), "resources",
+                            json_object_get(c, "resources"));
+    json_decref(c);
+    int64_t latest = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(obs, k, v)
+    {
+        int64_t at = json_integer_value(json_object_get(v, "observed_at_ms"));
+        latest = at > latest ? at : latest;
+    }
+    ctl_shift_ms(obs, now - 10 - latest); /* the newest observation: just now */
+    ctl_write_json(t, name, obs, path, n);
+    json_decref(obs);
+}
+
+void ctl_tune_c(json_t *sit, bool drop, int step_rps)
+{
+    json_t *c = ctl_cand(sit, "C"), *win, *it;
+    size_t i, j;
+    json_array_foreach(json_object_get(json_object_get(c, "resources"), "windows"), i, win)
+        json_array_foreach(json_object_get(win, "items"), j, it)
+    {
+        if (drop)
+            json_object_del(it, "commitments_upper");
+        if (step_rps >= 0 && !strcmp(json_string_value(json_object_get(it, "resource")), "origin") &&
+            !strcmp(json_string_value(json_object_get(it, "metric")), "rps"))
+            json_object_set_new(it, "step_upper", json_integer(step_rps));
+    }
+}
+
+void ctl_other_isp(json_t *sit, const char *isp)
+{
+    ctl_set(sit, "action.cohort.isp", json_string(isp));
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(sit, "candidates"), i, c)
+        ctl_set(c, "qoe.cohort.isp", json_string(isp));
+}
+
 void ctl_fast(json_t *sit)
 {
     ctl_set(sit, "action.max_rate_per_s", json_integer(100000));

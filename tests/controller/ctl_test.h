@@ -111,8 +111,8 @@ int ctl_decide_cli(const struct ctl_tmp *t, const char *name, const json_t *sit,
 /* Runs "stepctl grant ID --db DB ARGS"; returns the exit code, grant id in out. */
 int ctl_grant_cli(const struct ctl_tmp *t, const char *db, const char *decision,
                   const char *args, char id[33]);
-/* A world: a temporary folder with evidence.db (schema v1) and the path
- * of control.db, at "now". */
+/* A world: a temporary folder with evidence.db (the schema this build
+ * writes) and the path of control.db, at "now". */
 struct ctl_world {
     struct ctl_tmp t;
     char ev[128], db[128];
@@ -136,6 +136,17 @@ void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, con
 json_t *ctl_world_situation(const struct ctl_world *w);
 /* Lifts the rate cap out of the way (100000/s, burst 100000). */
 void ctl_fast(json_t *sit);
+
+/* Candidate C's resource items: commitments left to the ledger (when
+ * drop), origin rps step set to step_rps (< 0: unchanged). */
+void ctl_tune_c(json_t *sit, bool drop, int step_rps);
+/* Another ISP: another cohort sharing the same origin and shield. */
+void ctl_other_isp(json_t *sit, const char *isp);
+/* The step's observations for `stepctl next --input`: candidate C's access,
+ * qoe and resources in sit, moved so that the newest is just now, written
+ * to dir/name; full path to path. */
+void ctl_observations(const struct ctl_tmp *t, const json_t *sit, const char *name, char *path,
+                      size_t n);
 
 /* SELECT count(*) style query on a database file: the first column of the
  * first row as an integer (-1 on error). */

@@ -27,33 +27,6 @@
 #include "replay.h"
 #include "tbucket.h"
 
-/* Candidate C's resource items: commitments left to the ledger (when
- * drop), origin rps step set to step_rps. */
-static void tune_c(json_t *sit, bool drop, int step_rps)
-{
-    json_t *c = ctl_cand(sit, "C"), *win, *it;
-    size_t i, j;
-    json_array_foreach(json_object_get(json_object_get(c, "resources"), "windows"), i, win)
-        json_array_foreach(json_object_get(win, "items"), j, it)
-    {
-        if (drop)
-            json_object_del(it, "commitments_upper");
-        if (step_rps >= 0 && !strcmp(json_string_value(json_object_get(it, "resource")), "origin") &&
-            !strcmp(json_string_value(json_object_get(it, "metric")), "rps"))
-            json_object_set_new(it, "step_upper", json_integer(step_rps));
-    }
-}
-
-/* Another ISP: another cohort sharing the same origin and shield. */
-static void other_isp(json_t *sit, const char *isp)
-{
-    ctl_set(sit, "action.cohort.isp", json_string(isp));
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(sit, "candidates"), i, c)
-        ctl_set(c, "qoe.cohort.isp", json_string(isp));
-}
-
 static char *err_text(struct ctl_world *w)
 {
     return ctl_out(&w->t, "err");
@@ -331,9 +304,9 @@ static void ctl_41_grant_refusals(void **state)
 static void two_steps(struct ctl_world *w, char d1[33], char d2[33])
 {
     json_t *a = ctl_world_situation(w), *b = ctl_world_situation(w);
-    tune_c(a, true, 300);
-    tune_c(b, true, 300);
-    other_isp(b, "isp-y");
+    ctl_tune_c(a, true, 300);
+    ctl_tune_c(b, true, 300);
+    ctl_other_isp(b, "isp-y");
     assert_int_equal(ctl_decide_cli(&w->t, "a.json", a, w->ev, w->db, d1), 0);
     assert_int_equal(ctl_decide_cli(&w->t, "b.json", b, w->ev, w->db, d2), 0);
     json_decref(a);
@@ -419,8 +392,8 @@ static void ctl_43_decide_takes_commitments_from_the_ledger(void **state)
     /* Now a decision for the other cohort counts the grant's reservation:
      * 400 + 300 + 300 + 100 > 1000, resources VIOLATION, nothing eligible. */
     json_t *b = ctl_world_situation(&w);
-    tune_c(b, true, 300);
-    other_isp(b, "isp-y");
+    ctl_tune_c(b, true, 300);
+    ctl_other_isp(b, "isp-y");
     char d3[33];
     assert_int_equal(ctl_decide_cli(&w.t, "b2.json", b, w.ev, w.db, d3), 4);
     o = out_json(&w);
@@ -616,7 +589,7 @@ static void ctl_46_allocation_refusals_revoked_expired_policy_changed(void **sta
     json_t *sit = ctl_world_situation(&w), *y = ctl_world_situation(&w), *v4 = ctl_world_situation(&w);
     ctl_fast(sit);
     ctl_fast(y);
-    other_isp(y, "isp-y");
+    ctl_other_isp(y, "isp-y");
     char d[33], dy[33], g[33], gy[33], body[4096];
     assert_int_equal(ctl_decide_cli(&w.t, "x.json", sit, w.ev, w.db, d), 0);
     assert_int_equal(ctl_decide_cli(&w.t, "y.json", y, w.ev, w.db, dy), 0);
@@ -644,14 +617,14 @@ static void ctl_46_allocation_refusals_revoked_expired_policy_changed(void **sta
     assert_non_null(strstr(body, "CDN incident 42"));
     /* A newer decision under another policy version: policy_changed. */
     json_t *z = ctl_world_situation(&w);
-    other_isp(z, "isp-z");
+    ctl_other_isp(z, "isp-z");
     ctl_fast(z);
     char dz[33], gz[33];
     assert_int_equal(ctl_decide_cli(&w.t, "z.json", z, w.ev, w.db, dz), 0);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, dz, NULL, gz), 0);
     expect(db, "z-1", "isp-z", ctl_now_ms(), 201, NULL, NULL);
     ctl_set(v4, "policy.version", json_string("4"));
-    other_isp(v4, "isp-w");
+    ctl_other_isp(v4, "isp-w");
     assert_int_equal(ctl_decide_cli(&w.t, "v4.json", v4, w.ev, w.db, d), 0);
     expect(db, "z-2", "isp-z", ctl_now_ms(), 403, "policy_changed", NULL);
     sqlite3_close(db);
@@ -774,29 +747,6 @@ static void granted_step(struct ctl_world *w, json_t *sit, int n, char g[33])
     sqlite3_close(db);
 }
 
-/* The step's observations, as a situation candidate's members, fresh now. */
-static void observations(struct ctl_world *w, const json_t *sit, const char *name, char *path,
-                         size_t n)
-{
-    json_t *c = json_deep_copy(ctl_cand((json_t *)sit, "C"));
-    int64_t now = ctl_now_ms();
-    json_t *obs = json_pack("{s:O,s:O,s:O}", "access", json_object_get(c, "access"), "qoe",
-                            json_object_get(c, "qoe"), "resources",
-                            json_object_get(c, "resources"));
-    json_decref(c);
-    int64_t latest = 0;
-    const char *k;
-    json_t *v;
-    json_object_foreach(obs, k, v)
-    {
-        int64_t at = json_integer_value(json_object_get(v, "observed_at_ms"));
-        latest = at > latest ? at : latest;
-    }
-    ctl_shift_ms(obs, now - 10 - latest); /* the newest observation: just now */
-    ctl_write_json(&w->t, name, obs, path, n);
-    json_decref(obs);
-}
-
 static json_t *run_next(struct ctl_world *w, const char *g, const char *obs, int code)
 {
     int rc = obs ? ctl_run(&w->t, "next %s --db '%s' --evidence '%s' --input '%s' --json", g,
@@ -822,7 +772,7 @@ static void ctl_49_next_positive_proposes_a_larger_step_and_grants_nothing(void 
     granted_step(&w, sit, 3, g);
     usleep(2000);
     ctl_world_evidence(&w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
-    observations(&w, sit, "obs.json", obs, sizeof obs);
+    ctl_observations(&w.t, sit, "obs.json", obs, sizeof obs);
     long long decisions = q(&w, "SELECT count(*) FROM decisions");
     json_t *r = run_next(&w, g, obs, 0);
     assert_string_equal(json_string_value(json_object_get(r, "branch")), "positive");
@@ -908,7 +858,7 @@ static void negative_case(const struct negative *c)
     json_t *seen = json_deep_copy(sit);
     if (c->p90)
         ctl_set(ctl_cand(seen, "C"), "qoe.startup_p90_ms", json_string(c->p90));
-    observations(&w, seen, "obs.json", obs, sizeof obs);
+    ctl_observations(&w.t, seen, "obs.json", obs, sizeof obs);
     long long decisions = q(&w, "SELECT count(*) FROM decisions");
     expect_negative(&w, run_next(&w, g, c->input ? obs : NULL, 4), c->status, c->needle);
     assert_int_equal(q(&w, "SELECT count(*) FROM decisions"), decisions); /* nothing proposed */
@@ -942,7 +892,7 @@ static json_t *next_after_rows(struct ctl_world *w, const struct step_row rows[2
         else
             ctl_world_evidence(w, rows[i].id, "C", rows[i].verdict, ctl_now_ms(), true);
     }
-    observations(w, sit, "obs.json", obs, sizeof obs);
+    ctl_observations(&w->t, sit, "obs.json", obs, sizeof obs);
     json_decref(sit);
     return run_next(w, g, obs, 4);
 }
@@ -1000,12 +950,12 @@ static void ctl_50_next_negative_closes_issuance_and_never_scales_up(void **stat
      * well proposes nothing: UNKNOWN policy_changed. */
     json_t *v4 = ctl_world_situation(&w);
     ctl_set(v4, "policy.version", json_string("4"));
-    other_isp(v4, "isp-v4");
+    ctl_other_isp(v4, "isp-v4");
     char d4[33];
     assert_int_equal(ctl_decide_cli(&w.t, "v4.json", v4, w.ev, w.db, d4), 0);
     usleep(2000);
     ctl_world_evidence(&w, "ev-fine", "C", "MATCH", ctl_now_ms(), true);
-    observations(&w, sit, "obs.json", obs, sizeof obs);
+    ctl_observations(&w.t, sit, "obs.json", obs, sizeof obs);
     expect_negative(&w, run_next(&w, g, obs, 4), "UNKNOWN", "policy_changed");
     json_decref(v4);
     json_decref(sit);
@@ -1258,7 +1208,7 @@ static void ctl_59_loop_policy_and_observations_are_read_exactly(void **state)
     granted_step(&w, sit, 2, g);
     usleep(2000);
     ctl_world_evidence(&w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
-    observations(&w, sit, "obs.json", obs, sizeof obs);
+    ctl_observations(&w.t, sit, "obs.json", obs, sizeof obs);
     /* A digit below the micro-unit: refused naming the field, nothing written. */
     obs_with_token(&w, obs, "qoe.rebuffer_ratio", "0.0200004", NULL, NULL, tok, sizeof tok);
     assert_int_equal(ctl_run(&w.t, "next %s --db '%s' --evidence '%s' --input '%s'", g, w.db,
@@ -1331,8 +1281,8 @@ static void ctl_64_replay_of_a_ledger_decision_checks_every_stored_column(void *
     two_steps(&w, d1, d2);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d1, NULL, g1), 0);
     json_t *z = ctl_world_situation(&w);
-    tune_c(z, true, 300);
-    other_isp(z, "isp-z");
+    ctl_tune_c(z, true, 300);
+    ctl_other_isp(z, "isp-z");
     char d3[33];
     assert_int_equal(ctl_decide_cli(&w.t, "z.json", z, w.ev, w.db, d3), 4);
     json_decref(z);

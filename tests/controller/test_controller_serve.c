@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "ctl_test.h"
+#include "dbfile.h"
 
 /* ---- the server ------------------------------------------------------------ */
 
@@ -649,6 +650,138 @@ static void ctl_57_serve_kill9_at_random_moments_loses_and_duplicates_nothing(vo
     ctl_world_end(&w);
 }
 
+/* Runs `exactav verify` of a fixture candidate against ref.json for path C,
+ * writing (and, the first time, creating) the world's evidence.db. */
+static void verify_c(struct ctl_world *w, const char *bind)
+{
+    assert_int_equal(ctl_run_program(&w->t, CTL_EXACTAV,
+                                     "verify --no-progress --reference '%s' --candidate "
+                                     "'%s/cand_copy.ts' --path-id C --evidence '%s'",
+                                     bind, CTL_MEDIA_DIR, w->ev),
+                     0);
+}
+
+/* Issues 10 and 11 on one evidence.db written by the current exactav
+ * (schema 2): decide completes C's access from the newest probe and its
+ * commitments from the ledger (another cohort's grant holds 300 origin
+ * rps), records both and replays; the step is granted, served over HTTP up
+ * to its cap, and `next` reads the MATCH exactav wrote during the step from
+ * that store and proposes the next step.  No stepctl command writes the
+ * store or changes its version. */
+static void ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    assert_int_equal(ctl_tmp_make(&w.t), 0);
+    ctl_tmp_path(&w.t, "evidence.db", w.ev, sizeof w.ev);
+    ctl_tmp_path(&w.t, "control.db", w.db, sizeof w.db);
+    char bind[160];
+    ctl_tmp_path(&w.t, "ref.json", bind, sizeof bind);
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "bind --channel news-1 --program-version pv-42 --rendition "
+                                     "720p --out '%s' '%s/ref.ts'",
+                                     bind, CTL_MEDIA_DIR),
+                     0);
+    verify_c(&w, bind);
+    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), 2);
+    assert_int_equal(ctl_query_int(w.ev, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+    struct evidence_db *e = NULL;
+    char err[256] = "";
+    assert_int_equal(evidence_open(w.ev, EVIDENCE_OPEN_RW, &e, err, sizeof err), EVIDENCE_OK);
+    struct evidence_probe p = {
+        .id = "probe-c", .path_id = "C", .channel = "news-1", .rendition = "720p",
+        .object = "https://cdn-c.example/live/720p.m3u8", .status = EVIDENCE_PROBE_PASS,
+        .reason = "ok", .observed_at_ms = ctl_now_ms() - 1000,
+        .observed_end_ms = ctl_now_ms() - 990,
+    };
+    assert_int_equal(evidence_probe_insert(e, &p, err, sizeof err), EVIDENCE_OK);
+    evidence_close(e);
+    w.now = ctl_now_ms() + 1000; /* decisions at now: after the evidence and the probe */
+    /* Another cohort's step of 300 origin rps, granted: the ledger holds it. */
+    json_t *other = ctl_world_situation(&w);
+    ctl_tune_c(other, true, 300);
+    ctl_other_isp(other, "isp-y");
+    char d1[33], g1[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "other.json", other, w.ev, w.db, d1), 0);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d1, NULL, g1), 0);
+    json_decref(other);
+    /* This cohort: C gives neither access nor commitments. */
+    json_t *sit = ctl_world_situation(&w), *seen = json_deep_copy(sit);
+    ctl_fast(sit);
+    ctl_tune_c(sit, true, -1);
+    ctl_tune_c(seen, true, -1);
+    json_object_del(ctl_cand(sit, "C"), "access");
+    char d2[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d2), 0);
+    char *out = ctl_out(&w.t, "out");
+    json_t *d = json_loads(out, 0, NULL);
+    free(out);
+    assert_string_equal(json_string_value(json_object_get(d, "chosen")), "C");
+    json_t *conds = json_object_get(json_array_get(json_object_get(d, "candidates"), 2),
+                                    "conditions");
+    json_t *acc = json_object_get(conds, "access");
+    assert_string_equal(json_string_value(json_object_get(acc, "reason")), "access_compatible");
+    assert_int_equal(json_integer_value(json_object_get(acc, "observed_at_ms")),
+                     p.observed_at_ms);
+    json_t *chk = json_array_get(json_object_get(json_object_get(conds, "resources"), "checks"), 0);
+    assert_string_equal(json_string_value(json_object_get(chk, "commitments_source")), "ledger");
+    assert_true(json_number_value(json_object_get(chk, "commitments_upper")) == 300.0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(conds, "content"), "reason")),
+                        "match");
+    json_decref(d);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM decisions WHERE id = '%s' AND situation LIKE '%%probe-c%%'", d2);
+    assert_int_equal(ctl_query_int(w.db, sql), 1);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM decision_commitments WHERE decision_id = '%s' AND "
+             "resource = 'origin' AND metric = 'rps' AND commitments_micro = 300000000", d2);
+    assert_int_equal(ctl_query_int(w.db, sql), 2);
+    assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", d2, w.db), 0);
+    /* Granted, served up to its cap. */
+    char g2[33];
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, "--max-allocations 5", g2), 0);
+    struct server s;
+    server_start(&w, &s);
+    CURL *h = curl_easy_init();
+    struct reply r = {0};
+    char id[16], why[64];
+    for (int i = 0; i < 7; i++) {
+        snprintf(id, sizeof id, "v2-%d", i);
+        assert_int_equal(post(h, s.port, id, &r), i < 5 ? 201 : 403);
+        if (i >= 5)
+            assert_string_equal(error_of(&r, why, sizeof why), "quota_exhausted");
+    }
+    /* exactav checks the step; next reads that row from the same store. */
+    usleep(2000);
+    long long rows = ctl_query_int(w.ev, "SELECT count(*) FROM evidence");
+    verify_c(&w, bind);
+    assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM evidence"), rows + 1);
+    char obs[160];
+    ctl_observations(&w.t, seen, "obs.json", obs, sizeof obs);
+    assert_int_equal(ctl_run(&w.t, "next %s --db '%s' --evidence '%s' --input '%s' --json", g2,
+                             w.db, w.ev, obs),
+                     0);
+    out = ctl_out(&w.t, "out");
+    d = json_loads(out, 0, NULL);
+    free(out);
+    assert_string_equal(json_string_value(json_object_get(d, "branch")), "positive");
+    json_t *content = json_object_get(d, "content");
+    assert_string_equal(json_string_value(json_object_get(content, "status")), "PASS");
+    assert_int_equal(json_array_size(json_object_get(content, "evidence")), 1);
+    json_decref(d);
+    assert_int_equal(post(h, s.port, "v2-late", &r), 403);
+    assert_string_equal(error_of(&r, why, sizeof why), "grant_revoked");
+    curl_easy_cleanup(h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), 2);
+    assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM probes"), 1);
+    json_decref(seen);
+    json_decref(sit);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -658,6 +791,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_55_serve_rate_limit_429_with_retry_after, kill_leftovers),
         cmocka_unit_test_teardown(ctl_56_serve_sigterm_drains_in_flight_requests, kill_leftovers),
         cmocka_unit_test_teardown(ctl_57_serve_kill9_at_random_moments_loses_and_duplicates_nothing, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
