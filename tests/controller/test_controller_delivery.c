@@ -1,0 +1,340 @@
+/* Delivery of an allocation (docs/delivery.md) end to end on loopback: the
+ * stepctl binary serving a real control.db with --paths, decisions and
+ * grants made by the CLI on real evidence, libcurl clients (cdn_rig.h),
+ * and for the signed playlists exactav-cdnd in front of the corpus's live
+ * stream, checked with the public key, and `exactav verify` through them.
+ *
+ * The world: paths A (MISMATCH: excluded), B (no evidence: excluded), and
+ * C, D, E (MATCH, equal in cost and QoE; policy order C, D, E): decide
+ * chooses C and records D, E as the fallbacks eligible in the same
+ * decision. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "cdn_rig.h"
+#include "ctl_test.h"
+#include "serve_rig.h"
+
+#define ROLLOVER CORPUS_DIR "/media/hls-ts-rollover"
+
+/* ---- the world ---------------------------------------------------------------- */
+
+/* The main situation with D and E, copies of C, after C in the order. */
+static json_t *five_paths(const struct ctl_world *w, const char *const order[5])
+{
+    json_t *sit = ctl_world_situation(w);
+    ctl_fast(sit);
+    json_t *cands = json_object_get(sit, "candidates");
+    static const char *const copies[] = {"D", "E"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *c = json_deep_copy(ctl_cand(sit, "C"));
+        json_object_set_new(c, "path_id", json_string(copies[i]));
+        json_array_append_new(cands, c);
+    }
+    json_t *o = json_array();
+    for (int i = 0; i < 5; i++)
+        json_array_append_new(o, json_string(order[i]));
+    ctl_set(sit, "policy.order", o);
+    return sit;
+}
+
+static const char *const ORDER_CDE[5] = {"C", "D", "E", "A", "B"};
+
+/* World, evidence for D and E, decision and grant (grant id into g). */
+static void world_granted(struct ctl_world *w, char g[33])
+{
+    ctl_world_begin(w);
+    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
+    json_t *sit = five_paths(w, ORDER_CDE);
+    char d[33];
+    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
+}
+
+static void write_text(const struct ctl_world *w, const char *name, const char *text, char *path,
+                       size_t n)
+{
+    ctl_tmp_path(&w->t, name, path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* paths.json with every path A..E delivered without signatures. */
+static void paths_unsigned(const struct ctl_world *w, char *path, size_t n)
+{
+    char text[4096];
+    int k = snprintf(text, sizeof text, "{\"paths\": {");
+    for (char id = 'A'; id <= 'E'; id++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "%s\"%c\": {\"renditions\": {\"r360\": {\"url\": "
+                      "\"http://cdn-%c.invalid/ch1/r360/live.m3u8\", \"bandwidth\": 900000, "
+                      "\"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"}, "
+                      "\"r720\": \"http://cdn-%c.invalid/ch1/r720/live.m3u8\"}, "
+                      "\"auth\": {\"type\": \"none\"}}",
+                      id == 'A' ? "" : ", ", id, id + 32, id + 32);
+    snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
+    write_text(w, "paths.json", text, path, n);
+}
+
+/* ---- HTTP ------------------------------------------------------------------------- */
+
+static long get(int port, const char *path, struct cdn_http *h)
+{
+    char url[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
+    return h->status;
+}
+
+/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
+static json_t *allocate(int port, const char *id)
+{
+    char url[128], body[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
+    snprintf(body, sizeof body,
+             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}",
+             id);
+    struct cdn_http h;
+    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
+    if (h.status != 201)
+        printf("allocation %s: %ld %s\n", id, h.status, h.body);
+    assert_int_equal(h.status, 201);
+    json_t *j = json_loads(h.body, 0, NULL);
+    assert_non_null(j);
+    cdn_http_free(&h);
+    return j;
+}
+
+/* The PATHWAY-PRIORITY of an allocation, as "C,D,E". */
+static void priority(int port, const char *alloc, char *out, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/v1/allocations/%s/steering", alloc);
+    struct cdn_http h;
+    assert_int_equal(get(port, path, &h), 200);
+    json_t *j = json_loads(h.body, 0, NULL), *v;
+    assert_int_equal(json_integer_value(json_object_get(j, "VERSION")), 1);
+    size_t i, k = 0;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(j, "PATHWAY-PRIORITY"), i, v)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : "", json_string_value(v));
+    json_decref(j);
+    cdn_http_free(&h);
+}
+
+static bool has_line_with(const char *text, const char *needle)
+{
+    return strstr(text, needle) != NULL;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void ctl_63_serve_paths_json_is_strict_and_names_the_key(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    static const struct {
+        const char *json, *message;
+        int exit;
+    } cases[] = {
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}, \"steering_tll_s\": 5}",
+         "paths.json.steering_tll_s: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}, \"url_tl_s\": 5}}}",
+         "paths.C.url_tl_s: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"cloudfront-url\", \"key_file\": \"k.pem\", \"key_pair_id\": \"K\", "
+         "\"kee\": 1}}}}",
+         "paths.C.auth.kee: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": {\"url\": \"http://x/a.m3u8\", "
+         "\"bandwith\": 5}}, \"auth\": {\"type\": \"none\"}}}}",
+         "paths.C.renditions.r.bandwith: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"ftp://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}}",
+         "paths.C.renditions.r: an absolute http:// or https:// URL expected", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"akamai\"}}}}",
+         "paths.C.auth.type: none, cloudfront-url or cloudfront-cookies expected", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}, \"url_ttl_s\": 60}}}",
+         "paths.C.url_ttl_s: only for a path that signs", 65},
+        {"{\"paths\": {\"C/1\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}}",
+         "paths.C/1: a path id is 1 to 64 of A-Z a-z 0-9 . _ -", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"cloudfront-url\", \"key_file\": \"absent.pem\", \"key_pair_id\": \"K\"}}}}",
+         "paths.C.auth.key_file:", 66},
+        {"[1]", "the top level must be an object", 65},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[256];
+        write_text(&w, "bad.json", cases[i].json, p, sizeof p);
+        int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", w.db, p);
+        char *err = ctl_out(&w.t, "err");
+        if (rc != cases[i].exit || !strstr(err, cases[i].message))
+            printf("case %zu: exit %d, stderr: %s\n", i, rc, err);
+        assert_int_equal(rc, cases[i].exit);
+        assert_non_null(strstr(err, cases[i].message));
+        free(err);
+    }
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s/none.json'",
+                             w.db, w.t.dir),
+                     66);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --evidence '%s'", w.db,
+                             w.ev),
+                     64);
+    ctl_world_end(&w);
+}
+
+static void ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_only(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256];
+    world_granted(&w, g);
+    paths_unsigned(&w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--cors-origin",
+                           "http://player.example", NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+
+    /* 201 with playback_url; a retry returns the same bytes. */
+    json_t *a1 = allocate(s.port, "s-1");
+    char want[256];
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/v1/allocations/s-1/master.m3u8", s.port);
+    assert_string_equal(json_string_value(json_object_get(a1, "playback_url")), want);
+    assert_string_equal(json_string_value(json_object_get(a1, "path_id")), "C");
+    json_decref(a1);
+
+    /* The multivariant playlist: steering tag, C's variants, then D's and
+     * E's; A and B (excluded by the decision) never appear. */
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_true(has_line_with(h.body, "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/s-1/"
+                                      "steering\",PATHWAY-ID=\"C\"\n"));
+    assert_true(has_line_with(h.body, "#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS=\"avc1.4d401e,"
+                                      "mp4a.40.2\",RESOLUTION=640x360,STABLE-VARIANT-ID=\"r360\","
+                                      "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r360/live.m3u8\n"));
+    assert_true(has_line_with(h.body, "STABLE-VARIANT-ID=\"r720\",PATHWAY-ID=\"E\"\n"
+                                      "http://cdn-e.invalid/ch1/r720/live.m3u8\n"));
+    assert_null(strstr(h.body, "cdn-a"));
+    assert_null(strstr(h.body, "cdn-b"));
+    assert_null(strstr(h.body, "\"A\""));
+    assert_true(strstr(h.body, "PATHWAY-ID=\"C\"\nhttp") < strstr(h.body, "PATHWAY-ID=\"D\"\nhttp"));
+    char *v = cdn_http_header(&h, "Access-Control-Allow-Origin");
+    assert_string_equal(v, "http://player.example");
+    free(v);
+    v = cdn_http_header(&h, "Content-Type");
+    assert_string_equal(v, "application/vnd.apple.mpegurl");
+    free(v);
+    cdn_http_free(&h);
+
+    /* Steering: the allocated path first, then the fallbacks in order. */
+    char list[128];
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/steering?_HLS_pathway=C", &h), 200);
+    assert_string_equal(h.body, "{\"VERSION\":1,\"TTL\":7,\"PATHWAY-PRIORITY\":[\"C\",\"D\",\"E\"]}");
+    v = cdn_http_header(&h, "Access-Control-Allow-Origin");
+    assert_string_equal(v, "http://player.example");
+    free(v);
+    cdn_http_free(&h);
+    /* A CORS preflight, and the unknown. */
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-1/steering", s.port);
+    assert_int_equal(cdn_http("OPTIONS", url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 204);
+    v = cdn_http_header(&h, "Access-Control-Allow-Methods");
+    assert_non_null(v);
+    free(v);
+    cdn_http_free(&h);
+    assert_int_equal(get(s.port, "/v1/allocations/nobody/steering", &h), 404);
+    assert_non_null(strstr(h.body, "no_such_allocation"));
+    cdn_http_free(&h);
+    /* No signed playlist for a path that does not sign, none for an
+     * excluded path. */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    assert_non_null(strstr(h.body, "not_signed_here"));
+    cdn_http_free(&h);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/A/r360.m3u8", &h), 403);
+    assert_non_null(strstr(h.body, "pathway_not_listed"));
+    cdn_http_free(&h);
+
+    /* The grant closes and the rule for new sessions changes (E first):
+     * the allocation keeps its list; a new one gets the new rule. */
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason 'new order'", g, w.db), 0);
+    static const char *const order_edc[5] = {"E", "D", "C", "A", "B"};
+    json_t *sit = five_paths(&w, order_edc);
+    ctl_set(sit, "decision_time_ms", json_integer(ctl_now_ms() - 500));
+    char d2[33], g2[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "sit2.json", sit, w.ev, w.db, d2), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, "", g2), 0);
+    json_t *a2 = allocate(s.port, "s-2");
+    assert_string_equal(json_string_value(json_object_get(a2, "path_id")), "E");
+    json_decref(a2);
+    priority(s.port, "s-2", list, sizeof list);
+    assert_string_equal(list, "E,D,C");
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+
+    /* D gets a MISMATCH after both decisions: it leaves every fallback
+     * list (within a second: the evidence is read at most once a second),
+     * and never comes back; the allocated paths stay first. */
+    ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    priority(s.port, "s-2", list, sizeof list);
+    assert_string_equal(list, "E,C");
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_null(strstr(h.body, "PATHWAY-ID=\"D\""));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"E\""));
+    cdn_http_free(&h);
+    ctl_world_evidence(&w, "ev-d-good", "D", "MATCH", ctl_now_ms(), true);
+    sleep(2);
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(ctl_63_serve_paths_json_is_strict_and_names_the_key,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_only,
+            kill_leftovers),
+    };
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
