@@ -322,6 +322,227 @@ static void ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_on
     ctl_world_end(&w);
 }
 
+/* ---- signed live playlists through the loopback CDN (corpus) ------------------------ */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void need_corpus(void)
+{
+    struct stat st;
+    if (stat(ROLLOVER "/playlist.m3u8", &st) != 0) {
+        printf("SKIPPED: %s is absent (the shared corpus is not beside this checkout)\n", ROLLOVER);
+        exit(77);
+    }
+}
+
+#define KEY_PAIR_ID "KSIGNEDPAIRID7"
+
+/* CDN C (signatures checked with rsa.pub) and CDN D (open) over one live
+ * timeline on which media sequence 4 (the corpus's segment 28) has just
+ * ended; paths.json with C signing URLs (rsa.pem) and D unsigned. */
+static void cdns_and_paths(struct ctl_world *w, struct cdn_proc *c, struct cdn_proc *d,
+                           char *paths, size_t n)
+{
+    assert_int_equal(sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 "
+                        "-out rsa.pem 2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub",
+                        w->t.dir),
+                     0);
+    char epoch[32], pub[256];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
+    snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", w->t.dir);
+    const char *live_c[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
+                            "10", "--live-epoch-ms", epoch, "--public-key", pub, NULL};
+    const char *live_d[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
+                            "10", "--live-epoch-ms", epoch, NULL};
+    assert_int_equal(cdn_start(c, CDND_BIN, w->t.dir, "C", live_c), 0);
+    assert_int_equal(cdn_start(d, CDND_BIN, w->t.dir, "D", live_d), 0);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", "
+             "\"key_pair_id\": \"" KEY_PAIR_ID "\"}, \"url_ttl_s\": 120}, "
+             "\"D\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}}}\n",
+             c->base, d->base);
+    write_text(w, "paths.json", text, paths, n);
+}
+
+/* The value of query parameter name in url (static buffer, "" if none). */
+static const char *param(const char *url, const char *name)
+{
+    static char v[2048];
+    v[0] = '\0';
+    size_t nl = strlen(name);
+    for (const char *q = strchr(url, '?'); q; q = strchr(q, '&')) {
+        q++;
+        if (!strncmp(q, name, nl) && q[nl] == '=') {
+            snprintf(v, sizeof v, "%.*s", (int)strcspn(q + nl + 1, "&\n"), q + nl + 1);
+            break;
+        }
+    }
+    return v;
+}
+
+static void ctl_65_serve_corpus_signed_live_playlists_verify_match_and_store_no_secret(void **state)
+{
+    (void)state;
+    need_corpus();
+    struct ctl_world w;
+    char g[33], paths[256];
+    world_granted(&w, g);
+    struct cdn_proc c, d;
+    cdns_and_paths(&w, &c, &d, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(allocate(s.port, "s-1"));
+
+    /* The master points C's variant at the service, D's at D itself. */
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n"));
+    char dline[256];
+    snprintf(dline, sizeof dline, "PATHWAY-ID=\"D\"\n%s/ch1/r360/live.m3u8\n", d.base);
+    assert_non_null(strstr(h.body, dline));
+    cdn_http_free(&h);
+
+    /* Every segment URI absolute and signed for the allocation: one
+     * wildcard policy over the rendition, the same query on each. */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    char prefix[128], first[4096] = "", sig[1024], policy[2048];
+    snprintf(prefix, sizeof prefix, "%s/ch1/r360/", c.base);
+    int segs = 0;
+    assert_non_null(strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:"));
+    long first_seq = strtol(strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:") + 22, NULL, 10);
+    for (char *line = strtok(h.body, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        assert_int_equal(strncmp(line, prefix, strlen(prefix)), 0);
+        assert_string_equal(param(line, "Key-Pair-Id"), KEY_PAIR_ID);
+        if (!segs++) {
+            snprintf(first, sizeof first, "%s", line);
+            snprintf(sig, sizeof sig, "%s", param(line, "Signature"));
+            snprintf(policy, sizeof policy, "%s", param(line, "Policy"));
+        }
+        assert_string_equal(param(line, "Signature"), sig);
+    }
+    assert_true(segs >= 5);
+    long newest = segs - 1 + first_seq;
+    assert_true(strlen(sig) > 100 && strlen(policy) > 50);
+    cdn_http_free(&h);
+    /* CDN C accepts the segment as signed, refuses it stripped. */
+    assert_int_equal(cdn_http(NULL, first, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    cdn_http_free(&h);
+    *strchr(first, '?') = '\0';
+    assert_int_equal(cdn_http(NULL, first, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 403);
+    cdn_http_free(&h);
+    /* The signed query is kept for the allocation (not signed again), and
+     * the window slides. */
+    sleep(3);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, sig));
+    char *seq = strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:");
+    assert_non_null(seq);
+    int segs2 = 0;
+    for (const char *x = h.body; (x = strstr(x, "#EXTINF:")); x++)
+        segs2++;
+    assert_true(segs2 - 1 + strtol(seq + 22, NULL, 10) > newest);
+    cdn_http_free(&h);
+    /* No signed playlist of D (unsigned: the player goes to D itself). */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    cdn_http_free(&h);
+
+    /* exactav verify through the allocation's signed playlist: MATCH, and
+     * the evidence holds no signature, policy or key pair id. */
+    assert_int_equal(
+        sh("cd '%s' && '%s' bind --channel news-1 --program-version pv-42 --rendition 720p "
+           "--media-sequence 4 --out roll.json '%s/360p30_h264_48k_160_aac_ts-0000000028.ts' "
+           ">/dev/null",
+           w.t.dir, CTL_EXACTAV, ROLLOVER),
+        0);
+    int rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                             "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                             "'http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8' --evidence "
+                             "'%s/ev2.db' --path-id C",
+                             w.t.dir, s.port, w.t.dir);
+    char *out = ctl_out(&w.t, "out");
+    json_t *r = json_loads(out, 0, NULL);
+    if (rc != 0)
+        printf("verify exit %d: %s\n", rc, out);
+    assert_int_equal(rc, 0);
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "MATCH");
+    assert_null(strstr(out, sig));
+    assert_null(strstr(out, policy));
+    assert_null(strstr(out, KEY_PAIR_ID));
+    json_decref(r);
+    free(out);
+    assert_int_equal(sh("sqlite3 '%s/ev2.db' .dump | grep -c -e '%.40s' -e '%.40s' -e '" KEY_PAIR_ID
+                        "' >/dev/null",
+                        w.t.dir, sig, policy),
+                     1);
+    assert_int_equal(sh("grep -c -a -e '%.40s' -e '" KEY_PAIR_ID "' '%s'/ev2.db* >/dev/null", sig,
+                        w.t.dir),
+                     1);
+
+    /* Signatures stripped: the playlist itself unsigned (403), or signed
+     * alone with its relative segment URIs unsigned (RFC 3986 5.2.2: they
+     * do not inherit the query): UNKNOWN http_error, never MISMATCH. */
+    char signed_pl[8192];
+    assert_int_equal(ctl_run(&w.t, "sign-url --key '%s/rsa.pem' --key-pair-id " KEY_PAIR_ID
+                                   " --url '%s/ch1/r360/live.m3u8' --expires %lld",
+                             w.t.dir, c.base, (long long)(ctl_now_ms() / 1000 + 600)),
+                     0);
+    out = ctl_out(&w.t, "out");
+    snprintf(signed_pl, sizeof signed_pl, "%.*s", (int)strcspn(out, "\n"), out);
+    free(out);
+    char unsigned_pl[256];
+    snprintf(unsigned_pl, sizeof unsigned_pl, "%s/ch1/r360/live.m3u8", c.base);
+    const char *stripped[] = {unsigned_pl, signed_pl};
+    for (int i = 0; i < 2; i++) {
+        rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                             "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                             "'%s' --evidence '%s/ev2.db' --path-id C",
+                             w.t.dir, stripped[i], w.t.dir);
+        out = ctl_out(&w.t, "out");
+        r = json_loads(out, 0, NULL);
+        if (rc != 2)
+            printf("stripped %d: exit %d: %s\n", i, rc, out);
+        assert_int_equal(rc, 2);
+        assert_string_equal(json_string_value(json_object_get(r, "verdict")), "UNKNOWN");
+        assert_string_equal(json_string_value(json_object_get(r, "reason")), "http_error");
+        json_decref(r);
+        free(out);
+    }
+    char ev2[160];
+    ctl_tmp_path(&w.t, "ev2.db", ev2, sizeof ev2);
+    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'"), 1);
+    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN'"), 2);
+
+    /* CDN C answers 503: the signed playlist is 502 (the player moves on). */
+    assert_int_equal(cdn_set_answer(&c, 503), 0);
+    sleep(2);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 502);
+    assert_non_null(strstr(h.body, "upstream_unavailable"));
+    cdn_http_free(&h);
+
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    cdn_stop(&c);
+    cdn_stop(&d);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +550,9 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_only,
+            kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_65_serve_corpus_signed_live_playlists_verify_match_and_store_no_secret,
             kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
