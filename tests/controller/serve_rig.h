@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "ctl_test.h"
 
 struct server {
@@ -25,5 +27,18 @@ void server_start(struct ctl_world *w, struct server *s);
 int server_stop(struct server *s, int sig);
 /* A cmocka teardown: SIGKILL to every server still running. */
 int kill_leftovers(void **state);
+
+/* The delivery world (docs/delivery.md tests): the main situation plus D
+ * and E, copies of C (MATCH, same cost and QoE), in the policy order given:
+ * A is excluded (MISMATCH), B too (no evidence), and the first of C, D, E
+ * in the order is chosen with the other two as eligible fallbacks. */
+extern const char *const SERVE_ORDER_CDE[5]; /* C, D, E, A, B */
+json_t *serve_situation(const struct ctl_world *w, const char *const order[5]);
+/* ctl_world_begin, MATCH evidence for D and E, decided in SERVE_ORDER_CDE
+ * and granted (rate cap lifted); the grant id into g. */
+void serve_world_granted(struct ctl_world *w, char g[33]);
+/* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
+ * 201 and returns its body (caller decrefs). */
+json_t *serve_allocate(int port, const char *id);
 
 #endif

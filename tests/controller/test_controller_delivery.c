@@ -33,40 +33,6 @@
 
 /* ---- the world ---------------------------------------------------------------- */
 
-/* The main situation with D and E, copies of C, after C in the order. */
-static json_t *five_paths(const struct ctl_world *w, const char *const order[5])
-{
-    json_t *sit = ctl_world_situation(w);
-    ctl_fast(sit);
-    json_t *cands = json_object_get(sit, "candidates");
-    static const char *const copies[] = {"D", "E"};
-    for (size_t i = 0; i < 2; i++) {
-        json_t *c = json_deep_copy(ctl_cand(sit, "C"));
-        json_object_set_new(c, "path_id", json_string(copies[i]));
-        json_array_append_new(cands, c);
-    }
-    json_t *o = json_array();
-    for (int i = 0; i < 5; i++)
-        json_array_append_new(o, json_string(order[i]));
-    ctl_set(sit, "policy.order", o);
-    return sit;
-}
-
-static const char *const ORDER_CDE[5] = {"C", "D", "E", "A", "B"};
-
-/* World, evidence for D and E, decision and grant (grant id into g). */
-static void world_granted(struct ctl_world *w, char g[33])
-{
-    ctl_world_begin(w);
-    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
-    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
-    json_t *sit = five_paths(w, ORDER_CDE);
-    char d[33];
-    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
-    json_decref(sit);
-    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
-}
-
 static void write_text(const struct ctl_world *w, const char *name, const char *text, char *path,
                        size_t n)
 {
@@ -102,27 +68,6 @@ static long get(int port, const char *path, struct cdn_http *h)
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
     return h->status;
-}
-
-/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
-static json_t *allocate(int port, const char *id)
-{
-    char url[128], body[512];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
-    snprintf(body, sizeof body,
-             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
-             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
-             "\"720p\"}}",
-             id);
-    struct cdn_http h;
-    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
-    if (h.status != 201)
-        printf("allocation %s: %ld %s\n", id, h.status, h.body);
-    assert_int_equal(h.status, 201);
-    json_t *j = json_loads(h.body, 0, NULL);
-    assert_non_null(j);
-    cdn_http_free(&h);
-    return j;
 }
 
 /* The PATHWAY-PRIORITY of an allocation, as "C,D,E". */
@@ -213,7 +158,7 @@ static void ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_on
     (void)state;
     struct ctl_world w;
     char g[33], paths[256];
-    world_granted(&w, g);
+    serve_world_granted(&w, g);
     paths_unsigned(&w, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--cors-origin",
                            "http://player.example", NULL};
@@ -221,7 +166,7 @@ static void ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_on
     server_start_with(&w, &s, extra);
 
     /* 201 with playback_url; a retry returns the same bytes. */
-    json_t *a1 = allocate(s.port, "s-1");
+    json_t *a1 = serve_allocate(s.port, "s-1");
     char want[256];
     snprintf(want, sizeof want, "http://127.0.0.1:%d/v1/allocations/s-1/master.m3u8", s.port);
     assert_string_equal(json_string_value(json_object_get(a1, "playback_url")), want);
@@ -286,13 +231,13 @@ static void ctl_64_serve_playback_url_master_and_steering_list_admitted_paths_on
      * the allocation keeps its list; a new one gets the new rule. */
     assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason 'new order'", g, w.db), 0);
     static const char *const order_edc[5] = {"E", "D", "C", "A", "B"};
-    json_t *sit = five_paths(&w, order_edc);
+    json_t *sit = serve_situation(&w, order_edc);
     ctl_set(sit, "decision_time_ms", json_integer(ctl_now_ms() - 500));
     char d2[33], g2[33];
     assert_int_equal(ctl_decide_cli(&w.t, "sit2.json", sit, w.ev, w.db, d2), 0);
     json_decref(sit);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, "", g2), 0);
-    json_t *a2 = allocate(s.port, "s-2");
+    json_t *a2 = serve_allocate(s.port, "s-2");
     assert_string_equal(json_string_value(json_object_get(a2, "path_id")), "E");
     json_decref(a2);
     priority(s.port, "s-2", list, sizeof list);
@@ -399,13 +344,13 @@ static void ctl_65_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     need_corpus();
     struct ctl_world w;
     char g[33], paths[256];
-    world_granted(&w, g);
+    serve_world_granted(&w, g);
     struct cdn_proc c, d;
     cdns_and_paths(&w, &c, &d, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
-    json_decref(allocate(s.port, "s-1"));
+    json_decref(serve_allocate(s.port, "s-1"));
 
     /* The master points C's variant at the service, D's at D itself. */
     struct cdn_http h;
