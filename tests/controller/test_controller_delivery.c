@@ -470,9 +470,63 @@ static void ctl_65_serve_corpus_signed_live_playlists_verify_match_and_store_no_
         json_decref(r);
         free(out);
     }
+    /* The same unsigned URLs with the signed cookies (exactav verify
+     * --cookie, repeatable) and a token header: MATCH, and neither the
+     * cookie values nor the header's value is printed or stored. */
+    assert_int_equal(ctl_run(&w.t, "sign-cookies --key '%s/rsa.pem' --key-pair-id " KEY_PAIR_ID
+                                   " --url '%s/ch1/r360/live.m3u8' --resource '%s/ch1/r360/*' "
+                                   "--expires %lld",
+                             w.t.dir, c.base, c.base, (long long)(ctl_now_ms() / 1000 + 600)),
+                     0);
+    out = ctl_out(&w.t, "out");
+    char cookie_args[8192] = "", csig[1024] = "";
+    int ck = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        ck += snprintf(cookie_args + ck, sizeof cookie_args - (size_t)ck, " --cookie '%s'", line);
+        if (!strncmp(line, "CloudFront-Signature=", 21))
+            snprintf(csig, sizeof csig, "%s", line + 21);
+    }
+    free(out);
+    assert_true(strlen(csig) > 100);
+    rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                         "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                         "'%s' --evidence '%s/ev2.db' --path-id C --header 'X-Token: "
+                         "SECRETHEADERVALUE'%s",
+                         w.t.dir, unsigned_pl, w.t.dir, cookie_args);
+    out = ctl_out(&w.t, "out");
+    char *err = ctl_out(&w.t, "err");
+    if (rc != 0)
+        printf("with cookies: exit %d: %s %s\n", rc, out, err);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, csig));
+    assert_null(strstr(err, csig));
+    assert_null(strstr(out, "SECRETHEADERVALUE"));
+    free(out);
+    free(err);
+    assert_int_equal(sh("grep -c -a -e '%.40s' -e SECRETHEADERVALUE '%s'/ev2.db* >/dev/null", csig,
+                        w.t.dir),
+                     1);
+    /* A malformed one is refused without its value. */
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "verify --reference x --candidate y --cookie "
+                                     "'CloudFront-Policy=SECRET;VALUE'"),
+                     64);
+    err = ctl_out(&w.t, "err");
+    assert_null(strstr(err, "SECRET"));
+    assert_non_null(strstr(err, "--cookie CloudFront-Policy"));
+    free(err);
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "verify --reference x --candidate y --header "
+                                     "'X-Token: SECRET\x01'"),
+                     64);
+    err = ctl_out(&w.t, "err");
+    assert_null(strstr(err, "SECRET"));
+    assert_non_null(strstr(err, "--header X-Token: the value has a character"));
+    free(err);
+
     char ev2[160];
     ctl_tmp_path(&w.t, "ev2.db", ev2, sizeof ev2);
-    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'"), 1);
+    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'"), 2);
     assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN'"), 2);
 
     /* CDN C answers 503: the signed playlist is 502 (the player moves on). */
