@@ -135,13 +135,14 @@ static int grant_refusal(sqlite3 *db, struct grt_grant *g, enum grt_state s, int
 }
 
 /* The 201 body, stored with the allocation and returned byte for byte on a
- * retry.  The delivery fields (playback URL, steering) join this object. */
+ * retry.  The delivery field (playback_url) comes last, when the service
+ * delivers the allocated path. */
 static json_t *created_body(const struct areq *req, const struct grt_grant *g, int64_t now,
-                            int64_t expires)
+                            int64_t expires, const struct alc_delivery *d)
 {
     json_t *fb = json_loads(g->fallbacks, 0, NULL);
     const struct sit_cohort *c = &req->cohort;
-    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s,s:s,s:s},s:s,s:I,s:I,s:I,s:I}",
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s,s:s,s:s},s:s,s:I,s:I,s:I,s:I}",
                      "allocation_id", req->allocation_id, "grant_id", g->id, "decision_id",
                      g->decision_id, "path_id", g->path_id, "fallback_path_ids",
                      fb ? fb : json_array(), "cohort", "channel", c->channel, "region", c->region,
@@ -150,6 +151,13 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
                      (json_int_t)now, "expires_at_ms", (json_int_t)expires,
                      "grant_valid_until_ms", (json_int_t)g->valid_until_ms, "expected_play_s",
                      (json_int_t)g->expected_play_s);
+    if (o && d && dlv_paths_find(d->paths, g->path_id)) {
+        char url[512];
+        snprintf(url, sizeof url, "%s/v1/allocations/%s/master.m3u8", d->base_url,
+                 req->allocation_id);
+        json_object_set_new(o, "playback_url", json_string(url));
+    }
+    return o;
 }
 
 static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
@@ -210,7 +218,8 @@ static int count(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g,
 }
 
 static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
-                    struct grt_grant *g, const char *digest, int64_t now, struct alc_reply *out)
+                    struct grt_grant *g, const char *digest, int64_t now,
+                    const struct alc_delivery *d, struct alc_reply *out)
 {
     struct tb_bucket b = {g->bucket_tokens_nano, g->bucket_at_ms};
     int64_t wait_ms = 0;
@@ -222,7 +231,7 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
         return reply(out, ALC_RATE_LIMITED, 429, o);
     }
     int64_t expires = now + g->url_ttl_s * 1000;
-    json_t *o = created_body(req, g, now, expires);
+    json_t *o = created_body(req, g, now, expires, d);
     char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     int rc = body && insert(db, cache, req, g, digest, now, expires, body) == 0 &&
@@ -241,7 +250,7 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
 }
 
 int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, int64_t now_ms,
-                struct alc_reply *out)
+                const struct alc_delivery *delivery, struct alc_reply *out)
 {
     assert(db && req && out && sqlite3_get_autocommit(db) == 0);
     memset(out, 0, sizeof *out);
@@ -271,7 +280,7 @@ int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, in
              : r == 0 ? refused(out, "policy_changed",
                                 "a newer decision carries another policy or intent version",
                                 json_pack("{s:s}", "grant_id", g->id))
-                      : allocate(db, cache, req, g, digest, now_ms, out);
+                      : allocate(db, cache, req, g, digest, now_ms, delivery, out);
     }
     free(g);
     if (rc != 0)

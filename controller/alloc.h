@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "areq.h"
+#include "dlv_paths.h"
 #include "stmtcache.h"
 
 /* FAILED is the zero value: no answer is ever read as an allocation. */
@@ -44,12 +45,21 @@ struct alc_reply {
     char error[32];        /* the 403 error code, "" otherwise */
 };
 
+/* What the 201 body needs of the delivery layer: the service's base URL
+ * and the paths it delivers.  An allocation of a path in paths gets
+ * "playback_url": "<base>/v1/allocations/<id>/master.m3u8". */
+struct alc_delivery {
+    const char *base_url;
+    const struct dlv_paths *paths;
+};
+
 /* Decides one request at now_ms (cache: the caller's prepared statements,
- * may be NULL).  0 with *out filled (free with
- * alc_reply_free), or -1 on an SQLite or memory failure (nothing of this
- * request must then be committed: the caller rolls back its savepoint). */
+ * may be NULL; delivery: NULL for no delivery fields).  0 with *out filled
+ * (free with alc_reply_free), or -1 on an SQLite or memory failure (nothing
+ * of this request must then be committed: the caller rolls back its
+ * savepoint). */
 int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, int64_t now_ms,
-                struct alc_reply *out);
+                const struct alc_delivery *delivery, struct alc_reply *out);
 void alc_reply_free(struct alc_reply *r);
 
 const char *alc_result_name(enum alc_result r);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -173,6 +174,50 @@ const char *cfsign_key_describe(const struct cfsign_key *k)
 bool cfsign_key_cloudfront_ok(const struct cfsign_key *k)
 {
     return k->ec || k->bits == 2048;
+}
+
+/* ---- URLs ------------------------------------------------------------------ */
+
+/* True when the query of url already has a parameter that CloudFront reads
+ * as part of a signature. */
+static bool has_signing_param(const char *url)
+{
+    static const char *params[] = {"Expires", "Policy", "Signature", "Key-Pair-Id",
+                                   "Hash-Algorithm"};
+    const char *q = strchr(url, '?');
+    while (q) {
+        q++;
+        size_t len = strcspn(q, "=&");
+        for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+            if (len == strlen(params[i]) && !strncmp(q, params[i], len))
+                return true;
+        q = strchr(q, '&');
+    }
+    return false;
+}
+
+/* An absolute http(s) URL with a host, of printable ASCII, no fragment, no
+ * signing parameter.  NULL or the problem. */
+const char *cfsign_url_problem(const char *url)
+{
+    if (strlen(url) > CFSIGN_RESOURCE_MAX)
+        return "longer than 4096 characters";
+    for (const char *c = url; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '"' || *c == '\\')
+            return "not printable ASCII, or a space, quote or backslash (percent-encode it)";
+    if (!strncasecmp(url, "rtmp://", 7))
+        return "rtmp:// is not supported (CloudFront ended RTMP distributions in 2020)";
+    size_t skip = !strncasecmp(url, "https://", 8) ? 8 : !strncasecmp(url, "http://", 7) ? 7 : 0;
+    if (!skip)
+        return "an absolute http:// or https:// URL expected";
+    if (!url[skip] || strchr("/?#", url[skip]))
+        return "the URL has no host";
+    if (strchr(url, '#'))
+        return "a fragment (#...) is never sent to a CDN: remove it";
+    if (has_signing_param(url))
+        return "the URL already has a signing parameter (Expires, Policy, Signature, "
+               "Key-Pair-Id, Hash-Algorithm)";
+    return NULL;
 }
 
 /* ---- policy ---------------------------------------------------------------- */

@@ -58,6 +58,12 @@ const char *cfsign_key_describe(const struct cfsign_key *k);
 /* True for the two kinds CloudFront accepts (RSA 2048, ECDSA P-256). */
 bool cfsign_key_cloudfront_ok(const struct cfsign_key *k);
 
+/* NULL when url can be signed: an absolute http(s) URL with a host, of
+ * printable ASCII without spaces, quotes or backslashes, at most
+ * CFSIGN_RESOURCE_MAX, no fragment, no signing parameter (Expires, Policy,
+ * Signature, Key-Pair-Id, Hash-Algorithm) in its query; else the problem. */
+const char *cfsign_url_problem(const char *url);
+
 /* What a policy allows.  date_greater_than 0 and source_ip NULL mean absent. */
 struct cfsign_policy {
     const char *resource;      /* the URL, query included, or a pattern with '*' / '?' */

@@ -17,12 +17,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "cliutil.h"
+#include "dlv.h"
 #include "evidence_text.h"
 
 /* Every table of routes the service answers; another set of endpoints adds
  * its table here. */
-static const struct srv_route_table *const srv_route_tables[] = {&srv_admission_table};
+static const struct srv_route_table *const srv_route_tables[] = {&srv_admission_table,
+                                                                 &srv_delivery_table};
 #define N_TABLES (sizeof srv_route_tables / sizeof srv_route_tables[0])
 
 struct srv_request {
@@ -31,7 +36,7 @@ struct srv_request {
     const struct srv_route *route; /* NULL: no route matched */
     size_t route_index;            /* for the latency histogram */
     char allow[64];                /* methods of the routes with this path (405 vs 404) */
-    char param[AREQ_ID_MAX + 1];
+    char param[SRV_MAX_PARAMS][AREQ_ID_MAX + 1];
     struct timespec t0;
     char body[SRV_MAX_BODY + 1];
     size_t len;
@@ -49,18 +54,19 @@ static bool param_char(char c)
            c == '.' || c == '_' || c == ':' || c == '-';
 }
 
-/* Does url match pattern?  A "{}" takes one segment into param. */
-static bool match(const char *pattern, const char *url, char *param, size_t plen)
+/* Does url match pattern?  Each "{}" takes one segment into the next param. */
+static bool match(const char *pattern, const char *url, char param[][AREQ_ID_MAX + 1])
 {
+    size_t k = 0;
     while (*pattern && *url) {
         if (pattern[0] == '{' && pattern[1] == '}') {
             size_t n = 0;
             while (url[n] && url[n] != '/' && param_char(url[n]))
                 n++;
-            if (n == 0 || n >= plen || (url[n] && url[n] != '/'))
+            if (n == 0 || n > AREQ_ID_MAX || k == SRV_MAX_PARAMS || (url[n] && url[n] != '/'))
                 return false;
-            memcpy(param, url, n);
-            param[n] = '\0';
+            memcpy(param[k], url, n);
+            param[k++][n] = '\0';
             url += n;
             pattern += 2;
         } else if (*pattern++ != *url++) {
@@ -76,7 +82,7 @@ static void route(struct srv_request *rq, const char *method, const char *url)
     for (size_t t = 0; t < N_TABLES; t++)
         for (size_t i = 0; i < srv_route_tables[t]->n; i++, index++) {
             const struct srv_route *r = &srv_route_tables[t]->routes[i];
-            if (!match(r->pattern, url, rq->param, sizeof rq->param))
+            if (!match(r->pattern, url, rq->param))
                 continue;
             if (!strstr(rq->allow, r->method) &&
                 strlen(rq->allow) + strlen(r->method) + 3 < sizeof rq->allow)
@@ -104,7 +110,12 @@ static size_t route_names(const char **names, size_t max)
 
 const char *srv_param(const struct srv_request *rq)
 {
-    return rq->param;
+    return rq->param[0];
+}
+
+const char *srv_param_at(const struct srv_request *rq, size_t i)
+{
+    return i < SRV_MAX_PARAMS ? rq->param[i] : "";
 }
 
 const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big)
@@ -121,17 +132,38 @@ double srv_elapsed(const struct srv_request *rq)
     return (double)(t.tv_sec - rq->t0.tv_sec) + (double)(t.tv_nsec - rq->t0.tv_nsec) / 1e9;
 }
 
+/* CORS: a player's page comes from another origin and reads every answer. */
+static void cors(struct MHD_Response *resp, const char *origin)
+{
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
+    if (strcmp(origin, "*")) { /* one named origin: it may send credentials (cookies) */
+        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
+}
+
 enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char *content_type,
                             const char *body, size_t len, const char *retry_after)
+{
+    const char *headers[3] = {retry_after ? MHD_HTTP_HEADER_RETRY_AFTER : NULL, retry_after,
+                              NULL};
+    return srv_respond_headers(rq, status, content_type, body, len, headers);
+}
+
+enum MHD_Result srv_respond_headers(struct srv_request *rq, unsigned status,
+                                    const char *content_type, const char *body, size_t len,
+                                    const char *const *headers)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (retry_after)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+    cors(resp, rq->srv->cfg->cors_origin);
+    for (size_t i = 0; headers && headers[i]; i += 2)
+        MHD_add_response_header(resp, headers[i], headers[i + 1]);
     pthread_mutex_lock(&rq->srv->mu);
     bool draining = rq->srv->draining;
     pthread_mutex_unlock(&rq->srv->mu);
@@ -254,6 +286,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq->on_resume = NULL;
         return h(s, rq);
     }
+    if (!strcmp(method, MHD_HTTP_METHOD_OPTIONS)) { /* a browser's CORS preflight */
+        static const char *const preflight[] = {
+            "Access-Control-Allow-Methods", "GET, POST, OPTIONS", "Access-Control-Allow-Headers",
+            "Content-Type", "Access-Control-Max-Age", "600", NULL};
+        return srv_respond_headers(rq, MHD_HTTP_NO_CONTENT, NULL, "", 0, preflight);
+    }
     if (!rq->route)
         return rq->allow[0]
                    ? error_json(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
@@ -292,14 +330,61 @@ static int write_port_file(const char *path, unsigned port)
     return rename(tmp, path);
 }
 
-static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c)
+/* The listening socket, made here rather than by libmicrohttpd so that the
+ * port (when 0 was asked) is known before the first allocation: every
+ * playback_url carries it.  The fd, or -1. */
+static int listen_on(const struct srv_config *c, unsigned *port)
+{
+    int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+    struct sockaddr_storage got;
+    socklen_t len = sizeof got;
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (bind(fd, (const struct sockaddr *)&c->addr, c->addr_len) != 0 || listen(fd, 1024) != 0 ||
+        getsockname(fd, (struct sockaddr *)&got, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                            : ((struct sockaddr_in *)&got)->sin_port);
+    return fd;
+}
+
+/* --public-url, else http://ADDR:PORT (a wildcard address as loopback). */
+static void base_url(const struct srv_config *c, unsigned port, char *out, size_t cap)
+{
+    if (c->public_url) {
+        snprintf(out, cap, "%s", c->public_url);
+        size_t n = strlen(out);
+        if (n && out[n - 1] == '/')
+            out[n - 1] = '\0';
+        return;
+    }
+    char host[INET6_ADDRSTRLEN] = "127.0.0.1";
+    if (c->addr.ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)&c->addr)->sin6_addr;
+        if (!IN6_IS_ADDR_UNSPECIFIED(a))
+            inet_ntop(AF_INET6, a, host, sizeof host);
+        else
+            snprintf(host, sizeof host, "::1");
+        snprintf(out, cap, "http://[%s]:%u", host, port);
+        return;
+    }
+    const struct in_addr *a = &((const struct sockaddr_in *)&c->addr)->sin_addr;
+    if (a->s_addr != htonl(INADDR_ANY))
+        inet_ntop(AF_INET, a, host, sizeof host);
+    snprintf(out, cap, "http://%s:%u", host, port);
+}
+
+static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c, int fd)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
     if (c->addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-                            (const struct sockaddr *)&c->addr, MHD_OPTION_THREAD_POOL_SIZE,
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
+                            (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
                             (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
@@ -335,33 +420,53 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         return CLI_SOFTWARE;
     s->cfg = cfg;
     pthread_mutex_init(&s->mu, NULL);
-    s->metrics = smet_new();
-    s->writer = s->metrics ? swr_start(cfg->db_path, cfg->batch_max, err, sizeof err) : NULL;
-    if (!s->writer) {
-        fprintf(stderr, "stepctl serve: %s\n",
-                s->metrics ? evidence_text_escape(err, false, shown[0], sizeof shown[0])
-                           : "out of memory");
-        smet_free(s->metrics);
+    unsigned port = 0;
+    int fd = listen_on(cfg, &port);
+    if (fd < 0) {
+        fprintf(stderr, "stepctl serve: cannot listen on %s\n",
+                evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]));
         free(s);
         return CLI_NOINPUT;
     }
-    s->daemon = start_daemon(s, cfg);
-    const union MHD_DaemonInfo *info =
-        s->daemon ? MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+    base_url(cfg, port, s->base_url, sizeof s->base_url);
+    struct alc_delivery delivery = {s->base_url, cfg->paths};
+    s->metrics = smet_new();
+    s->dlv = cfg->paths && s->metrics ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path) : NULL;
+    s->writer = s->metrics && (s->dlv || !cfg->paths)
+                    ? swr_start(cfg->db_path, cfg->batch_max, cfg->paths ? &delivery : NULL, err,
+                                sizeof err)
+                    : NULL;
+    if (!s->writer) {
+        fprintf(stderr, "stepctl serve: %s\n",
+                s->metrics && (s->dlv || !cfg->paths)
+                    ? evidence_text_escape(err, false, shown[0], sizeof shown[0])
+                    : "out of memory");
+        dlv_free(s->dlv);
+        smet_free(s->metrics);
+        close(fd);
+        free(s);
+        return CLI_NOINPUT;
+    }
+    s->daemon = start_daemon(s, cfg, fd);
     int rc = CLI_OK;
-    if (!s->daemon || !info) {
+    if (!s->daemon) {
         fprintf(stderr, "stepctl serve: cannot listen on %s\n",
                 evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]));
+        close(fd);
         rc = CLI_NOINPUT;
-    } else if (cfg->port_file && write_port_file(cfg->port_file, info->port) != 0) {
+    } else if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         fprintf(stderr, "stepctl serve: cannot write %s\n",
                 evidence_text_escape(cfg->port_file, false, shown[0], sizeof shown[0]));
         rc = CLI_NOINPUT;
     } else {
         fprintf(stderr, "stepctl serve: listening on %s (port %u), %u threads, control.db %s\n",
-                evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]),
-                info->port, cfg->threads,
-                evidence_text_escape(cfg->db_path, false, shown[1], sizeof shown[1]));
+                evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]), port,
+                cfg->threads, evidence_text_escape(cfg->db_path, false, shown[1], sizeof shown[1]));
+        if (cfg->paths)
+            fprintf(stderr, "stepctl serve: delivery of %zu paths, playback URLs under %s%s\n",
+                    cfg->paths->n,
+                    evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]),
+                    cfg->evidence_path ? "" : " (no --evidence: fallback lists are never pruned)");
         int sig = 0;
         sigwait(stop, &sig);
         fprintf(stderr, "stepctl serve: signal %d: draining\n", sig);
@@ -378,6 +483,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
     swr_stop(s->writer); /* every submitted job finishes first */
+    dlv_free(s->dlv);
     smet_free(s->metrics);
     pthread_mutex_destroy(&s->mu);
     free(s);

@@ -7,7 +7,9 @@
  *                      SIGTERM;
  *   serve_admission.c  the admission endpoints, one route table:
  *                      POST /v1/allocations, GET /v1/grants/{id}, GET
- *                      /healthz, GET /metrics.
+ *                      /healthz, GET /metrics;
+ *   serve_delivery.c   the delivery endpoints of an allocation (dlv.h):
+ *                      master.m3u8, steering, signed media playlists.
  * Another set of endpoints joins by adding its own route table to
  * srv_route_tables[] (serve.c) and its fields to struct srv; the transport
  * does not change.  HTTP contract: docs/serve.md.
@@ -37,12 +39,17 @@ struct srv_config {
     size_t batch_max;      /* allocations per write transaction at most */
     const char *port_file; /* written once listening (the bound port) */
     unsigned drain_s;      /* longest wait for in-flight requests at SIGTERM */
+    const char *cors_origin;     /* Access-Control-Allow-Origin of every answer ("*") */
+    struct dlv_paths *paths;     /* --paths: the delivery configuration, or NULL */
+    const char *evidence_path;   /* --evidence: read-only, for MISMATCH after a decision */
+    const char *public_url;      /* --public-url: the service as players reach it, or NULL */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096
 
 struct srv_request;
 struct adm_request; /* serve_admission.c */
+struct dlv;         /* dlv.h */
 
 /* The service's state, shared by every thread. */
 struct srv {
@@ -50,14 +57,17 @@ struct srv {
     struct MHD_Daemon *daemon;
     struct swr *writer;
     struct smet *metrics;
+    struct dlv *dlv;    /* the delivery layer, NULL without --paths */
+    char base_url[256]; /* "http://127.0.0.1:8080": the start of every playback_url */
     pthread_mutex_t mu; /* guards everything below */
     bool draining;      /* SIGTERM seen: new allocations are refused (503) */
     size_t active;      /* requests begun and not completed */
     struct adm_request *inflight[SRV_INFLIGHT_BUCKETS]; /* allocation ids being written */
 };
 
-/* A route: method, path pattern ("{}" matches one segment of
- * [A-Za-z0-9._:-]{1,128}, available as srv_param) and the handler that
+/* A route: method, path pattern (each "{}" matches one segment of
+ * [A-Za-z0-9._:-]{1,128}, available as srv_param_at, at most
+ * SRV_MAX_PARAMS) and the handler that
  * answers once the body (if any) has arrived. */
 typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_request *rq);
 
@@ -73,19 +83,28 @@ struct srv_route_table {
 };
 
 extern const struct srv_route_table srv_admission_table; /* serve_admission.c */
+extern const struct srv_route_table srv_delivery_table;  /* serve_delivery.c */
 
 /* ---- for handlers ------------------------------------------------------ */
 
+#define SRV_MAX_PARAMS 3
+/* The first "{}" of the route / the i-th ("" beyond the route's). */
 const char *srv_param(const struct srv_request *rq);
+const char *srv_param_at(const struct srv_request *rq, size_t i);
 /* The request body received (at most SRV_MAX_BODY bytes); *too_big when the
  * client sent more (nothing of it is kept). */
 const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big);
 #define SRV_MAX_BODY 4096
 
 /* Queues a response (every response goes through here: one place for
- * common headers).  retry_after may be NULL. */
+ * common headers: Cache-Control, CORS).  retry_after may be NULL. */
 enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char *content_type,
                             const char *body, size_t len, const char *retry_after);
+/* The same with more headers: name, value, ..., NULL (e.g. several
+ * Set-Cookie).  content_type NULL: none (an empty answer). */
+enum MHD_Result srv_respond_headers(struct srv_request *rq, unsigned status,
+                                    const char *content_type, const char *body, size_t len,
+                                    const char *const *headers);
 /* A JSON object (stolen) as the body. */
 enum MHD_Result srv_respond_json(struct srv_request *rq, unsigned status, json_t *o);
 

@@ -1,24 +1,30 @@
 /* serve_cli.c - `stepctl serve`: options, signals, then serve.c.
  *
  * Exit codes (docs/cli.md): 0 stopped by SIGTERM or SIGINT after draining;
- * 64 usage; 66 control.db or the listen address cannot be opened; 70
- * internal.
+ * 64 usage; 65 paths.json refused (the member named) or a key in it not
+ * usable; 66 control.db, the listen address, paths.json or a key file
+ * cannot be opened; 70 internal.
  */
+#include <libgen.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
 #include <sqlite3.h>
 
 #include "cliutil.h"
+#include "dlv_paths.h"
 #include "evidence_text.h"
 #include "serve.h"
 #include "stepctl.h"
 
 static const char serve_help[] =
     "usage: stepctl serve --db control.db --listen ADDR:PORT [--threads N] [--batch-max N]\n"
-    "                     [--port-file F] [--drain-timeout S]\n"
+    "                     [--port-file F] [--drain-timeout S] [--paths paths.json]\n"
+    "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -31,6 +37,16 @@ static const char serve_help[] =
     "  GET /v1/grants/ID     the grant: used, remaining, rate state\n"
     "  GET /healthz          200 ok, 503 while draining\n"
     "  GET /metrics          Prometheus text\n"
+    "With --paths (the delivery of each path, docs/delivery.md), a 201 carries playback_url\n"
+    "and the service answers, per allocation:\n"
+    "  GET /v1/allocations/ID/master.m3u8   one variant set per pathway, with\n"
+    "                        #EXT-X-CONTENT-STEERING (until the allocation's expires_at_ms)\n"
+    "  GET /v1/allocations/ID/steering      {\"VERSION\":1,\"TTL\":..,\"PATHWAY-PRIORITY\":[..]}:\n"
+    "                        the allocated path, then the fallbacks eligible in its decision\n"
+    "                        that have no MISMATCH since (read from --evidence)\n"
+    "  GET /v1/allocations/ID/PATH/RENDITION.m3u8  the path's live media playlist with every\n"
+    "                        segment URL signed for the allocation (auth cloudfront-url)\n"
+    "Every answer carries Access-Control-Allow-Origin; OPTIONS answers a CORS preflight.\n"
     "Every allocation is committed (synchronous=FULL) before its answer is sent; concurrent\n"
     "requests share one transaction (group commit).  SIGTERM or SIGINT: stop listening, answer\n"
     "what is in flight, exit 0.\n"
@@ -41,8 +57,14 @@ static const char serve_help[] =
     "  --batch-max N      allocations per transaction at most (default 256)\n"
     "  --port-file F      write the port listened on to F once listening\n"
     "  --drain-timeout S  longest wait for requests in flight at SIGTERM (default 30)\n"
-    "exit: 0 stopped after draining, 64 usage, 66 control.db or the address cannot be opened,\n"
-    "      70 internal\n";
+    "  --paths F          the delivery configuration (unknown keys refused)\n"
+    "  --evidence F       evidence.db, read-only: a fallback with a MISMATCH observed after\n"
+    "                     the allocation's decision leaves its list (without it: never)\n"
+    "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
+    "  --public-url URL   the service as players reach it, the start of playback_url\n"
+    "                     (default http://ADDR:PORT as listened on)\n"
+    "exit: 0 stopped after draining, 64 usage, 65 paths.json refused or a key not usable,\n"
+    "      66 control.db, the address, paths.json or a key file cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
 static int parse_listen(const char *s, struct srv_config *c)
@@ -80,10 +102,53 @@ static int parse_listen(const char *s, struct srv_config *c)
     return CLI_OK;
 }
 
+/* "*" (when star), or an http(s) origin / URL of printable ASCII: it goes
+ * into a header and into every playback_url.  0 or 64. */
+static int origin_ok(const char *opt, const char *v, bool star)
+{
+    if (!v || (star && !strcmp(v, "*")))
+        return CLI_OK;
+    bool ok = (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) && strlen(v) < 200;
+    for (const char *c = v; ok && *c; c++)
+        ok = (unsigned char)*c > 0x20 && (unsigned char)*c < 0x7f && *c != '"' && *c != '\\';
+    if (!ok)
+        fprintf(stderr, "stepctl serve: %s: %san http:// or https:// URL of printable ASCII expected\n",
+                opt, star ? "* or " : "");
+    return ok ? CLI_OK : CLI_USAGE;
+}
+
+/* paths.json parsed and its keys loaded into *out (malloc'd).  0, 65, 66. */
+static int load_paths(const char *file, struct dlv_paths **out)
+{
+    char *text = NULL, err[1024], shown[2][1200];
+    size_t len = 0;
+    int rc = cli_slurp(file, DLV_MAX_FILE, &text, &len);
+    if (rc != CLI_OK)
+        return rc;
+    char *copy = strdup(file);
+    struct dlv_paths *ps = calloc(1, sizeof *ps);
+    rc = !copy || !ps ? CLI_SOFTWARE
+         : dlv_paths_parse(text, len, dirname(copy), ps, err, sizeof err) != 0 ? CLI_DATA
+                                                                             : CLI_OK;
+    if (rc == CLI_OK)
+        rc = dlv_paths_load_keys(ps, err, sizeof err);
+    if (rc != CLI_OK) {
+        fprintf(stderr, "stepctl serve: %s: %s\n", evidence_text_escape(file, false, shown[0], sizeof shown[0]),
+                rc == CLI_SOFTWARE ? "out of memory" : evidence_text_escape(err, false, shown[1], sizeof shown[1]));
+        dlv_paths_free(ps);
+        free(ps);
+        ps = NULL;
+    }
+    free(copy);
+    free(text);
+    *out = ps;
+    return rc;
+}
+
 int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
-               *drain = NULL;
+               *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL;
     bool help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -91,7 +156,11 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--threads", &threads, NULL},
                              {"--batch-max", &batch, NULL},
                              {"--port-file", &port_file, NULL},
-                             {"--drain-timeout", &drain, NULL}};
+                             {"--drain-timeout", &drain, NULL},
+                             {"--paths", &paths, NULL},
+                             {"--evidence", &evidence, NULL},
+                             {"--cors-origin", &cors, NULL},
+                             {"--public-url", &public_url, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -112,6 +181,18 @@ int stepctl_cmd_serve(int argc, char **argv)
     c.batch_max = (size_t)n_batch;
     c.port_file = port_file;
     c.drain_s = (unsigned)drain_s;
+    if ((rc = origin_ok("--cors-origin", cors, true)) != CLI_OK ||
+        (rc = origin_ok("--public-url", public_url, false)) != CLI_OK)
+        return rc;
+    c.cors_origin = cors ? cors : "*";
+    c.public_url = public_url;
+    c.evidence_path = evidence;
+    if (evidence && !paths) {
+        fprintf(stderr, "stepctl serve: --evidence is read for delivery only: give --paths too\n");
+        return CLI_USAGE;
+    }
+    if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
+        return rc;
     /* Every connection is used by one thread only (the writer's, and one per
      * read request): no per-connection mutex, and no global lock around
      * SQLite's allocator for memory statistics nobody reads.  Process-wide,
@@ -126,5 +207,10 @@ int stepctl_cmd_serve(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    return srv_run(&c, &stop);
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: fetches of live playlists */
+    rc = srv_run(&c, &stop);
+    dlv_paths_free(c.paths);
+    free(c.paths);
+    curl_global_cleanup();
+    return rc;
 }

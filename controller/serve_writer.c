@@ -14,6 +14,7 @@ struct swr {
     sqlite3 *db;
     struct stmtcache cache; /* the hot path's statements, prepared once */
     size_t batch_max;
+    const struct alc_delivery *delivery;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -50,13 +51,14 @@ static bool exec(sqlite3 *db, const char *sql)
 }
 
 /* One job in its own savepoint: a failing job never takes the others down. */
-static void run_job(sqlite3 *db, struct stmtcache *cache, struct swr_job *j)
+static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_delivery *d,
+                    struct swr_job *j)
 {
     memset(&j->reply, 0, sizeof j->reply);
     j->failed = !exec(db, "SAVEPOINT job");
     if (j->failed)
         return;
-    if (alc_process(db, cache, &j->req, cli_now_ms(), &j->reply) != 0) {
+    if (alc_process(db, cache, &j->req, cli_now_ms(), d, &j->reply) != 0) {
         fprintf(stderr, "stepctl serve: allocation %s failed: %s\n", j->req.allocation_id,
                 sqlite3_errmsg(db));
         exec(db, "ROLLBACK TO job");
@@ -69,7 +71,7 @@ static void run_batch(struct swr *w, struct swr_job *batch)
 {
     bool ok = exec(w->db, "BEGIN IMMEDIATE");
     for (struct swr_job *j = batch; ok && j; j = j->next)
-        run_job(w->db, &w->cache, j);
+        run_job(w->db, &w->cache, w->delivery, j);
     /* The durability point: COMMIT returns after the WAL is synced. */
     if (!ok || !exec(w->db, "COMMIT")) {
         fprintf(stderr, "stepctl serve: batch not committed: %s\n", sqlite3_errmsg(w->db));
@@ -101,7 +103,8 @@ static void *loop(void *arg)
     return NULL;
 }
 
-struct swr *swr_start(const char *db_path, size_t batch_max, char *err, size_t errlen)
+struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_delivery *delivery,
+                      char *err, size_t errlen)
 {
     assert(batch_max >= 1);
     struct swr *w = calloc(1, sizeof *w);
@@ -110,6 +113,7 @@ struct swr *swr_start(const char *db_path, size_t batch_max, char *err, size_t e
         return NULL;
     }
     w->batch_max = batch_max;
+    w->delivery = delivery;
     if (rec_open(db_path, REC_CREATE, &w->db, err, errlen) != REC_OK) {
         free(w);
         return NULL;

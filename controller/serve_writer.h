@@ -31,8 +31,10 @@ struct swr_job {
 struct swr;
 
 /* Opens control.db (created and migrated when needed) for the writer thread
- * and starts it.  NULL with err set on failure. */
-struct swr *swr_start(const char *db_path, size_t batch_max, char *err, size_t errlen);
+ * and starts it; delivery (may be NULL) is handed to every alc_process and
+ * must outlive the writer.  NULL with err set on failure. */
+struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_delivery *delivery,
+                      char *err, size_t errlen);
 
 void swr_submit(struct swr *w, struct swr_job *job);
 

@@ -113,48 +113,6 @@ static int64_t parse_epoch(const char *s)
     return v <= CFSIGN_EPOCH_MAX ? v : 0;
 }
 
-/* True when the query of url already has a parameter that CloudFront reads
- * as part of a signature. */
-static bool has_signing_param(const char *url)
-{
-    static const char *params[] = {"Expires", "Policy", "Signature", "Key-Pair-Id",
-                                   "Hash-Algorithm"};
-    const char *q = strchr(url, '?');
-    while (q) {
-        q++;
-        size_t len = strcspn(q, "=&");
-        for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
-            if (len == strlen(params[i]) && !strncmp(q, params[i], len))
-                return true;
-        q = strchr(q, '&');
-    }
-    return false;
-}
-
-/* An absolute http(s) URL with a host, of printable ASCII, no fragment, no
- * signing parameter.  NULL or the problem. */
-static const char *url_problem(const char *url)
-{
-    if (strlen(url) > CFSIGN_RESOURCE_MAX)
-        return "longer than 4096 characters";
-    for (const char *c = url; *c; c++)
-        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '"' || *c == '\\')
-            return "not printable ASCII, or a space, quote or backslash (percent-encode it)";
-    if (!strncasecmp(url, "rtmp://", 7))
-        return "rtmp:// is not supported (CloudFront ended RTMP distributions in 2020)";
-    size_t skip = !strncasecmp(url, "https://", 8) ? 8 : !strncasecmp(url, "http://", 7) ? 7 : 0;
-    if (!skip)
-        return "an absolute http:// or https:// URL expected";
-    if (!url[skip] || strchr("/?#", url[skip]))
-        return "the URL has no host";
-    if (strchr(url, '#'))
-        return "a fragment (#...) is never sent to a CDN: remove it";
-    if (has_signing_param(url))
-        return "the URL already has a signing parameter (Expires, Policy, Signature, "
-               "Key-Pair-Id, Hash-Algorithm)";
-    return NULL;
-}
-
 /* Checks every value; fills the policy.  0 or 64 after naming the option. */
 static int check_args(const char *cmd, const struct sign_args *a, struct cfsign_policy *p,
                       enum cfsign_hash *h)
@@ -171,7 +129,7 @@ static int check_args(const char *cmd, const struct sign_args *a, struct cfsign_
             return usage_error(cmd, required[i].name, "is required");
     if (!cfsign_key_pair_id_ok(a->key_pair_id))
         return usage_error(cmd, "--key-pair-id", "1 to 128 of A-Z a-z 0-9 _ - expected");
-    const char *why = url_problem(a->url);
+    const char *why = cfsign_url_problem(a->url);
     if (why)
         return usage_error(cmd, "--url", why);
     *p = (struct cfsign_policy){a->resource ? a->resource : a->url, parse_epoch(a->expires),

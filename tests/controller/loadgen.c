@@ -6,6 +6,12 @@
  *
  *   stepctl-loadgen --port P [--connections N] (--duration S | --requests N)
  *                   [--prefix P] [--cohort c,r,i,cl,b,re] [--log FILE]
+ *                   [--get PATH --ids N]
+ *
+ * With --get, each request is instead a GET of PATH with its "%s" replaced
+ * by PREFIX-K, K cycling over 0..N-1 (allocations made before with that
+ * prefix): the delivery endpoints (steering manifests, signed playlists);
+ * "ok_per_s" counts the 200 answers.
  *
  * Used by scripts/bench-allocate; not installed.
  */
@@ -25,14 +31,15 @@ struct buf {
 
 struct conn {
     CURL *h;
-    char id[96], req[1024];
+    char id[96], req[1024], url[1200];
     struct buf resp;
     struct timespec t0;
     struct curl_slist *hdr;
 };
 
 struct run {
-    const char *host, *prefix, *log_path;
+    const char *host, *prefix, *log_path, *get;
+    long long ids;
     char cohort[6][128];
     int port, connections;
     long long requests, started, done;
@@ -71,6 +78,19 @@ static int more(const struct run *r)
 
 static void start(struct run *r, CURLM *m, struct conn *c)
 {
+    if (r->get) {
+        char id[96];
+        snprintf(id, sizeof id, "%s-%lld", r->prefix, r->started++ % r->ids);
+        int n = snprintf(c->url, sizeof c->url, "http://%s:%d", r->host, r->port);
+        snprintf(c->url + n, sizeof c->url - (size_t)n, r->get, id);
+        snprintf(c->id, sizeof c->id, "%s", id);
+        c->resp.len = 0;
+        curl_easy_setopt(c->h, CURLOPT_URL, c->url);
+        curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
+        clock_gettime(CLOCK_MONOTONIC, &c->t0);
+        curl_multi_add_handle(m, c->h);
+        return;
+    }
     snprintf(c->id, sizeof c->id, "%s-%lld", r->prefix, r->started++);
     snprintf(c->req, sizeof c->req,
              "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"%s\",\"region\":\"%s\","
@@ -126,10 +146,11 @@ static void report(struct run *r, double elapsed)
 {
     qsort(r->lat, (size_t)r->n_lat, sizeof *r->lat, cmp);
     printf("{\"requests\": %lld, \"elapsed_s\": %.3f, \"created_per_s\": %.1f, "
-           "\"answers_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, "
-           "\"connections\": %d, \"errors\": %lld, \"status\": {",
-           r->done, elapsed, (double)r->status[201] / elapsed, (double)r->done / elapsed,
-           pct(r, 0.5), pct(r, 0.99), pct(r, 1.0), r->connections, r->errors);
+           "\"ok_per_s\": %.1f, \"answers_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+           "\"max_ms\": %.3f, \"connections\": %d, \"errors\": %lld, \"status\": {",
+           r->done, elapsed, (double)r->status[201] / elapsed, (double)r->status[200] / elapsed,
+           (double)r->done / elapsed, pct(r, 0.5), pct(r, 0.99), pct(r, 1.0), r->connections,
+           r->errors);
     const char *sep = "";
     for (int s = 0; s < 600; s++)
         if (r->status[s]) {
@@ -143,7 +164,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: stepctl-loadgen --port P [--host H] [--connections N] "
                     "(--duration S | --requests N) [--prefix P] [--cohort c,r,i,cl,b,re] "
-                    "[--log FILE]\n");
+                    "[--log FILE] [--get PATH-with-%%s --ids N]\n");
     return 64;
 }
 
@@ -171,11 +192,18 @@ static int args(int argc, char **argv, struct run *r)
             cohort = v;
         else if (!strcmp(o, "--log"))
             r->log_path = v;
+        else if (!strcmp(o, "--get"))
+            r->get = v;
+        else if (!strcmp(o, "--ids"))
+            r->ids = atoll(v);
         else
             return -1;
     }
     if (argc % 2 == 0 || r->port <= 0 || r->connections < 1 || r->connections > MAX_CONN ||
         (r->duration <= 0 && r->requests <= 0))
+        return -1;
+    if (r->get && (r->ids < 1 || !strstr(r->get, "%s") || strchr(strstr(r->get, "%s") + 2, '%') ||
+                   strchr(r->get, '%') != strstr(r->get, "%s")))
         return -1;
     if (sscanf(cohort, "%127[^,],%127[^,],%127[^,],%127[^,],%127[^,],%127s", r->cohort[0],
                r->cohort[1], r->cohort[2], r->cohort[3], r->cohort[4], r->cohort[5]) != 6)

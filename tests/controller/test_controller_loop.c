@@ -481,7 +481,7 @@ static void ctl_44_two_processes_never_double_spend_headroom(void **state)
 static void with_tx(sqlite3 *db, const struct areq *r, int64_t now, struct alc_reply *out)
 {
     assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(alc_process(db, NULL, r, now, out), 0);
+    assert_int_equal(alc_process(db, NULL, r, now, NULL, out), 0);
     assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 }
 

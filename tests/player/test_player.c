@@ -24,7 +24,9 @@
 #include <jansson.h>
 
 #include "cdn_rig.h"
+#include "ctl_test.h"
 #include "player_rig.h"
+#include "serve_rig.h"
 
 #define ROLLOVER CORPUS_DIR "/media/hls-ts-rollover"
 #define WAIT_S 120 /* bounds every wait; a shared 2-core machine can be slow */
@@ -93,15 +95,17 @@ struct failover {
     const struct cdn_proc *b;
     int64_t since_ms;
     double past;
+    const char *to; /* the pathway b serves */
 };
 
-/* The player loads from B, B has served segments since the switch, and
- * playback went on past `past` (beyond anything A could have buffered). */
+/* The player loads from b, b has served segments since the switch, and
+ * playback went on past `past` (beyond anything the first could have
+ * buffered). */
 static bool failed_over(const json_t *r, void *ctx)
 {
     struct failover *f = ctx;
     const char *pathway = json_string_value(json_object_get(r, "pathway"));
-    return fatal(r) || (pathway && !strcmp(pathway, "B") && current_time(r) > f->past &&
+    return fatal(r) || (pathway && !strcmp(pathway, f->to) && current_time(r) > f->past &&
                         log_seen(f->b, f->since_ms).segments_ok >= 2);
 }
 
@@ -115,6 +119,30 @@ static void print_reports_tail(const struct player_rig *rig)
         free(s);
     }
     json_decref(all);
+}
+
+/* Plays until `past`, failing the test with the last report if it cannot. */
+static json_t *play_past(const struct player_rig *rig, double past)
+{
+    json_t *r = player_rig_wait(rig, played_past, &past, WAIT_S);
+    if (!r || fatal(r))
+        print_reports_tail(rig);
+    assert_non_null(r);
+    assert_false(fatal(r));
+    return r;
+}
+
+/* Where the playback has to go beyond for a failover to count: past what
+ * was buffered before (plus a segment that may have been in flight). */
+static double beyond_buffer(const struct player_rig *rig)
+{
+    json_t *r = player_rig_reports(rig);
+    const json_t *last = json_array_get(r, json_array_size(r) - 1);
+    double past = json_number_value(json_object_get(last, "buffered_end")) + 4.0;
+    if (past < current_time(last) + 4.0)
+        past = current_time(last) + 4.0;
+    json_decref(r);
+    return past;
 }
 
 /* ---- tests ---------------------------------------------------------------------------- */
@@ -206,13 +234,7 @@ static void player_01_steering_plays_first_pathway_then_fails_over(void **state)
     /* Whatever A delivered before (buffered up to buffered_end, plus one
      * segment that may have been in flight) plays out first; B must carry
      * playback beyond that. */
-    r = player_rig_reports(&rig);
-    const json_t *last = json_array_get(r, json_array_size(r) - 1);
-    double past = json_number_value(json_object_get(last, "buffered_end")) + 4.0;
-    if (past < current_time(last) + 4.0)
-        past = current_time(last) + 4.0;
-    json_decref(r);
-    struct failover fo = {&cdn[1], switched, past};
+    struct failover fo = {&cdn[1], switched, beyond_buffer(&rig), "B"};
     r = player_rig_wait(&rig, failed_over, &fo, WAIT_S);
     if (!r)
         print_reports_tail(&rig);
@@ -249,11 +271,132 @@ static void player_01_steering_plays_first_pathway_then_fails_over(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The whole chain: evidence -> decide -> grant -> stepctl serve --paths ->
+ * POST /v1/allocations -> playback_url in chromium.  A is excluded by its
+ * MISMATCH, C is allocated (signed URLs: the service signs its live
+ * playlists, CDN C checks every segment with the public key), D is the
+ * fallback eligible in the same decision (unsigned).  The player plays
+ * from C only; when C answers 503 it fails over to D by itself; A, which
+ * has a CDN of its own on the same timeline, never sees a request. */
+static void player_02_playback_url_plays_allocated_path_then_fails_over_to_admitted_only(
+    void **state)
+{
+    (void)state;
+    const char *need[] = {ROLLOVER "/playlist.m3u8", NULL};
+    player_rig_need(need);
+    struct ctl_world w;
+    char g[33];
+    serve_world_granted(&w, g);
+    printf("work dir: %s\n", w.t.dir);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem "
+             "2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub",
+             w.t.dir);
+    assert_int_equal(system(cmd), 0);
+
+    char epoch[32], pub[256];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)(now_ms() - 12000));
+    snprintf(pub, sizeof pub, "KPLAYER=%s/rsa.pub", w.t.dir);
+    const char *open_live[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360",
+                               "--live-epoch-ms", epoch, NULL};
+    const char *signed_live[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360",
+                                 "--live-epoch-ms", epoch, "--public-key", pub, NULL};
+    struct cdn_proc a, c, d;
+    assert_int_equal(cdn_start(&a, CDND_BIN, w.t.dir, "A", open_live), 0);
+    assert_int_equal(cdn_start(&c, CDND_BIN, w.t.dir, "C", signed_live), 0);
+    assert_int_equal(cdn_start(&d, CDND_BIN, w.t.dir, "D", open_live), 0);
+    char paths[4096], paths_file[256];
+    const char *variant = "\"bandwidth\": 900000, \"codecs\": \"avc1.4d401e,mp4a.40.2\", "
+                          "\"resolution\": \"640x360\"";
+    snprintf(paths, sizeof paths,
+             "{\"paths\": {"
+             "\"A\": {\"renditions\": {\"r360\": {\"url\": \"%s/ch1/r360/live.m3u8\", %s}}, "
+             "\"auth\": {\"type\": \"none\"}}, "
+             "\"C\": {\"renditions\": {\"r360\": {\"url\": \"%s/ch1/r360/live.m3u8\", %s}}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", "
+             "\"key_pair_id\": \"KPLAYER\"}, \"url_ttl_s\": 300}, "
+             "\"D\": {\"renditions\": {\"r360\": {\"url\": \"%s/ch1/r360/live.m3u8\", %s}}, "
+             "\"auth\": {\"type\": \"none\"}}}, \"steering_ttl_s\": 10}\n",
+             a.base, variant, c.base, variant, d.base, variant);
+    ctl_tmp_path(&w.t, "paths.json", paths_file, sizeof paths_file);
+    assert_int_equal(cdn_write_file(w.t.dir, "paths.json", paths), 0);
+    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_t *alloc = serve_allocate(s.port, "viewer-1");
+    assert_string_equal(json_string_value(json_object_get(alloc, "path_id")), "C");
+    char playback[512];
+    snprintf(playback, sizeof playback, "%s",
+             json_string_value(json_object_get(alloc, "playback_url")));
+    json_decref(alloc);
+    printf("playback_url: %s\n", playback);
+
+    struct player_rig rig;
+    assert_int_equal(player_rig_start(&rig, w.t.dir), 0);
+    assert_int_equal(player_rig_open(&rig, playback, NULL), 0);
+
+    /* 1. It plays, from C only (every segment signed: CDN C refuses others). */
+    json_t *r = play_past(&rig, 0);
+    double t1 = current_time(r) + 4.0;
+    json_decref(r);
+    r = play_past(&rig, t1);
+    assert_string_equal(json_string_value(json_object_get(r, "pathway")), "C");
+    json_decref(r);
+    struct seen sa = log_seen(&a, 0), sc = log_seen(&c, 0), sd = log_seen(&d, 0);
+    printf("before the switch: C %zu requests (%zu segments), D %zu, A %zu\n", sc.requests,
+           sc.segments_ok, sd.requests, sa.requests);
+    assert_true(sc.segments_ok >= 2 && sc.playlists_ok >= 1);
+    assert_int_equal(sd.requests, 0);
+    assert_int_equal(sa.requests, 0);
+    json_t *clog = cdn_jsonl(c.log), *e;
+    size_t i;
+    json_array_foreach(clog, i, e)
+        assert_int_equal(json_integer_value(json_object_get(e, "status")), 200);
+    json_decref(clog);
+
+    /* 2. C answers 503: the player moves to D by itself; A never asked. */
+    int64_t switched = now_ms();
+    assert_int_equal(cdn_set_answer(&c, 503), 0);
+    struct failover fo = {&d, switched, beyond_buffer(&rig), "D"};
+    r = player_rig_wait(&rig, failed_over, &fo, WAIT_S);
+    if (!r || fatal(r))
+        print_reports_tail(&rig);
+    assert_non_null(r);
+    assert_false(fatal(r));
+    assert_string_equal(json_string_value(json_object_get(r, "pathway")), "D");
+    json_decref(r);
+    sa = log_seen(&a, 0);
+    sd = log_seen(&d, 0);
+    printf("after the switch: D %zu requests (%zu segments), first %lld ms after; A %zu\n",
+           sd.requests, sd.segments_ok, (long long)(sd.first_ms - switched), sa.requests);
+    assert_true(sd.first_ms >= switched);
+    assert_true(sd.segments_ok >= 2);
+    assert_int_equal(sa.requests, 0);
+    /* The page asked only the service, C and D. */
+    json_t *all = player_rig_reports(&rig), *last = json_array_get(all, json_array_size(all) - 1);
+    const char *origin;
+    json_t *count;
+    json_object_foreach(json_object_get(last, "request_counts"), origin, count)
+        assert_null(strstr(origin, a.base + 7));
+    json_decref(all);
+
+    player_rig_stop(&rig);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    cdn_stop(&a);
+    cdn_stop(&c);
+    cdn_stop(&d);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(player_00_install_hlsjs),
         cmocka_unit_test(player_01_steering_plays_first_pathway_then_fails_over),
+        cmocka_unit_test_teardown(
+            player_02_playback_url_plays_allocated_path_then_fails_over_to_admitted_only,
+            kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)

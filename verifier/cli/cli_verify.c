@@ -1,8 +1,10 @@
 /* cli_verify.c - `exactav verify`: one Exact-AV v1 check. */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libavutil/log.h>
@@ -46,6 +48,11 @@ static const char USAGE[] =
     "  --allow-redirect-host HOST  follow redirects only to the requested host and to\n"
     "                        HOST (repeatable); others end UNKNOWN redirect_not_allowed.\n"
     "                        Default: any host is followed and the report marks it\n"
+    "  --header 'Name: value'  send this request header (repeatable; e.g. a token); its\n"
+    "                        value is a credential: never stored or printed\n"
+    "  --cookie 'name=value' send this cookie (repeatable; e.g. the three CloudFront\n"
+    "                        signed cookies); never stored or printed.  Both go to the\n"
+    "                        candidate's own host only, never to a redirect elsewhere\n"
     "  --cacert FILE         extra CA certificates (PEM) for TLS verification\n"
     "  --connect-timeout S   seconds to connect (default 5)\n"
     "  --timeout S           seconds for each object (default 60)\n"
@@ -77,6 +84,8 @@ struct verify_opts {
     int verbose;
     struct fetch_options fetch;
     const char *redact[MAX_NAMED_PARAMS], *keep[MAX_NAMED_PARAMS], *allow_hosts[MAX_NAMED_PARAMS];
+    const char *headers[MAX_NAMED_PARAMS];
+    char cookie[8192]; /* the --cookie values joined by "; " */
 };
 
 /* Appends a repeatable option's value to list (n entries); 0 when done. */
@@ -87,6 +96,50 @@ static int add_name(const char **list, size_t *n, const char *opt, const char *v
     if (!value[0])
         return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s wants a non-empty name", opt);
     list[(*n)++] = value;
+    return 0;
+}
+
+/* An HTTP token (RFC 9110 5.6.2) of n bytes. */
+static bool http_token(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !(isalnum((unsigned char)s[i]) || strchr("!#$%&'*+-.^_`|~", s[i])))
+            return false;
+    return n > 0;
+}
+
+/* --header 'Name: value' and --cookie 'name=value'.  Messages name the
+ * option and at most the header or cookie NAME: the value is a credential
+ * and never appears anywhere.  0 when taken. */
+static int add_credential(struct verify_opts *o, bool cookie, const char *arg)
+{
+    const char *opt = cookie ? "--cookie" : "--header";
+    size_t name = strcspn(arg, cookie ? "=" : ":"), total = strlen(arg);
+    if (!http_token(arg, name) || !arg[name])
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", cookie ? "%s wants name=value (a token name)"
+                                                            : "%s wants 'Name: value' (a token name)",
+                        opt);
+    for (size_t i = name + 1; i < total; i++) {
+        unsigned char ch = (unsigned char)arg[i];
+        bool bad = cookie ? ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == ',' || ch == ';' || ch == '\\'
+                          : (ch < 0x20 && ch != '\t') || ch == 0x7f;
+        if (bad)
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s %.*s: the value has a character %s cannot send",
+                            opt, (int)(name > 64 ? 64 : name), arg, cookie ? "a cookie" : "a header");
+    }
+    static const char *const refused[] = {"Host", "Content-Length", "Transfer-Encoding", "Cookie",
+                                          "Range", "Connection"};
+    for (size_t i = 0; !cookie && i < sizeof refused / sizeof refused[0]; i++)
+        if (name == strlen(refused[i]) && !strncasecmp(arg, refused[i], name))
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--header %s: exactav sets this header itself%s",
+                            refused[i], i == 3 ? " (use --cookie)" : "");
+    if (!cookie)
+        return add_name(o->headers, &o->fetch.n_headers, opt, arg);
+    size_t have = strlen(o->cookie);
+    if (have + total + 3 > sizeof o->cookie)
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--cookie: at most %zu bytes of cookies", sizeof o->cookie - 1);
+    snprintf(o->cookie + have, sizeof o->cookie - have, "%s%s", have ? "; " : "", arg);
+    o->fetch.cookie = o->cookie;
     return 0;
 }
 
@@ -114,6 +167,8 @@ static int parse_delivery(int c, struct verify_opts *o)
             return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--keep-param %s: a credential is always redacted", optarg);
         return add_name(o->keep, &o->fetch.redact.n_keep, "--keep-param", optarg);
     case 'H': return add_name(o->allow_hosts, &o->fetch.n_allow_redirect_hosts, "--allow-redirect-host", optarg);
+    case 'Q': return add_credential(o, false, optarg);
+    case 'Z': return add_credential(o, true, optarg);
     case 'L': return parse_positive(optarg, "--deadline", MAX_DEADLINE_S, &o->deadline_s);
     case 'S':
         if (util_parse_seq_range(optarg, &o->seq_first, &o->seq_last))
@@ -157,13 +212,15 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"connect-timeout", required_argument, NULL, 'T'}, {"timeout", required_argument, NULL, 'O'},
         {"max-size", required_argument, NULL, 'M'}, {"max-redirects", required_argument, NULL, 'D'},
         {"keep-param", required_argument, NULL, 'K'}, {"allow-redirect-host", required_argument, NULL, 'H'},
-        {"deadline", required_argument, NULL, 'L'},
+        {"deadline", required_argument, NULL, 'L'}, {"header", required_argument, NULL, 'Q'},
+        {"cookie", required_argument, NULL, 'Z'},
         {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
     o->fetch = fetch_options_default();
     o->fetch.redact = (struct redact_policy){.keep = o->keep, .redact = o->redact};
     o->fetch.allow_redirect_hosts = o->allow_hosts;
+    o->fetch.headers = o->headers;
     o->deadline_s = DEFAULT_DEADLINE_S;
     int c;
     optind = 1;

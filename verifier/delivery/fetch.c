@@ -447,9 +447,10 @@ static int add_hop(struct fetch_result *res, const char *url, long status, const
     return h->url && h->location ? 0 : -1;
 }
 
-/* Performs one request for url; on return hs holds the body. */
+/* Performs one request for url (with the caller's headers and cookie when
+ * credentials); on return hs holds the body. */
 static CURLcode perform_hop(CURL *c, const struct fetch_options *o, const char *url,
-                            long timeout_ms, struct hop_state *hs, char *errbuf)
+                            long timeout_ms, struct hop_state *hs, char *errbuf, bool credentials)
 {
     char range[64];
     curl_easy_reset(c);
@@ -458,7 +459,17 @@ static CURLcode perform_hop(CURL *c, const struct fetch_options *o, const char *
     errbuf[0] = '\0';
     set_options(c, o, url, timeout_ms, hs, errbuf);
     set_range(c, &o->range, range, sizeof range);
-    return curl_easy_perform(c);
+    struct curl_slist *headers = NULL, *more;
+    for (size_t i = 0; credentials && i < o->n_headers; i++)
+        if ((more = curl_slist_append(headers, o->headers[i])))
+            headers = more;
+    if (credentials && o->cookie)
+        curl_easy_setopt(c, CURLOPT_COOKIE, o->cookie);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(headers);
+    return rc;
 }
 
 static void record_response(struct fetch_result *res, CURL *c, const struct hop_state *hs,
@@ -533,7 +544,10 @@ static enum fetch_error one_hop(struct fetch_result *res, CURL *c, const struct 
     if (left <= 0)
         return fail(res, FETCH_TIMEOUT, "total time-out of %ld ms spent in redirects",
                     o->total_timeout_ms);
-    CURLcode rc = perform_hop(c, o, *current, left, hs, errbuf);
+    char *host = url_host(*current); /* credentials go to the requested host only */
+    bool same = host && first_host && !strcasecmp(host, first_host);
+    free(host);
+    CURLcode rc = perform_hop(c, o, *current, left, hs, errbuf, same);
     record_response(res, c, hs, o);
     enum fetch_error e = classify_curl(rc, hs);
     if (e != FETCH_OK)

@@ -70,6 +70,13 @@ struct fetch_options {
      * given (n == 0): every host is followed (and marked in the result). */
     const char *const *allow_redirect_hosts;
     size_t n_allow_redirect_hosts;
+    /* Request headers ("Name: value") and a Cookie header value ("a=b; c=d",
+     * NULL for none), e.g. signed cookies or a token header.  Sent only to
+     * the requested URL's own host (a redirect to another host gets neither),
+     * and never recorded, logged or printed: they are credentials. */
+    const char *const *headers;
+    size_t n_headers;
+    const char *cookie;
 };
 
 /* One redirect hop: the URL that answered with a 3xx, that status, and the

@@ -1,0 +1,149 @@
+/* dlv_alloc.c - an allocation as stored, and its pathway list (dlv.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "dlv_internal.h"
+#include "record.h"
+#include "step_evidence.h"
+
+#define DROPPED_RECHECK_MS 1000 /* evidence.db is read at most this often per (decision, path) */
+
+/* A read-only connection of the pool (opened when none is free), NULL when
+ * control.db cannot be opened. */
+static sqlite3 *reader_take(struct dlv *d)
+{
+    sqlite3 *db = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (d->n_readers)
+        db = d->readers[--d->n_readers];
+    pthread_mutex_unlock(&d->mu);
+    char err[512];
+    if (!db && rec_open(d->db_path, REC_READ, &db, err, sizeof err) != REC_OK) {
+        fprintf(stderr, "stepctl serve: control.db cannot be read: %s\n", err);
+        sqlite3_close(db);
+        db = NULL;
+    }
+    return db;
+}
+
+static void reader_give(struct dlv *d, sqlite3 *db)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->n_readers < sizeof d->readers / sizeof d->readers[0]) {
+        d->readers[d->n_readers++] = db;
+        db = NULL;
+    }
+    pthread_mutex_unlock(&d->mu);
+    sqlite3_close(db);
+}
+
+static void col(sqlite3_stmt *st, int i, char *out, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(out, cap, "%s", t ? (const char *)t : "");
+}
+
+/* The row into a.  0, 1 none, -1. */
+static int read_row(sqlite3 *db, const char *id, struct dlv_alloc *a)
+{
+    static const char sql[] =
+        "SELECT a.path_id, a.fallback_path_ids, a.created_at_ms, a.expires_at_ms, "
+        "a.commitment_until_ms, a.decision_id, d.decision_time_ms, d.channel, d.rendition, "
+        "d.program_version, json_extract(d.situation, '$.policy.content.profile_id') "
+        "FROM allocations a JOIN decisions d ON d.id = a.decision_id WHERE a.id = ?1";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st), res = rc == SQLITE_DONE ? 1 : -1;
+    if (rc == SQLITE_ROW) {
+        memset(a, 0, sizeof *a);
+        col(st, 0, a->path_id, sizeof a->path_id);
+        json_t *fb = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL), *v;
+        size_t i;
+        json_array_foreach(fb, i, v)
+            if (json_is_string(v) && a->n_fallbacks < DLV_MAX_PATHS)
+                snprintf(a->fallbacks[a->n_fallbacks++], SIT_STR, "%s", json_string_value(v));
+        json_decref(fb);
+        a->created_at_ms = sqlite3_column_int64(st, 2);
+        a->expires_at_ms = sqlite3_column_int64(st, 3);
+        a->commitment_until_ms = sqlite3_column_int64(st, 4);
+        col(st, 5, a->decision_id, sizeof a->decision_id);
+        a->decision_time_ms = sqlite3_column_int64(st, 6);
+        col(st, 7, a->channel, sizeof a->channel);
+        col(st, 8, a->rendition, sizeof a->rendition);
+        col(st, 9, a->program_version, sizeof a->program_version);
+        col(st, 10, a->profile_id, sizeof a->profile_id);
+        res = 0;
+    }
+    sqlite3_finalize(st);
+    return res;
+}
+
+int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a)
+{
+    size_t len = 0;
+    char *cached = dcache_get(d->allocs, id, &len);
+    if (cached && len == sizeof *a) {
+        memcpy(a, cached, sizeof *a);
+        free(cached);
+        return 0;
+    }
+    free(cached);
+    sqlite3 *db = reader_take(d);
+    if (!db)
+        return -1;
+    int rc = read_row(db, id, a);
+    reader_give(d, db);
+    if (rc == 0) /* rows never change: kept for the life of the process */
+        dcache_put(d->allocs, id, a, sizeof *a);
+    return rc;
+}
+
+/* Has path a valid MISMATCH of the decision's scope observed after the
+ * decision's time?  Once true, true for good. */
+static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path, int64_t now_ms)
+{
+    if (!d->evidence_path)
+        return false;
+    char key[2 * SIT_STR + 2];
+    snprintf(key, sizeof key, "%s/%s", a->decision_id, path);
+    char *c = dcache_get(d->dropped, key, NULL);
+    int64_t checked = 0;
+    int was = 0;
+    if (c && sscanf(c, "%" SCNd64 " %d", &checked, &was) == 2 &&
+        (was || now_ms - checked < DROPPED_RECHECK_MS)) {
+        free(c);
+        return was;
+    }
+    free(c);
+    struct stev_scope sc = {path,         a->channel,    a->rendition, a->program_version,
+                            a->profile_id, a->decision_time_ms};
+    struct evidence_rows rows;
+    char err[512];
+    enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);
+    bool now_dropped = false;
+    if (rc != EVIDENCE_OK) /* unreadable: the list the decision made stands */
+        fprintf(stderr, "stepctl serve: evidence for path %s not read: %s\n", path, err);
+    for (size_t i = 0; rc == EVIDENCE_OK && i < rows.n; i++)
+        now_dropped |= !rows.rows[i].malformed && rows.rows[i].verdict == EVIDENCE_VERDICT_MISMATCH;
+    evidence_rows_free(&rows); /* stev_read zeroed it first */
+    char val[48];
+    int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, now_dropped);
+    dcache_put(d->dropped, key, val, (size_t)n);
+    return now_dropped;
+}
+
+void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
+                  struct dlv_pathways *out)
+{
+    out->n = 0;
+    out->id[out->n++] = a->path_id;
+    for (size_t i = 0; i < a->n_fallbacks; i++)
+        if (dlv_paths_find(d->paths, a->fallbacks[i]) && !dropped(d, a, a->fallbacks[i], now_ms))
+            out->id[out->n++] = a->fallbacks[i];
+}

@@ -1,0 +1,148 @@
+/* serve_rig.c - `stepctl serve` as a child of a test (see serve_rig.h). */
+#include "serve_rig.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "cdn_rig.h"
+
+/* Servers still running: a failing assertion leaves its test early, and the
+ * teardown must not leave a server behind (ctest would wait for it). */
+static pid_t live[16];
+
+static void track(pid_t pid, bool alive)
+{
+    for (int i = 0; i < 16; i++)
+        if (alive ? live[i] == 0 : live[i] == pid) {
+            live[i] = alive ? pid : 0;
+            return;
+        }
+}
+
+int kill_leftovers(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 16; i++)
+        if (live[i]) {
+            kill(live[i], SIGKILL);
+            waitpid(live[i], NULL, 0);
+            live[i] = 0;
+        }
+    return 0;
+}
+
+void server_start_with(struct ctl_world *w, struct server *s, const char *const *extra)
+{
+    char pf[160], log[160];
+    ctl_tmp_path(&w->t, "port", pf, sizeof pf);
+    ctl_tmp_path(&w->t, "serve.log", log, sizeof log);
+    unlink(pf);
+    const char *argv[32] = {"stepctl", "serve", "--db", w->db, "--listen", "127.0.0.1:0",
+                            "--port-file", pf, "--threads", "4"};
+    size_t n = 10;
+    for (size_t i = 0; extra && extra[i] && n < 31; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    s->pid = fork();
+    assert_true(s->pid >= 0);
+    if (s->pid == 0) {
+        if (!freopen(log, "a", stderr) || !freopen("/dev/null", "w", stdout))
+            _exit(97);
+        execv(CTL_STEPCTL, (char *const *)argv);
+        _exit(98);
+    }
+    track(s->pid, true);
+    s->port = 0;
+    for (int i = 0; i < 500 && !s->port; i++) {
+        FILE *f = fopen(pf, "r");
+        if (f) {
+            if (fscanf(f, "%d", &s->port) != 1)
+                s->port = 0;
+            fclose(f);
+        }
+        if (!s->port)
+            usleep(10000);
+    }
+    assert_true(s->port > 0);
+}
+
+void server_start(struct ctl_world *w, struct server *s)
+{
+    server_start_with(w, s, NULL);
+}
+
+int server_stop(struct server *s, int sig)
+{
+    int st;
+    kill(s->pid, sig);
+    assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
+    track(s->pid, false);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- a world with five paths, granted ------------------------------------------- */
+
+/* The main situation with D and E, copies of C, after C in the order. */
+json_t *serve_situation(const struct ctl_world *w, const char *const order[5])
+{
+    json_t *sit = ctl_world_situation(w);
+    ctl_fast(sit);
+    json_t *cands = json_object_get(sit, "candidates");
+    static const char *const copies[] = {"D", "E"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *c = json_deep_copy(ctl_cand(sit, "C"));
+        json_object_set_new(c, "path_id", json_string(copies[i]));
+        json_array_append_new(cands, c);
+    }
+    json_t *o = json_array();
+    for (int i = 0; i < 5; i++)
+        json_array_append_new(o, json_string(order[i]));
+    ctl_set(sit, "policy.order", o);
+    return sit;
+}
+
+const char *const SERVE_ORDER_CDE[5] = {"C", "D", "E", "A", "B"};
+
+/* World, evidence for D and E, decision and grant (grant id into g). */
+void serve_world_granted(struct ctl_world *w, char g[33])
+{
+    ctl_world_begin(w);
+    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
+    json_t *sit = serve_situation(w, SERVE_ORDER_CDE);
+    char d[33];
+    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
+}
+
+/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
+json_t *serve_allocate(int port, const char *id)
+{
+    char url[128], body[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
+    snprintf(body, sizeof body,
+             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}",
+             id);
+    struct cdn_http h;
+    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
+    if (h.status != 201)
+        printf("allocation %s: %ld %s\n", id, h.status, h.body);
+    assert_int_equal(h.status, 201);
+    json_t *j = json_loads(h.body, 0, NULL);
+    assert_non_null(j);
+    cdn_http_free(&h);
+    return j;
+}
+

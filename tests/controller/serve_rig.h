@@ -1,0 +1,44 @@
+/* serve_rig.h - `stepctl serve` as a child process of a test: started on
+ * 127.0.0.1 with a kernel-chosen port (read from its port file), its
+ * stderr in the test's folder (serve.log), stopped by a signal.  Servers
+ * still running when a test fails are killed by kill_leftovers (a cmocka
+ * teardown), so ctest never waits for one.  Used by the service tests
+ * (test_controller_serve.c, test_controller_delivery.c) and the real-player
+ * test (tests/player/). */
+#ifndef SERVE_RIG_H
+#define SERVE_RIG_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "ctl_test.h"
+
+struct server {
+    pid_t pid;
+    int port;
+};
+
+/* stepctl serve --db w->db --listen 127.0.0.1:0 --threads 4 [extra...]
+ * (extra: NULL or NULL-terminated); returns once it listens. */
+void server_start_with(struct ctl_world *w, struct server *s, const char *const *extra);
+void server_start(struct ctl_world *w, struct server *s);
+/* Sends sig, waits; the exit status (or 128 + signal). */
+int server_stop(struct server *s, int sig);
+/* A cmocka teardown: SIGKILL to every server still running. */
+int kill_leftovers(void **state);
+
+/* The delivery world (docs/delivery.md tests): the main situation plus D
+ * and E, copies of C (MATCH, same cost and QoE), in the policy order given:
+ * A is excluded (MISMATCH), B too (no evidence), and the first of C, D, E
+ * in the order is chosen with the other two as eligible fallbacks. */
+extern const char *const SERVE_ORDER_CDE[5]; /* C, D, E, A, B */
+json_t *serve_situation(const struct ctl_world *w, const char *const order[5]);
+/* ctl_world_begin, MATCH evidence for D and E, decided in SERVE_ORDER_CDE
+ * and granted (rate cap lifted); the grant id into g. */
+void serve_world_granted(struct ctl_world *w, char g[33]);
+/* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
+ * 201 and returns its body (caller decrefs). */
+json_t *serve_allocate(int port, const char *id);
+
+#endif

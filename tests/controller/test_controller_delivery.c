@@ -1,0 +1,563 @@
+/* Delivery of an allocation (docs/delivery.md) end to end on loopback: the
+ * stepctl binary serving a real control.db with --paths, decisions and
+ * grants made by the CLI on real evidence, libcurl clients (cdn_rig.h),
+ * and for the signed playlists exactav-cdnd in front of the corpus's live
+ * stream, checked with the public key, and `exactav verify` through them.
+ *
+ * The world: paths A (MISMATCH: excluded), B (no evidence: excluded), and
+ * C, D, E (MATCH, equal in cost and QoE; policy order C, D, E): decide
+ * chooses C and records D, E as the fallbacks eligible in the same
+ * decision. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "cdn_rig.h"
+#include "ctl_test.h"
+#include "serve_rig.h"
+
+#define ROLLOVER CORPUS_DIR "/media/hls-ts-rollover"
+
+/* ---- the world ---------------------------------------------------------------- */
+
+static void write_text(const struct ctl_world *w, const char *name, const char *text, char *path,
+                       size_t n)
+{
+    ctl_tmp_path(&w->t, name, path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* paths.json with every path A..E delivered without signatures. */
+static void paths_unsigned(const struct ctl_world *w, char *path, size_t n)
+{
+    char text[4096];
+    int k = snprintf(text, sizeof text, "{\"paths\": {");
+    for (char id = 'A'; id <= 'E'; id++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "%s\"%c\": {\"renditions\": {\"r360\": {\"url\": "
+                      "\"http://cdn-%c.invalid/ch1/r360/live.m3u8\", \"bandwidth\": 900000, "
+                      "\"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"}, "
+                      "\"r720\": \"http://cdn-%c.invalid/ch1/r720/live.m3u8\"}, "
+                      "\"auth\": {\"type\": \"none\"}}",
+                      id == 'A' ? "" : ", ", id, id + 32, id + 32);
+    snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
+    write_text(w, "paths.json", text, path, n);
+}
+
+/* ---- HTTP ------------------------------------------------------------------------- */
+
+static long get(int port, const char *path, struct cdn_http *h)
+{
+    char url[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
+    return h->status;
+}
+
+/* The PATHWAY-PRIORITY of an allocation, as "C,D,E". */
+static void priority(int port, const char *alloc, char *out, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/v1/allocations/%s/steering", alloc);
+    struct cdn_http h;
+    assert_int_equal(get(port, path, &h), 200);
+    json_t *j = json_loads(h.body, 0, NULL), *v;
+    assert_int_equal(json_integer_value(json_object_get(j, "VERSION")), 1);
+    size_t i, k = 0;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(j, "PATHWAY-PRIORITY"), i, v)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : "", json_string_value(v));
+    json_decref(j);
+    cdn_http_free(&h);
+}
+
+static bool has_line_with(const char *text, const char *needle)
+{
+    return strstr(text, needle) != NULL;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void ctl_66_serve_paths_json_is_strict_and_names_the_key(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    static const struct {
+        const char *json, *message;
+        int exit;
+    } cases[] = {
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}, \"steering_tll_s\": 5}",
+         "paths.json.steering_tll_s: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}, \"url_tl_s\": 5}}}",
+         "paths.C.url_tl_s: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"cloudfront-url\", \"key_file\": \"k.pem\", \"key_pair_id\": \"K\", "
+         "\"kee\": 1}}}}",
+         "paths.C.auth.kee: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": {\"url\": \"http://x/a.m3u8\", "
+         "\"bandwith\": 5}}, \"auth\": {\"type\": \"none\"}}}}",
+         "paths.C.renditions.r.bandwith: unknown key", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"ftp://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}}",
+         "paths.C.renditions.r: an absolute http:// or https:// URL expected", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"akamai\"}}}}",
+         "paths.C.auth.type: none, cloudfront-url or cloudfront-cookies expected", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}, \"url_ttl_s\": 60}}}",
+         "paths.C.url_ttl_s: only for a path that signs", 65},
+        {"{\"paths\": {\"C/1\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"none\"}}}}",
+         "paths.C/1: a path id is 1 to 64 of A-Z a-z 0-9 . _ -", 65},
+        {"{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://x/a.m3u8\"}, \"auth\": "
+         "{\"type\": \"cloudfront-url\", \"key_file\": \"absent.pem\", \"key_pair_id\": \"K\"}}}}",
+         "paths.C.auth.key_file:", 66},
+        {"[1]", "the top level must be an object", 65},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[256];
+        write_text(&w, "bad.json", cases[i].json, p, sizeof p);
+        int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", w.db, p);
+        char *err = ctl_out(&w.t, "err");
+        if (rc != cases[i].exit || !strstr(err, cases[i].message))
+            printf("case %zu: exit %d, stderr: %s\n", i, rc, err);
+        assert_int_equal(rc, cases[i].exit);
+        assert_non_null(strstr(err, cases[i].message));
+        free(err);
+    }
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s/none.json'",
+                             w.db, w.t.dir),
+                     66);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --evidence '%s'", w.db,
+                             w.ev),
+                     64);
+    ctl_world_end(&w);
+}
+
+static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_only(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256];
+    serve_world_granted(&w, g);
+    paths_unsigned(&w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--cors-origin",
+                           "http://player.example", NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+
+    /* 201 with playback_url; a retry returns the same bytes. */
+    json_t *a1 = serve_allocate(s.port, "s-1");
+    char want[256];
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/v1/allocations/s-1/master.m3u8", s.port);
+    assert_string_equal(json_string_value(json_object_get(a1, "playback_url")), want);
+    assert_string_equal(json_string_value(json_object_get(a1, "path_id")), "C");
+    json_decref(a1);
+
+    /* The multivariant playlist: steering tag, C's variants, then D's and
+     * E's; A and B (excluded by the decision) never appear. */
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_true(has_line_with(h.body, "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/s-1/"
+                                      "steering\",PATHWAY-ID=\"C\"\n"));
+    assert_true(has_line_with(h.body, "#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS=\"avc1.4d401e,"
+                                      "mp4a.40.2\",RESOLUTION=640x360,STABLE-VARIANT-ID=\"r360\","
+                                      "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r360/live.m3u8\n"));
+    assert_true(has_line_with(h.body, "STABLE-VARIANT-ID=\"r720\",PATHWAY-ID=\"E\"\n"
+                                      "http://cdn-e.invalid/ch1/r720/live.m3u8\n"));
+    assert_null(strstr(h.body, "cdn-a"));
+    assert_null(strstr(h.body, "cdn-b"));
+    assert_null(strstr(h.body, "\"A\""));
+    assert_true(strstr(h.body, "PATHWAY-ID=\"C\"\nhttp") < strstr(h.body, "PATHWAY-ID=\"D\"\nhttp"));
+    char *v = cdn_http_header(&h, "Access-Control-Allow-Origin");
+    assert_string_equal(v, "http://player.example");
+    free(v);
+    v = cdn_http_header(&h, "Content-Type");
+    assert_string_equal(v, "application/vnd.apple.mpegurl");
+    free(v);
+    cdn_http_free(&h);
+
+    /* Steering: the allocated path first, then the fallbacks in order. */
+    char list[128];
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/steering?_HLS_pathway=C", &h), 200);
+    assert_string_equal(h.body, "{\"VERSION\":1,\"TTL\":7,\"PATHWAY-PRIORITY\":[\"C\",\"D\",\"E\"]}");
+    v = cdn_http_header(&h, "Access-Control-Allow-Origin");
+    assert_string_equal(v, "http://player.example");
+    free(v);
+    cdn_http_free(&h);
+    /* A CORS preflight, and the unknown. */
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-1/steering", s.port);
+    assert_int_equal(cdn_http("OPTIONS", url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 204);
+    v = cdn_http_header(&h, "Access-Control-Allow-Methods");
+    assert_non_null(v);
+    free(v);
+    cdn_http_free(&h);
+    assert_int_equal(get(s.port, "/v1/allocations/nobody/steering", &h), 404);
+    assert_non_null(strstr(h.body, "no_such_allocation"));
+    cdn_http_free(&h);
+    /* No signed playlist for a path that does not sign, none for an
+     * excluded path. */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    assert_non_null(strstr(h.body, "not_signed_here"));
+    cdn_http_free(&h);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/A/r360.m3u8", &h), 403);
+    assert_non_null(strstr(h.body, "pathway_not_listed"));
+    cdn_http_free(&h);
+
+    /* The grant closes and the rule for new sessions changes (E first):
+     * the allocation keeps its list; a new one gets the new rule. */
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason 'new order'", g, w.db), 0);
+    static const char *const order_edc[5] = {"E", "D", "C", "A", "B"};
+    json_t *sit = serve_situation(&w, order_edc);
+    ctl_set(sit, "decision_time_ms", json_integer(ctl_now_ms() - 500));
+    char d2[33], g2[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "sit2.json", sit, w.ev, w.db, d2), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, "", g2), 0);
+    json_t *a2 = serve_allocate(s.port, "s-2");
+    assert_string_equal(json_string_value(json_object_get(a2, "path_id")), "E");
+    json_decref(a2);
+    priority(s.port, "s-2", list, sizeof list);
+    assert_string_equal(list, "E,D,C");
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+
+    /* D gets a MISMATCH after both decisions: it leaves every fallback
+     * list (within a second: the evidence is read at most once a second),
+     * and never comes back; the allocated paths stay first. */
+    ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    priority(s.port, "s-2", list, sizeof list);
+    assert_string_equal(list, "E,C");
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_null(strstr(h.body, "PATHWAY-ID=\"D\""));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"E\""));
+    cdn_http_free(&h);
+    ctl_world_evidence(&w, "ev-d-good", "D", "MATCH", ctl_now_ms(), true);
+    sleep(2);
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+/* ---- signed live playlists through the loopback CDN (corpus) ------------------------ */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void need_corpus(void)
+{
+    struct stat st;
+    if (stat(ROLLOVER "/playlist.m3u8", &st) != 0) {
+        printf("SKIPPED: %s is absent (the shared corpus is not beside this checkout)\n", ROLLOVER);
+        exit(77);
+    }
+}
+
+#define KEY_PAIR_ID "KSIGNEDPAIRID7"
+
+/* CDN C (signatures checked with rsa.pub) and CDN D (open) over one live
+ * timeline on which media sequence 4 (the corpus's segment 28) has just
+ * ended; paths.json with C signing URLs (rsa.pem) and D unsigned. */
+static void cdns_and_paths(struct ctl_world *w, struct cdn_proc *c, struct cdn_proc *d,
+                           char *paths, size_t n)
+{
+    assert_int_equal(sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 "
+                        "-out rsa.pem 2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub",
+                        w->t.dir),
+                     0);
+    char epoch[32], pub[256];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
+    snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", w->t.dir);
+    const char *live_c[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
+                            "10", "--live-epoch-ms", epoch, "--public-key", pub, NULL};
+    const char *live_d[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
+                            "10", "--live-epoch-ms", epoch, NULL};
+    assert_int_equal(cdn_start(c, CDND_BIN, w->t.dir, "C", live_c), 0);
+    assert_int_equal(cdn_start(d, CDND_BIN, w->t.dir, "D", live_d), 0);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", "
+             "\"key_pair_id\": \"" KEY_PAIR_ID "\"}, \"url_ttl_s\": 120}, "
+             "\"D\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}}}\n",
+             c->base, d->base);
+    write_text(w, "paths.json", text, paths, n);
+}
+
+/* The value of query parameter name in url (static buffer, "" if none). */
+static const char *param(const char *url, const char *name)
+{
+    static char v[2048];
+    v[0] = '\0';
+    size_t nl = strlen(name);
+    for (const char *q = strchr(url, '?'); q; q = strchr(q, '&')) {
+        q++;
+        if (!strncmp(q, name, nl) && q[nl] == '=') {
+            snprintf(v, sizeof v, "%.*s", (int)strcspn(q + nl + 1, "&\n"), q + nl + 1);
+            break;
+        }
+    }
+    return v;
+}
+
+static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_secret(void **state)
+{
+    (void)state;
+    need_corpus();
+    struct ctl_world w;
+    char g[33], paths[256];
+    serve_world_granted(&w, g);
+    struct cdn_proc c, d;
+    cdns_and_paths(&w, &c, &d, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+
+    /* The master points C's variant at the service, D's at D itself. */
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n"));
+    char dline[256];
+    snprintf(dline, sizeof dline, "PATHWAY-ID=\"D\"\n%s/ch1/r360/live.m3u8\n", d.base);
+    assert_non_null(strstr(h.body, dline));
+    cdn_http_free(&h);
+
+    /* Every segment URI absolute and signed for the allocation: one
+     * wildcard policy over the rendition, the same query on each. */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    char prefix[128], first[4096] = "", sig[1024], policy[2048];
+    snprintf(prefix, sizeof prefix, "%s/ch1/r360/", c.base);
+    int segs = 0;
+    assert_non_null(strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:"));
+    long first_seq = strtol(strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:") + 22, NULL, 10);
+    for (char *line = strtok(h.body, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        assert_int_equal(strncmp(line, prefix, strlen(prefix)), 0);
+        assert_string_equal(param(line, "Key-Pair-Id"), KEY_PAIR_ID);
+        if (!segs++) {
+            snprintf(first, sizeof first, "%s", line);
+            snprintf(sig, sizeof sig, "%s", param(line, "Signature"));
+            snprintf(policy, sizeof policy, "%s", param(line, "Policy"));
+        }
+        assert_string_equal(param(line, "Signature"), sig);
+    }
+    assert_true(segs >= 5);
+    long newest = segs - 1 + first_seq;
+    assert_true(strlen(sig) > 100 && strlen(policy) > 50);
+    cdn_http_free(&h);
+    /* CDN C accepts the segment as signed, refuses it stripped. */
+    assert_int_equal(cdn_http(NULL, first, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    cdn_http_free(&h);
+    *strchr(first, '?') = '\0';
+    assert_int_equal(cdn_http(NULL, first, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 403);
+    cdn_http_free(&h);
+    /* The signed query is kept for the allocation (not signed again), and
+     * the window slides. */
+    sleep(3);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, sig));
+    char *seq = strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:");
+    assert_non_null(seq);
+    int segs2 = 0;
+    for (const char *x = h.body; (x = strstr(x, "#EXTINF:")); x++)
+        segs2++;
+    assert_true(segs2 - 1 + strtol(seq + 22, NULL, 10) > newest);
+    cdn_http_free(&h);
+    /* No signed playlist of D (unsigned: the player goes to D itself). */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    cdn_http_free(&h);
+
+    /* exactav verify through the allocation's signed playlist: MATCH, and
+     * the evidence holds no signature, policy or key pair id. */
+    assert_int_equal(
+        sh("cd '%s' && '%s' bind --channel news-1 --program-version pv-42 --rendition 720p "
+           "--media-sequence 4 --out roll.json '%s/360p30_h264_48k_160_aac_ts-0000000028.ts' "
+           ">/dev/null",
+           w.t.dir, CTL_EXACTAV, ROLLOVER),
+        0);
+    int rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                             "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                             "'http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8' --evidence "
+                             "'%s/ev2.db' --path-id C",
+                             w.t.dir, s.port, w.t.dir);
+    char *out = ctl_out(&w.t, "out");
+    json_t *r = json_loads(out, 0, NULL);
+    if (rc != 0)
+        printf("verify exit %d: %s\n", rc, out);
+    assert_int_equal(rc, 0);
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "MATCH");
+    assert_null(strstr(out, sig));
+    assert_null(strstr(out, policy));
+    assert_null(strstr(out, KEY_PAIR_ID));
+    json_decref(r);
+    free(out);
+    assert_int_equal(sh("sqlite3 '%s/ev2.db' .dump | grep -c -e '%.40s' -e '%.40s' -e '" KEY_PAIR_ID
+                        "' >/dev/null",
+                        w.t.dir, sig, policy),
+                     1);
+    assert_int_equal(sh("grep -c -a -e '%.40s' -e '" KEY_PAIR_ID "' '%s'/ev2.db* >/dev/null", sig,
+                        w.t.dir),
+                     1);
+
+    /* Signatures stripped: the playlist itself unsigned (403), or signed
+     * alone with its relative segment URIs unsigned (RFC 3986 5.2.2: they
+     * do not inherit the query): UNKNOWN http_error, never MISMATCH. */
+    char signed_pl[8192];
+    assert_int_equal(ctl_run(&w.t, "sign-url --key '%s/rsa.pem' --key-pair-id " KEY_PAIR_ID
+                                   " --url '%s/ch1/r360/live.m3u8' --expires %lld",
+                             w.t.dir, c.base, (long long)(ctl_now_ms() / 1000 + 600)),
+                     0);
+    out = ctl_out(&w.t, "out");
+    snprintf(signed_pl, sizeof signed_pl, "%.*s", (int)strcspn(out, "\n"), out);
+    free(out);
+    char unsigned_pl[256];
+    snprintf(unsigned_pl, sizeof unsigned_pl, "%s/ch1/r360/live.m3u8", c.base);
+    const char *stripped[] = {unsigned_pl, signed_pl};
+    for (int i = 0; i < 2; i++) {
+        rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                             "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                             "'%s' --evidence '%s/ev2.db' --path-id C",
+                             w.t.dir, stripped[i], w.t.dir);
+        out = ctl_out(&w.t, "out");
+        r = json_loads(out, 0, NULL);
+        if (rc != 2)
+            printf("stripped %d: exit %d: %s\n", i, rc, out);
+        assert_int_equal(rc, 2);
+        assert_string_equal(json_string_value(json_object_get(r, "verdict")), "UNKNOWN");
+        assert_string_equal(json_string_value(json_object_get(r, "reason")), "http_error");
+        json_decref(r);
+        free(out);
+    }
+    /* The same unsigned URLs with the signed cookies (exactav verify
+     * --cookie, repeatable) and a token header: MATCH, and neither the
+     * cookie values nor the header's value is printed or stored. */
+    assert_int_equal(ctl_run(&w.t, "sign-cookies --key '%s/rsa.pem' --key-pair-id " KEY_PAIR_ID
+                                   " --url '%s/ch1/r360/live.m3u8' --resource '%s/ch1/r360/*' "
+                                   "--expires %lld",
+                             w.t.dir, c.base, c.base, (long long)(ctl_now_ms() / 1000 + 600)),
+                     0);
+    out = ctl_out(&w.t, "out");
+    char cookie_args[8192] = "", csig[1024] = "";
+    int ck = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        ck += snprintf(cookie_args + ck, sizeof cookie_args - (size_t)ck, " --cookie '%s'", line);
+        if (!strncmp(line, "CloudFront-Signature=", 21))
+            snprintf(csig, sizeof csig, "%s", line + 21);
+    }
+    free(out);
+    assert_true(strlen(csig) > 100);
+    rc = ctl_run_program(&w.t, CTL_EXACTAV,
+                         "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                         "'%s' --evidence '%s/ev2.db' --path-id C --header 'X-Token: "
+                         "SECRETHEADERVALUE'%s",
+                         w.t.dir, unsigned_pl, w.t.dir, cookie_args);
+    out = ctl_out(&w.t, "out");
+    char *err = ctl_out(&w.t, "err");
+    if (rc != 0)
+        printf("with cookies: exit %d: %s %s\n", rc, out, err);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, csig));
+    assert_null(strstr(err, csig));
+    assert_null(strstr(out, "SECRETHEADERVALUE"));
+    free(out);
+    free(err);
+    assert_int_equal(sh("grep -c -a -e '%.40s' -e SECRETHEADERVALUE '%s'/ev2.db* >/dev/null", csig,
+                        w.t.dir),
+                     1);
+    /* A malformed one is refused without its value. */
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "verify --reference x --candidate y --cookie "
+                                     "'CloudFront-Policy=SECRET;VALUE'"),
+                     64);
+    err = ctl_out(&w.t, "err");
+    assert_null(strstr(err, "SECRET"));
+    assert_non_null(strstr(err, "--cookie CloudFront-Policy"));
+    free(err);
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "verify --reference x --candidate y --header "
+                                     "'X-Token: SECRET\x01'"),
+                     64);
+    err = ctl_out(&w.t, "err");
+    assert_null(strstr(err, "SECRET"));
+    assert_non_null(strstr(err, "--header X-Token: the value has a character"));
+    free(err);
+
+    char ev2[160];
+    ctl_tmp_path(&w.t, "ev2.db", ev2, sizeof ev2);
+    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'"), 2);
+    assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN'"), 2);
+
+    /* CDN C answers 503: the signed playlist is 502 (the player moves on). */
+    assert_int_equal(cdn_set_answer(&c, 503), 0);
+    sleep(2);
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 502);
+    assert_non_null(strstr(h.body, "upstream_unavailable"));
+    cdn_http_free(&h);
+
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    cdn_stop(&c);
+    cdn_stop(&d);
+    ctl_world_end(&w);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(ctl_66_serve_paths_json_is_strict_and_names_the_key,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_only,
+            kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_secret,
+            kill_leftovers),
+    };
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
