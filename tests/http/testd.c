@@ -20,7 +20,9 @@
  *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
  *                       stream sliding over PLAYLIST's segments (testd_live.h)
  * Every file response carries ETag, Age, Via, X-Cache and Server so that
- * header recording can be tested; it is also the README's "CDN C".
+ * header recording can be tested; it is also the README's "CDN C", and every
+ * response carries Access-Control-Allow-Origin: * so that an hls.js page on
+ * another origin can play the preflight's playback_url.
  * With --port 0 the kernel picks a free port; the port number is written to
  * --port-file (atomically, by rename) once the server listens, and the file
  * is removed at exit.  SIGTERM or SIGINT stops the server (exit 0).
@@ -140,6 +142,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, TESTD_NAME "/1");
+    /* a browser player on another origin (the README's playback_url) may read it */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
