@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -292,25 +293,84 @@ static void need_corpus(void)
 
 #define KEY_PAIR_ID "KSIGNEDPAIRID7"
 
-/* CDN C (signatures checked with rsa.pub) and CDN D (open) over one live
- * timeline on which media sequence 4 (the corpus's segment 28) has just
- * ended; paths.json with C signing URLs (rsa.pem) and D unsigned. */
-static void cdns_and_paths(struct ctl_world *w, struct cdn_proc *c, struct cdn_proc *d,
-                           char *paths, size_t n)
+/* rsa.pem and rsa.pub, a fresh RSA-2048 key pair, in the test's folder. */
+static void rsa_key(const struct ctl_world *w)
 {
     assert_int_equal(sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 "
                         "-out rsa.pem 2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub",
                         w->t.dir),
                      0);
-    char epoch[32], pub[256];
-    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
+}
+
+/* The epoch of a live timeline on which media sequence 4 (the corpus's
+ * segment 28, bound by bind_reference) has just ended. */
+static void live_epoch(char *epoch, size_t n)
+{
+    snprintf(epoch, n, "%lld", (long long)(ctl_now_ms() - 10300));
+}
+
+/* A CDN named name over the live timeline epoch, checking signatures with
+ * rsa.pub (KEY_PAIR_ID) when signed. */
+static void live_cdn(const struct ctl_world *w, struct cdn_proc *c, const char *name,
+                     const char *epoch, bool signed_only)
+{
+    char pub[256];
     snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", w->t.dir);
-    const char *live_c[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
-                            "10", "--live-epoch-ms", epoch, "--public-key", pub, NULL};
-    const char *live_d[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window",
-                            "10", "--live-epoch-ms", epoch, NULL};
-    assert_int_equal(cdn_start(c, CDND_BIN, w->t.dir, "C", live_c), 0);
-    assert_int_equal(cdn_start(d, CDND_BIN, w->t.dir, "D", live_d), 0);
+    const char *args[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--live-window", "10",
+                          "--live-epoch-ms", epoch, signed_only ? "--public-key" : NULL, pub, NULL};
+    assert_int_equal(cdn_start(c, CDND_BIN, w->t.dir, name, args), 0);
+}
+
+/* roll.json: the reference of media sequence 4 (exactav bind). */
+static void bind_reference(const struct ctl_world *w)
+{
+    assert_int_equal(
+        sh("cd '%s' && '%s' bind --channel news-1 --program-version pv-42 --rendition 720p "
+           "--media-sequence 4 --out roll.json '%s/360p30_h264_48k_160_aac_ts-0000000028.ts' "
+           ">/dev/null",
+           w->t.dir, CTL_EXACTAV, ROLLOVER),
+        0);
+}
+
+/* exactav verify of candidate against roll.json into ev2.db (args: more
+ * options): MATCH, and no secret (NULL-terminated; their first 40
+ * characters) on stdout, stderr or in any file of the evidence store. */
+static void verify_match_keeping_secrets(const struct ctl_world *w, const char *candidate,
+                                         const char *args, const char *const *secrets)
+{
+    int rc = ctl_run_program(&w->t, CTL_EXACTAV,
+                             "verify --no-progress --json --reference '%s/roll.json' --candidate "
+                             "'%s' --evidence '%s/ev2.db' --path-id C%s",
+                             w->t.dir, candidate, w->t.dir, args);
+    char *out = ctl_out(&w->t, "out"), *err = ctl_out(&w->t, "err");
+    if (rc != 0)
+        printf("verify %s: exit %d: %s %s\n", candidate, rc, out, err);
+    assert_int_equal(rc, 0);
+    json_t *r = json_loads(out, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "MATCH");
+    json_decref(r);
+    for (const char *const *s = secrets; *s; s++) {
+        char head[41];
+        snprintf(head, sizeof head, "%s", *s);
+        assert_true(strlen(head) >= 8);
+        assert_null(strstr(out, head));
+        assert_null(strstr(err, head));
+        assert_int_equal(sh("grep -c -a -F -e '%s' '%s'/ev2.db* >/dev/null", head, w->t.dir), 1);
+    }
+    free(out);
+    free(err);
+}
+
+/* CDN C (signatures checked with rsa.pub) and CDN D (open) over one live
+ * timeline; paths.json with C signing URLs (rsa.pem) and D unsigned. */
+static void cdns_and_paths(struct ctl_world *w, struct cdn_proc *c, struct cdn_proc *d,
+                           char *paths, size_t n)
+{
+    rsa_key(w);
+    char epoch[32];
+    live_epoch(epoch, sizeof epoch);
+    live_cdn(w, c, "C", epoch, true);
+    live_cdn(w, d, "D", epoch, false);
     char text[2048];
     snprintf(text, sizeof text,
              "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
@@ -411,12 +471,7 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
 
     /* exactav verify through the allocation's signed playlist: MATCH, and
      * the evidence holds no signature, policy or key pair id. */
-    assert_int_equal(
-        sh("cd '%s' && '%s' bind --channel news-1 --program-version pv-42 --rendition 720p "
-           "--media-sequence 4 --out roll.json '%s/360p30_h264_48k_160_aac_ts-0000000028.ts' "
-           ">/dev/null",
-           w.t.dir, CTL_EXACTAV, ROLLOVER),
-        0);
+    bind_reference(&w);
     int rc = ctl_run_program(&w.t, CTL_EXACTAV,
                              "verify --no-progress --json --reference '%s/roll.json' --candidate "
                              "'http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8' --evidence "
@@ -488,30 +543,16 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     }
     free(out);
     assert_true(strlen(csig) > 100);
-    rc = ctl_run_program(&w.t, CTL_EXACTAV,
-                         "verify --no-progress --json --reference '%s/roll.json' --candidate "
-                         "'%s' --evidence '%s/ev2.db' --path-id C --header 'X-Token: "
-                         "SECRETHEADERVALUE'%s",
-                         w.t.dir, unsigned_pl, w.t.dir, cookie_args);
-    out = ctl_out(&w.t, "out");
-    char *err = ctl_out(&w.t, "err");
-    if (rc != 0)
-        printf("with cookies: exit %d: %s %s\n", rc, out, err);
-    assert_int_equal(rc, 0);
-    assert_null(strstr(out, csig));
-    assert_null(strstr(err, csig));
-    assert_null(strstr(out, "SECRETHEADERVALUE"));
-    free(out);
-    free(err);
-    assert_int_equal(sh("grep -c -a -e '%.40s' -e SECRETHEADERVALUE '%s'/ev2.db* >/dev/null", csig,
-                        w.t.dir),
-                     1);
+    char extra_args[8400];
+    snprintf(extra_args, sizeof extra_args, " --header 'X-Token: SECRETHEADERVALUE'%s", cookie_args);
+    const char *secrets[] = {csig, "SECRETHEADERVALUE", NULL};
+    verify_match_keeping_secrets(&w, unsigned_pl, extra_args, secrets);
     /* A malformed one is refused without its value. */
     assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
                                      "verify --reference x --candidate y --cookie "
                                      "'CloudFront-Policy=SECRET;VALUE'"),
                      64);
-    err = ctl_out(&w.t, "err");
+    char *err = ctl_out(&w.t, "err");
     assert_null(strstr(err, "SECRET"));
     assert_non_null(strstr(err, "--cookie CloudFront-Policy"));
     free(err);
@@ -542,6 +583,240 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     ctl_world_end(&w);
 }
 
+/* ---- signed cookies (corpus) ---------------------------------------------------------- */
+
+/* The Set-Cookie headers of an answer, split into name, value and the
+ * attributes after the first "; ". */
+struct set_cookie {
+    char name[64], value[4096], attrs[512];
+};
+
+static size_t set_cookies(const struct cdn_http *h, struct set_cookie *c, size_t cap)
+{
+    size_t n = 0;
+    for (const char *l = h->headers; l && *l && n < cap;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncasecmp(l, "Set-Cookie: ", 12))
+            continue;
+        const char *v = l + 12, *eq = strchr(v, '='), *end = v + strcspn(v, "\r\n");
+        assert_non_null(eq);
+        size_t vl = strcspn(eq + 1, ";\r\n");
+        snprintf(c[n].name, sizeof c[n].name, "%.*s", (int)(eq - v), v);
+        snprintf(c[n].value, sizeof c[n].value, "%.*s", (int)vl, eq + 1);
+        const char *a = eq + 1 + vl;
+        a += *a == ';' ? 2 : 0;
+        snprintf(c[n].attrs, sizeof c[n].attrs, "%.*s", (int)(end > a ? end - a : 0), a);
+        n++;
+    }
+    return n;
+}
+
+/* The cookies of c[0..n) whose Path attribute is path, as "NAME=VALUE"
+ * joined by "; " (a Cookie header) into out; how many. */
+static size_t cookies_of(const struct set_cookie *c, size_t n, const char *path, char *out,
+                         size_t cap)
+{
+    char want[128];
+    snprintf(want, sizeof want, "Path=%s;", path);
+    size_t k = 0, len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(c[i].attrs, want, strlen(want)))
+            len += (size_t)snprintf(out + len, cap - len, "%s%s=%s", k++ ? "; " : "", c[i].name,
+                                    c[i].value);
+    return k;
+}
+
+static const char *cookie_value(const struct set_cookie *c, size_t n, const char *name,
+                                const char *path)
+{
+    char want[128];
+    snprintf(want, sizeof want, "Path=%s;", path);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(c[i].name, name) && !strncmp(c[i].attrs, want, strlen(want)))
+            return c[i].value;
+    fail_msg("no cookie %s with Path=%s", name, path);
+    return "";
+}
+
+/* The policy a CloudFront-Policy value carries (URL-safe base64 decoded). */
+static void decoded_policy(const struct ctl_world *w, const char *b64, char *out, size_t cap)
+{
+    assert_int_equal(sh("printf %%s '%s' | tr -- '-_~' '+=/' | openssl base64 -d -A >'%s/pol.json'",
+                        b64, w->t.dir),
+                     0);
+    char path[256];
+    ctl_tmp_path(&w->t, "pol.json", path, sizeof path);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t k = fread(out, 1, cap - 1, f);
+    out[k] = '\0';
+    fclose(f);
+}
+
+static long get_with_cookie(const char *url, const char *cookie, struct cdn_http *h)
+{
+    assert_int_equal(cdn_http(NULL, url, cookie, NULL, h), 0);
+    return h->status;
+}
+
+static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_them_secret(
+    void **state)
+{
+    (void)state;
+    need_corpus();
+    struct ctl_world w;
+    char g[33], paths[256], epoch[32];
+    serve_world_granted(&w, g);
+    rsa_key(&w);
+    live_epoch(epoch, sizeof epoch);
+    struct cdn_proc c;
+    live_cdn(&w, &c, "C", epoch, true);
+    /* C: cookies for the CDN that checks them, sha1, a Domain; D: open; E:
+     * cookies, sha256, two renditions, no Domain (never fetched). */
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
+             "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"cookie_domain\": \"example.test\"}, "
+             "\"url_ttl_s\": 120}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}, "
+             "\"E\": {\"renditions\": {\"r360\": \"http://cdn-e.invalid/ch1/r360/live.m3u8\", "
+             "\"r720\": \"http://cdn-e.invalid/ch1/r720/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
+             "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"hash\": \"sha256\"}}}}\n",
+             c.base);
+    write_text(&w, "paths.json", text, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--cors-origin", "http://player.example", NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_t *a = serve_allocate(s.port, "s-1");
+    int64_t commit_s = (json_integer_value(json_object_get(a, "expires_at_ms")) +
+                        1000 * json_integer_value(json_object_get(a, "expected_play_s")) + 999) /
+                       1000;
+    json_decref(a);
+
+    /* The master playlist sets C's three cookies and E's four; the
+     * variants point at the paths themselves; credentials are allowed
+     * for the named origin. */
+    struct cdn_http h;
+    int64_t t0 = ctl_now_ms() / 1000;
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    int64_t t1 = (ctl_now_ms() + 999) / 1000;
+    char line[256];
+    snprintf(line, sizeof line, "PATHWAY-ID=\"C\"\n%s/ch1/r360/live.m3u8\n", c.base);
+    assert_non_null(strstr(h.body, line));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"E\"\nhttp://cdn-e.invalid/ch1/r720/live.m3u8\n"));
+    char *v = cdn_http_header(&h, "Access-Control-Allow-Credentials");
+    assert_string_equal(v, "true");
+    free(v);
+    struct set_cookie ck[16];
+    size_t n = set_cookies(&h, ck, 16);
+    cdn_http_free(&h);
+    assert_int_equal(n, 7);
+    /* C's: exactly the three names, each with Path = the rendition's
+     * directory, the configured Domain, HttpOnly; no Secure or SameSite on
+     * http, no Expires or Max-Age (session cookies, as CloudFront
+     * recommends: the policy bounds them). */
+    char cookie[8192];
+    assert_int_equal(cookies_of(ck, n, "/ch1/r360/", cookie, sizeof cookie), 3);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(ck[i].attrs, "Path=/ch1/r360/;", 16))
+            continue;
+        assert_true(!strcmp(ck[i].name, "CloudFront-Policy") ||
+                    !strcmp(ck[i].name, "CloudFront-Signature") ||
+                    !strcmp(ck[i].name, "CloudFront-Key-Pair-Id"));
+        assert_string_equal(ck[i].attrs, "Path=/ch1/r360/; Domain=example.test; HttpOnly");
+    }
+    assert_string_equal(cookie_value(ck, n, "CloudFront-Key-Pair-Id", "/ch1/r360/"), KEY_PAIR_ID);
+    char policy[4096], sig[4096], pjson[1024], want[1024];
+    snprintf(policy, sizeof policy, "%s", cookie_value(ck, n, "CloudFront-Policy", "/ch1/r360/"));
+    snprintf(sig, sizeof sig, "%s", cookie_value(ck, n, "CloudFront-Signature", "/ch1/r360/"));
+    assert_true(strlen(sig) > 100);
+    /* The policy: a wildcard over the rendition, DateLessThan = the time
+     * of the answer + url_ttl_s (120), never beyond the commitment. */
+    decoded_policy(&w, policy, pjson, sizeof pjson);
+    const char *at = strstr(pjson, "\"AWS:EpochTime\":");
+    assert_non_null(at);
+    long long dlt = strtoll(at + 16, NULL, 10);
+    snprintf(want, sizeof want,
+             "{\"Statement\":[{\"Resource\":\"%s/ch1/r360/*\",\"Condition\":{\"DateLessThan\":"
+             "{\"AWS:EpochTime\":%lld}}}]}",
+             c.base, dlt);
+    assert_string_equal(pjson, want);
+    assert_true(dlt <= commit_s && dlt <= t1 + 120);
+    assert_true(dlt >= (t0 + 120 < commit_s ? t0 + 120 : commit_s));
+    /* E's: the four (sha256), over the wildcard shared by its renditions. */
+    char e_cookie[8192];
+    assert_int_equal(cookies_of(ck, n, "/ch1/", e_cookie, sizeof e_cookie), 4);
+    assert_string_equal(cookie_value(ck, n, "CloudFront-Hash-Algorithm", "/ch1/"), "SHA256");
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(ck[i].attrs, "Path=/ch1/;", 11))
+            assert_string_equal(ck[i].attrs, "Path=/ch1/; HttpOnly");
+    decoded_policy(&w, cookie_value(ck, n, "CloudFront-Policy", "/ch1/"), pjson, sizeof pjson);
+    assert_non_null(strstr(pjson, "\"Resource\":\"http://cdn-e.invalid/ch1/*\""));
+
+    /* Asked again, the same cookies (signed once per allocation and path
+     * until half of their validity is used). */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    struct set_cookie again[16];
+    assert_int_equal(set_cookies(&h, again, 16), 7);
+    assert_string_equal(cookie_value(again, 7, "CloudFront-Signature", "/ch1/r360/"), sig);
+    cdn_http_free(&h);
+    /* The service signs no media playlist of a cookies path. */
+    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 404);
+    assert_non_null(strstr(h.body, "not_signed_here"));
+    cdn_http_free(&h);
+
+    /* With exactly those cookies CDN C serves the live playlist and a
+     * segment of it; without them, or outside the wildcard, 403. */
+    char url[512], seg[512] = "";
+    snprintf(url, sizeof url, "%s/ch1/r360/live.m3u8", c.base);
+    assert_int_equal(get_with_cookie(url, cookie, &h), 200);
+    for (char *l = strtok(h.body, "\n"); l && !seg[0]; l = strtok(NULL, "\n"))
+        if (l[0] != '#')
+            snprintf(seg, sizeof seg, "%s/ch1/r360/%s", c.base, l);
+    cdn_http_free(&h);
+    assert_non_null(strstr(seg, ".ts"));
+    assert_int_equal(get_with_cookie(seg, cookie, &h), 200);
+    assert_true(h.len > 1000);
+    cdn_http_free(&h);
+    assert_int_equal(get_with_cookie(url, NULL, &h), 403);
+    assert_non_null(strstr(h.body, "signature_missing"));
+    cdn_http_free(&h);
+    assert_int_equal(get_with_cookie(seg, NULL, &h), 403);
+    cdn_http_free(&h);
+    snprintf(url, sizeof url, "%s/ch1/r720/live.m3u8", c.base);
+    assert_int_equal(get_with_cookie(url, cookie, &h), 403);
+    assert_non_null(strstr(h.body, "resource_mismatch"));
+    cdn_http_free(&h);
+    /* The CDN saw them as cookies. */
+    json_t *log = cdn_jsonl(c.log), *e;
+    size_t i, by_cookie = 0;
+    json_array_foreach(log, i, e)
+        by_cookie += json_integer_value(json_object_get(e, "status")) == 200 &&
+                     !strcmp(json_string_value(json_object_get(e, "auth")), "cookie");
+    json_decref(log);
+    assert_int_equal(by_cookie, 2);
+
+    /* exactav verify of the CDN's playlist with those cookies: MATCH, and
+     * no cookie value printed or stored. */
+    bind_reference(&w);
+    char args[9000];
+    snprintf(args, sizeof args,
+             " --cookie 'CloudFront-Policy=%s' --cookie 'CloudFront-Signature=%s' "
+             "--cookie 'CloudFront-Key-Pair-Id=" KEY_PAIR_ID "'",
+             policy, sig);
+    snprintf(url, sizeof url, "%s/ch1/r360/live.m3u8", c.base);
+    const char *secrets[] = {policy, sig, KEY_PAIR_ID, NULL};
+    verify_match_keeping_secrets(&w, url, args, secrets);
+
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    cdn_stop(&c);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +827,9 @@ int main(int argc, char **argv)
             kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_secret,
+            kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_them_secret,
             kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
