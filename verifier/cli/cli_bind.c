@@ -106,7 +106,7 @@ static json_t *binding_json(const struct bind_opts *o, const struct profile *p, 
                             "interval", "start", (json_int_t)r->start, "end", (json_int_t)r->end,
                             "declared", o->have_interval,
                             "decode_boundary", "video_pts", (json_int_t)r->video_boundary,
-                            "audio_pts", r->has_audio ? json_integer(r->audio_boundary) : json_null(),
+                            "audio_pts", r->has_audio ? json_integer(r->audio_boundary / 8) : json_null(),
                             "media_sequence", o->have_seq ? json_pack("{s:I, s:I}", "first", (json_int_t)o->seq_first,
                                                                       "last", (json_int_t)o->seq_last) : json_null(),
                             "files", files);
