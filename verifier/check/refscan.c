@@ -22,6 +22,7 @@ struct vinfo {
     int64_t t;                   /* ticks from the anchor, NO_TIME when untimed */
     int recovery;                /* random access point: frames to recovery, else -1 */
     bool ref;                    /* a reference picture (nal_ref_idc != 0) */
+    bool ps_ready;               /* an SPS and a PPS were seen by the end of this unit */
 };
 
 struct ainfo {
@@ -39,6 +40,7 @@ struct scan {
     struct ainfo *a;
     size_t na, capa;
     bool oom;
+    bool have_sps, have_pps;
     int pix_fmt, width, height;
     /* the audio's profile, from decoding its first frames */
     AVCodecContext *adec;
@@ -121,6 +123,9 @@ static bool on_au(void *opaque, const struct au *au)
         v->t = au->pts != AU_NO_TS ? rel_ticks(s, au->pts) : NO_TIME;
         v->recovery = au->h264.idr ? 0 : au->h264.recovery_cnt;
         v->ref = au->h264.ref_idc > 0;
+        s->have_sps |= au->h264.has_sps;
+        s->have_pps |= au->h264.has_pps;
+        v->ps_ready = s->have_sps && s->have_pps;
     } else if (au->track == TSD_AUDIO && s->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC) {
         if (!grow((void **)&s->a, &s->capa, s->na, sizeof *s->a)) {
             s->oom = true;
@@ -144,6 +149,10 @@ static bool on_au(void *opaque, const struct au *au)
 static enum refscan_status check_video(struct scan *s, struct refscan *r, char *err, size_t errlen)
 {
     const struct au_track *t = &s->ad.t[TSD_VIDEO];
+    if (t->codec == AU_CODEC_NONE) {
+        snprintf(err, errlen, "reference video stream carries no data");
+        return REFSCAN_UNUSABLE;
+    }
     if (t->codec != AU_CODEC_H264) {
         snprintf(err, errlen, "reference video is %s; Exact-AV v1 requires H.264",
                  t->codec_name ? t->codec_name : s->ad.td.pes[TSD_VIDEO].codec);
@@ -166,6 +175,10 @@ static enum refscan_status check_video(struct scan *s, struct refscan *r, char *
 static enum refscan_status check_audio(struct scan *s, struct refscan *r, char *err, size_t errlen)
 {
     const struct au_track *t = &s->ad.t[TSD_AUDIO];
+    if (t->codec == AU_CODEC_NONE) {
+        snprintf(err, errlen, "reference audio stream carries no data");
+        return REFSCAN_UNUSABLE;
+    }
     if (t->codec != AU_CODEC_AAC) {
         snprintf(err, errlen, "reference audio is %s; Exact-AV v1 requires AAC-LC",
                  t->codec_name ? t->codec_name : s->ad.td.pes[TSD_AUDIO].codec);
@@ -265,7 +278,8 @@ struct access {
     int64_t at, recovery;        /* ticks from the anchor */
 };
 
-/* The latest random access point serving video from start on: recovered by
+/* Random access points are usable once an SPS and a PPS have been seen.
+ * The latest random access point serving video from start on: recovered by
  * then, and nothing of [start, ...) before it in decode order.  With none,
  * the first usable one (found = false).  With start == NO_TIME: the first
  * usable one, and in *start the first time decodable from it. */
@@ -275,7 +289,7 @@ static struct access video_access(const struct scan *s, int64_t *start)
     bool have_first = false;
     int64_t max_before = INT64_MIN;
     for (size_t i = 0; i < s->nv; i++) {
-        if (s->v[i].recovery >= 0 && s->v[i].t != NO_TIME) {
+        if (s->v[i].recovery >= 0 && s->v[i].t != NO_TIME && s->v[i].ps_ready) {
             int64_t rec = recovery_time(s, i);
             if (rec != NO_TIME) {
                 if (!have_first) {
@@ -349,7 +363,8 @@ static enum refscan_status place(struct scan *s, bool have_interval, int64_t sta
     int64_t ds = have_interval ? ts33_diff(start, s->anchor) : NO_TIME;
     struct access va = video_access(s, &ds);
     if (ds == NO_TIME) {
-        snprintf(err, errlen, "reference has no video key frame to start decoding from");
+        snprintf(err, errlen, "reference has no video key frame (IDR or recovery point, with an SPS and a PPS "
+                              "before it) to start decoding from");
         return REFSCAN_UNUSABLE;
     }
     int64_t de = have_interval ? ds + ts33_interval_len(start, end) : max64(vend, aend);

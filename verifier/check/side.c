@@ -33,6 +33,7 @@ struct decode_state {
     int npend;
     int64_t vlast;               /* decode index of the last unit fed */
     bool vstopped;
+    bool access_window;          /* from a recovery point start to the next random access point */
     /* audio */
     bool astopped, audio_taint;
     struct { int64_t serial, units; bool timed; } arec[AREC_RING];
@@ -193,7 +194,12 @@ static void handle_video_frame(struct decode_state *st, AVFrame *f)
     drain_pending(st);
 }
 
-/* Damage reported by the decoder or its log belongs to the unit being decoded. */
+/* Damage reported by the decoder or its log belongs to the unit being
+ * decoded.  After a start at a recovery point (not an IDR), the pictures
+ * of its first GOP may carry reference marking commands for pictures from
+ * before the start, which were never decoded: those failures are expected
+ * and name no damage (a picture that is really missing shows as a failed
+ * prediction, which is). */
 static void video_damage(struct decode_state *st, const char *what, int rc)
 {
     struct side *s = st->s;
@@ -203,7 +209,10 @@ static void video_damage(struct decode_state *st, const char *what, int rc)
         if (!preroll)
             track_error(&s->res.video, what, rc);
     }
-    if (atomic_exchange(&s->vlog.errors, 0)) {
+    int errors = atomic_exchange(&s->vlog.errors, 0), marking = atomic_exchange(&s->vlog.ref_marking, 0);
+    if (errors && errors == marking && st->access_window)
+        errors = 0;
+    if (errors) {
         vvalid_damage(&st->vv, st->vlast);
         if (!preroll && !s->res.video.decode_error) {
             s->res.video.decode_error = true;
@@ -258,6 +267,10 @@ static void feed_video(struct decode_state *st, const struct au *au, int64_t ref
     enum vv_cut cut = au->h264.idr ? VV_CUT_IDR
                       : au->h264.recovery_cnt == 0 && h264_au_intra(&au->h264) ? VV_CUT_RECOVERY
                                                                                 : VV_CUT_NONE;
+    if (t->packets_fed == 0)
+        st->access_window = !au->h264.idr;
+    else if (random_access_point(au))
+        st->access_window = false;
     int64_t d = st->vlast = vvalid_feed(&st->vv, timed ? au->pts : -1, preroll, in_interval, cut);
     if (au->damaged) {
         vvalid_damage(&st->vv, d);
@@ -489,8 +502,11 @@ static void describe_track(const struct decode_state *st, enum tsd_track tr, str
     t->present = st->ad.td.pes[tr].pid >= 0;
     if (!t->present)
         return;
-    snprintf(t->codec, sizeof t->codec, "%s", at->codec_name ? at->codec_name : st->ad.td.pes[tr].codec);
-    t->codec_ok = at->codec == (tr == TSD_VIDEO ? AU_CODEC_H264 : AU_CODEC_AAC);
+    const char *announced = st->ad.td.pes[tr].codec, *want = tr == TSD_VIDEO ? "h264" : "aac";
+    snprintf(t->codec, sizeof t->codec, "%s", at->codec_name ? at->codec_name : announced);
+    /* a track without data keeps what its PMT announces: missing, not transcoded */
+    t->codec_ok = at->codec == (tr == TSD_VIDEO ? AU_CODEC_H264 : AU_CODEC_AAC) ||
+                  (at->codec == AU_CODEC_NONE && !strncmp(announced, want, strlen(want)));
 }
 
 static void record_observation(struct decode_state *st)
@@ -564,8 +580,10 @@ int side_start(struct side *s, const struct side_config *cfg)
     s->cfg = *cfg;
     atomic_init(&s->vlog.errors, 0);
     atomic_init(&s->vlog.reorder_growth, 0);
+    atomic_init(&s->vlog.ref_marking, 0);
     atomic_init(&s->alog.errors, 0);
     atomic_init(&s->alog.reorder_growth, 0);
+    atomic_init(&s->alog.ref_marking, 0);
     return pthread_create(&s->thread, NULL, side_main, s) ? -1 : 0;
 }
 

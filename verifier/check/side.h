@@ -58,6 +58,7 @@ struct side_config {
 struct side_log {
     atomic_int errors;           /* messages at AV_LOG_ERROR or worse */
     atomic_int reorder_growth;   /* "Increasing reorder buffer" */
+    atomic_int ref_marking;      /* of the errors: reference marking ("mmco: ...") */
 };
 
 struct side_track {

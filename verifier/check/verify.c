@@ -86,7 +86,8 @@ static void compare_streams(struct run *r)
 
 static bool side_observation_complete(const struct side_result *s)
 {
-    return s->opened && !s->io_error && s->ts_complete && !s->aborted && !s->internal_error;
+    return s->opened && (s->selection == TSD_SEL_OK || s->selection == TSD_SEL_TRACK_SET) && !s->io_error &&
+           s->ts_complete && !s->aborted && !s->internal_error;
 }
 
 static bool track_clean(const struct side_track *t)
@@ -215,8 +216,11 @@ static struct track_verdict assess_video(struct run *r)
     const struct side_result *cand = &r->sides[1].res;
     bool complete = track_complete(r, true);
     vcmp_finish(&r->v, observation_complete(r));
-    if (track_set_differs(r) && !cand->video.present)
+    if (track_set_differs(r) && !cand->video.present) {
+        r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.video.start,
+                                             .plane = "missing", .x = -1, .y = -1};
         return (struct track_verdict){VERDICT_MISMATCH, "track_set"};
+    }
     /* A candidate whose video is not H.264 was transcoded: the stream
      * parameters differ over a complete observation. */
     if (complete && cand->video.present && !cand->video.codec_ok && !r->v.confirmed.set)
@@ -238,8 +242,11 @@ static struct track_verdict assess_audio(struct run *r)
     const struct side_result *cand = &r->sides[1].res;
     bool complete = track_complete(r, false);
     acmp_finish(&r->a, observation_complete(r));
-    if (track_set_differs(r) && !cand->audio.present)
+    if (track_set_differs(r) && !cand->audio.present) {
+        r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
+                                             .pts = r->ref.audio.start, .kind = "missing"};
         return (struct track_verdict){VERDICT_MISMATCH, "track_set"};
+    }
     if (complete && cand->audio.present && !cand->audio.codec_ok && !r->a.confirmed.set)
         r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
                                              .pts = r->ref.audio.start, .kind = "params"};
