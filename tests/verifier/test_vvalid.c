@@ -73,13 +73,38 @@ static void t03_preroll_dropped_and_anomalies(void **state)
     int64_t q = vvalid_feed(&v, 18000, false, true, VV_CUT_NONE);
     vvalid_output(&v, i, 12000);            /* the leading B frame never comes out */
     assert_true(vvalid_final(&v, i));
-    vvalid_output(&v, q, 18000);            /* p is skipped by the decoder */
-    assert_true(vvalid_final(&v, q));
+    vvalid_output(&v, q, 18000);            /* p is skipped by the decoder ... */
+    assert_false(vvalid_final(&v, q));      /* ... or only late: its PTS says nothing */
+    int64_t last = q;
+    for (int k = 0; k < VV_DROP_DISTANCE; k++) {
+        last = vvalid_feed(&v, 21000 + 3000 * (int64_t)k, false, false, VV_CUT_NONE);
+        vvalid_output(&v, last, 21000 + 3000 * (int64_t)k);
+    }
+    assert_true(vvalid_final(&v, q));       /* a DPB later it is given up */
     assert_true(vvalid_valid(&v, q, 18000));
     assert_int_equal(v.dropped_in_interval, 1);
     vvalid_output(&v, p, 15000);            /* ... and comes out after all */
     assert_true(v.anomaly);
     assert_false(vvalid_valid(&v, q, 18000));
+    vvalid_free(&v);
+}
+
+/* A wrong PTS does not reorder the decoder's output: a frame displayed
+ * (by its PTS) after frames still in the decoder does not give them up. */
+static void t05_a_wild_pts_is_not_an_anomaly(void **state)
+{
+    (void)state;
+    struct vvalid v;
+    assert_int_equal(vvalid_init(&v), 0);
+    int64_t p = vvalid_feed(&v, 12000, false, true, VV_CUT_NONE);
+    int64_t b = vvalid_feed(&v, 469144, false, true, VV_CUT_NONE);   /* should be 6000 */
+    int64_t b2 = vvalid_feed(&v, 9000, false, true, VV_CUT_NONE);
+    vvalid_output(&v, b, 469144);
+    vvalid_output(&v, b2, 9000);
+    vvalid_output(&v, p, 12000);
+    assert_false(v.anomaly);
+    assert_true(vvalid_final(&v, b2) && vvalid_valid(&v, b2, 9000));
+    assert_int_equal(v.dropped_in_interval, 0);
     vvalid_free(&v);
 }
 
@@ -92,7 +117,8 @@ static void t04_flush_and_long_windows(void **state)
     int64_t d[300];
     for (int k = 0; k < 300; k++)
         d[k] = vvalid_feed(&v, 3000 * (int64_t)k, false, true, k % 30 ? VV_CUT_NONE : VV_CUT_IDR);
-    assert_false(vvalid_final(&v, d[0]));
+    assert_true(vvalid_final(&v, d[299 - VV_DROP_DISTANCE - 1]));
+    assert_false(vvalid_final(&v, d[299]));
     vvalid_flush(&v);
     assert_true(vvalid_final(&v, d[299]));
     assert_int_equal(v.dropped_in_interval, 300);
@@ -107,6 +133,7 @@ int main(void)
         cmocka_unit_test(t02_random_access_points_cut_damage_off),
         cmocka_unit_test(t03_preroll_dropped_and_anomalies),
         cmocka_unit_test(t04_flush_and_long_windows),
+        cmocka_unit_test(t05_a_wild_pts_is_not_an_anomaly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include "vvalid.h"
 
 #define PENDING_MAX 16           /* decoded pictures waiting for final validity (a DPB) */
+#define PAST_END_RUN 8           /* units in a row past the interval before decoding stops: one
+                                  * unit with a wild timestamp does not end the decode */
 #define AREC_RING 32
 
 struct pending {
@@ -32,6 +34,7 @@ struct decode_state {
     struct pending pend[PENDING_MAX];
     int npend;
     int64_t vlast;               /* decode index of the last unit fed */
+    int vpast, apast;            /* units in a row past the interval */
     bool vstopped;
     bool access_window;          /* from a recovery point start to the next random access point */
     /* audio */
@@ -321,9 +324,12 @@ static void video_au(struct decode_state *st, const struct au *au)
         }
         t->started = true;
     }
-    /* Nothing of the interval is decoded from a unit whose DTS is past it. */
+    /* Nothing of the interval is decoded from a unit whose DTS is past it
+     * (DTS only grows): after a run of such units decoding stops. */
     int64_t ref_dts = au->dts != AU_NO_TS ? ts33_sub(au->dts, cfg->offset) : ref_pts;
-    if ((timed || au->dts != AU_NO_TS) && past_end(&cfg->video, ref_dts)) {
+    bool past = (timed || au->dts != AU_NO_TS) && past_end(&cfg->video, ref_dts);
+    st->vpast = past ? st->vpast + 1 : 0;
+    if (st->vpast >= PAST_END_RUN) {
         stop_video(st);
         t->late |= in_interval;
         return;
@@ -477,7 +483,8 @@ static void audio_au(struct decode_state *st, const struct au *au)
         }
         t->started = true;
     }
-    if (au->timed && rel >= len) {
+    st->apast = au->timed && rel >= len ? st->apast + 1 : 0;
+    if (st->apast >= PAST_END_RUN) {
         stop_audio(st);
         return;
     }

@@ -166,8 +166,6 @@ static void emit_pes(struct tsdemux *d, enum tsd_track t)
             } else {
                 int flags = p[7] >> 6;
                 hdr = 9 + p[8];
-                if (p[6] & 0x30)
-                    out.damaged = true;             /* PES_scrambling_control */
                 if ((flags & 2) && p[8] >= 5)
                     out.pts = read_ts(p + 9);
                 if (flags == 3 && p[8] >= 10)
@@ -212,7 +210,9 @@ static void pes_packet(struct tsdemux *d, enum tsd_track t, const uint8_t *pkt, 
     struct tsd_pesbuf *b = &d->pes[t];
     if (flags & TSPKT_DUP)
         return;
-    bool bad = (flags & TSPKT_TEI) || (pkt[3] & 0xC0);   /* transport error, scrambled */
+    /* transport_scrambling_control is not trusted either way: a payload
+     * that really is scrambled fails to decode, or decodes to other content */
+    bool bad = flags & TSPKT_TEI;
     if ((flags & TSPKT_GAP) && b->active)
         b->damaged = true;       /* packets of this PES were lost */
     if (h->pusi) {
@@ -402,14 +402,12 @@ static void parse_pat(struct tsdemux *d, const uint8_t *s, size_t n)
             memset(p, 0, sizeof *p);
             p->number = number;
         }
-        if (p->pmt_pid != pid) {
+        if (p->pmt_pid != pid || (!p->have_pmt && !p->pmt_pid)) {
             p->pmt_pid = pid;
             p->have_pmt = false;
+            consume_held_psi(d, pid);   /* its PMT may have come before the PAT */
         }
     }
-    for (int i = 0; i < d->nprograms; i++)
-        if (!d->programs[i].have_pmt)
-            consume_held_psi(d, d->programs[i].pmt_pid);
 }
 
 static void parse_section(struct tsdemux *d, int pid, const uint8_t *s, size_t n)

@@ -15,7 +15,8 @@
  * Segment joins are invisible here: the scanner restarts continuity
  * counters at a join, and a PES continues across it until it ends.  A PES
  * is damaged when packets of it were lost (a continuity gap), carried
- * transport_error_indicator, were scrambled, or when it is cut short.
+ * transport_error_indicator, or when it is cut short or has no PES header.
+ * Scrambling flags are not trusted: scrambled data fails to decode.
  */
 #ifndef TSDEMUX_H
 #define TSDEMUX_H

@@ -108,8 +108,8 @@ static const char *side_problem(const struct side_result *s, const struct side_t
         return s->io_reason[0] ? s->io_reason : "io_error";
     if (!s->ts_complete)
         return tscheck_issue_code(s->ts_issue);
-    if (t->lost_packets)
-        return "continuity_gap";
+    if (t->lost_packets)         /* lost packets are a transport issue, reported above */
+        return "corrupt_pes";
     if (t->skipped)
         return "no_random_access_before_interval";
     if (t->decode_error)
@@ -137,6 +137,7 @@ static const char *reference_reason(const char *problem)
 {
     static const struct { const char *code, *ref; } map[] = {
         {"io_error", "reference_io_error"}, {"continuity_gap", "reference_continuity_gap"},
+        {"corrupt_pes", "reference_corrupt_pes"},
         {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
         {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
         {"params_changed", "reference_out_of_profile"},

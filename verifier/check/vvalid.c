@@ -69,6 +69,10 @@ int64_t vvalid_feed(struct vvalid *v, int64_t pts, bool preroll, bool in_interva
     }
     int64_t d = v->next++;
     *unit(v, d) = (struct vv_unit){.pts = pts, .preroll = preroll, .in_interval = in_interval};
+    /* a picture not output while a whole DPB of later ones was decoded will not be */
+    for (int64_t k = v->min_unresolved; k < d - VV_DROP_DISTANCE; k++)
+        resolve(v, unit(v, k));
+    advance(v);
     if (cut != VV_CUT_NONE) {
         int i = (v->cut_head + v->ncuts) % VV_MAX_CUTS;
         if (v->ncuts == VV_MAX_CUTS)
@@ -107,11 +111,13 @@ void vvalid_output(struct vvalid *v, int64_t d, int64_t pts)
     }
     u->output = true;
     resolve(v, u);
-    /* output is in presentation order: what has an earlier PTS and is still
-     * pending will never come out */
+    /* pre-roll pictures the decoder holds back (not recovered) never come
+     * out: once a picture displayed after one has, it is given up.  Others
+     * are not judged by their PTS (a wrong PTS does not reorder the
+     * decoder's output), only by decode distance (vvalid_feed). */
     for (int64_t k = v->min_unresolved; k < v->next; k++) {
         struct vv_unit *o = unit(v, k);
-        if (!o->resolved && o->pts >= 0 && pts >= 0 && ts33_diff(o->pts, pts) < 0)
+        if (!o->resolved && o->preroll && o->pts >= 0 && pts >= 0 && ts33_diff(o->pts, pts) < 0)
             resolve(v, o);
     }
     advance(v);

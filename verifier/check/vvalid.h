@@ -16,10 +16,11 @@
  *
  * Damage can be learned late: a unit's own frame flags are seen when it
  * is output, possibly after later units were decoded and output.  A frame
- * is therefore final only when every unit up to its own has been resolved
- * (output, or known never to be output because a frame with a later PTS
- * came out first, or the stream ended).  A unit resolved as "dropped"
- * whose frame appears after all is an anomaly that invalidates the rest.
+ * is therefore final only when every unit up to its own has been resolved:
+ * output, or known never to be output (VV_DROP_DISTANCE later units were
+ * decoded without it coming out, a pre-roll unit displayed before a frame
+ * that came out, or the stream ended).  A unit resolved as "dropped" whose
+ * frame appears after all is an anomaly that invalidates the rest.
  *
  * Pre-roll units (decoded after the start but displayed before the
  * recovery point of the random access, e.g. the leading B-frames of an
@@ -34,6 +35,8 @@
 #define VV_MAX_DAMAGE 256
 #define VV_MAX_CUTS 64
 #define VV_MAX_WINDOW 4096       /* unresolved units tracked at most */
+#define VV_DROP_DISTANCE 34      /* a unit not output after this many later ones never will be
+                                  * (two DPBs of 16 frames, and a margin) */
 
 enum vv_cut { VV_CUT_NONE = 0, VV_CUT_IDR, VV_CUT_RECOVERY };
 
