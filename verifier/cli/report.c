@@ -1,6 +1,8 @@
 /* report.c - JSON and human writers (see report.h). */
 #include "report.h"
 
+#include <string.h>
+
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -52,6 +54,25 @@ static void write_audio(FILE *out, const json_t *a)
     }
 }
 
+/* The candidate's program and streams, when they are not simply the reference's. */
+static void write_streams(FILE *out, const json_t *cand)
+{
+    const char *sel = str(cand, "program_selection");
+    const json_t *streams = json_object_get(cand, "streams");
+    if (!strcmp(sel, "ok") && json_array_size(streams) <= 2)
+        return;
+    if (json_is_integer(json_object_get(cand, "program")))
+        fprintf(out, "program:  candidate program %lld (%s):", num(cand, "program"), sel);
+    else
+        fprintf(out, "program:  no candidate program compared (%s)", sel);
+    size_t i;
+    const json_t *s;
+    json_array_foreach(streams, i, s)
+        fprintf(out, " %s/%s pid %lld%s", str(s, "kind"), str(s, "codec"), num(s, "pid"),
+                json_is_true(json_object_get(s, "compared")) ? "" : " (not compared)");
+    fputc('\n', out);
+}
+
 int report_write_human(FILE *out, const json_t *report)
 {
     const json_t *profile = json_object_get(report, "profile");
@@ -63,6 +84,7 @@ int report_write_human(FILE *out, const json_t *report)
             num(interval, "end"), num(report, "time_offset"), str(report, "observed_at"));
     write_video(out, json_object_get(report, "video"));
     write_audio(out, json_object_get(report, "audio"));
+    write_streams(out, json_object_get(report, "candidate"));
     fprintf(out, "evidence: %s\n", str(report, "evidence_id"));
     return ferror(out) ? -1 : 0;
 }
