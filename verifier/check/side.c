@@ -41,6 +41,8 @@ struct decode_state {
     bool astopped, audio_taint;
     struct { int64_t serial, units; bool timed; } arec[AREC_RING];
     int64_t aserial;
+    bool a_have_next;            /* where the next decoded frame starts, by the samples */
+    int64_t a_next;              /* decoded so far (1/720000 s) */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -355,6 +357,7 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
     if (!known || f->format != AV_SAMPLE_FMT_FLTP || f->sample_rate <= 0) {
         t->missing_pts |= !known;
         st->audio_taint = true;
+        st->a_have_next = false;
         return;
     }
     int channels = f->ch_layout.nb_channels;
@@ -367,6 +370,8 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
     if (!unit)
         unit = 15;               /* rates with inexact sample times only ever mismatch */
     int64_t abs_units = st->arec[serial % AREC_RING].units;
+    st->a_next = (abs_units + f->nb_samples * unit) % AU_UNITS_MOD;
+    st->a_have_next = true;
     int64_t d = units_diff(abs_units, ts33_add(cfg->audio.start, cfg->offset) * AU_UNITS_PER_TICK);
     int64_t len = ts33_interval_len(cfg->audio.start, cfg->audio.end) * AU_UNITS_PER_TICK;
     int64_t i0 = d >= 0 ? 0 : (-d + unit - 1) / unit;
@@ -432,13 +437,18 @@ static void feed_audio(struct decode_state *st, const struct au *au)
     struct side *s = st->s;
     struct side_track *t = &s->res.audio;
     int64_t serial = st->aserial++;
+    /* A frame without a PTS of its own follows the samples the previous one
+     * decoded to (its header's sample count can say otherwise: FFmpeg
+     * decodes one raw data block whatever the header claims). */
+    bool own = au->pts != AU_NO_TS;
     st->arec[serial % AREC_RING].serial = serial;
-    st->arec[serial % AREC_RING].units = au->units;
-    st->arec[serial % AREC_RING].timed = au->timed;
+    st->arec[serial % AREC_RING].units = !own && st->a_have_next ? st->a_next : au->units;
+    st->arec[serial % AREC_RING].timed = au->timed || (!own && st->a_have_next);
     if (au->damaged)
         t->lost_packets = st->audio_taint = true;
-    if (!au->timed)
+    if (!st->arec[serial % AREC_RING].timed)
         t->missing_pts = st->audio_taint = true;   /* neither a PTS nor a previous frame */
+    st->a_have_next = false;     /* until this frame's output says where the next starts */
     t->packets_fed++;
     int rc = 0;
     if (!send_packet(st, st->adec, NULL, 0, au->data, au->size, AV_NOPTS_VALUE, AV_NOPTS_VALUE, serial, &rc))

@@ -213,15 +213,20 @@ static void pes_packet(struct tsdemux *d, enum tsd_track t, const uint8_t *pkt, 
     /* transport_scrambling_control is not trusted either way: a payload
      * that really is scrambled fails to decode, or decodes to other content */
     bool bad = flags & TSPKT_TEI;
-    if ((flags & TSPKT_GAP) && b->active)
-        b->damaged = true;       /* packets of this PES were lost */
+    if (flags & TSPKT_GAP) {
+        /* packets were lost: the tail of this PES, or whole PES between it
+         * and the next; whatever is read next follows a hole */
+        b->damaged |= b->active;
+        b->after_gap = true;
+    }
     if (h->pusi) {
         if (b->active)
             emit_pes(d, t);
         b->active = true;
         b->len = 0;
         b->declared = 0;
-        b->damaged = false;
+        b->damaged = b->after_gap;
+        b->after_gap = false;
     } else if (!b->active) {
         return;                  /* the tail of a PES that started before we could see it */
     }

@@ -14,7 +14,8 @@
  *
  * Segment joins are invisible here: the scanner restarts continuity
  * counters at a join, and a PES continues across it until it ends.  A PES
- * is damaged when packets of it were lost (a continuity gap), carried
+ * is damaged when packets of it, or just before it, were lost (a continuity
+ * gap: whole PES may have gone, and what follows decodes from a hole), carried
  * transport_error_indicator, or when it is cut short or has no PES header.
  * Scrambling flags are not trusted: scrambled data fails to decode.
  */
@@ -102,6 +103,7 @@ struct tsd_pesbuf {
     uint8_t *buf;
     size_t len, cap;
     bool active, damaged;
+    bool after_gap;              /* packets were lost since the last PES began: the next is damaged */
     size_t declared;             /* 6 + PES_packet_length, 0 when unbounded */
 };
 

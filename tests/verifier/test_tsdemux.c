@@ -1,0 +1,200 @@
+/* test_tsdemux.c - PSI, program selection and PES reassembly on synthetic packets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <libavutil/bswap.h>
+#include <libavutil/crc.h>
+
+#include "tsdemux.h"
+
+#define MAXP 64
+
+struct stream {
+    uint8_t buf[MAXP * TS_PACKET_SIZE];
+    size_t n;                    /* packets */
+    int cc[8192];
+};
+
+struct got {
+    int n;
+    enum tsd_track track[16];
+    bool damaged[16];
+    size_t len[16];
+    int64_t pts[16];
+};
+
+static uint8_t *packet(struct stream *s, int pid, bool pusi)
+{
+    uint8_t *p = s->buf + s->n++ * TS_PACKET_SIZE;
+    memset(p, 0xFF, TS_PACKET_SIZE);
+    p[0] = 0x47;
+    p[1] = (uint8_t)((pusi ? 0x40 : 0) | pid >> 8);
+    p[2] = (uint8_t)pid;
+    p[3] = (uint8_t)(0x10 | (s->cc[pid]++ & 15));
+    return p;
+}
+
+/* A PSI section (PAT or PMT) with its CRC, in one packet. */
+static void section(struct stream *s, int pid, const uint8_t *body, size_t len)
+{
+    uint8_t *p = packet(s, pid, true);
+    p[4] = 0;                    /* pointer_field */
+    memcpy(p + 5, body, len);
+    /* as the mpegts muxer writes it: FFmpeg's table gives the CRC byte-swapped */
+    uint32_t crc = av_bswap32(av_crc(av_crc_get_table(AV_CRC_32_IEEE), UINT32_MAX, body, len));
+    for (int i = 0; i < 4; i++)
+        p[5 + len + (size_t)i] = (uint8_t)(crc >> (24 - 8 * i));
+}
+
+static void pat(struct stream *s, int n, const int *programs, const int *pmt_pids)
+{
+    uint8_t b[64] = {0x00, 0xB0, (uint8_t)(9 + 4 * n), 0, 1, 0xC1, 0, 0};
+    for (int i = 0; i < n; i++) {
+        b[8 + 4 * i] = (uint8_t)(programs[i] >> 8), b[9 + 4 * i] = (uint8_t)programs[i];
+        b[10 + 4 * i] = (uint8_t)(0xE0 | pmt_pids[i] >> 8), b[11 + 4 * i] = (uint8_t)pmt_pids[i];
+    }
+    section(s, 0, b, 8 + 4 * (size_t)n);
+}
+
+/* A PMT of (stream_type, pid) pairs. */
+static void pmt(struct stream *s, int pid, int program, int n, const int *types, const int *pids)
+{
+    uint8_t b[64] = {0x02, 0xB0, (uint8_t)(13 + 5 * n), (uint8_t)(program >> 8), (uint8_t)program, 0xC1, 0, 0,
+                     0xE1, 0x00, 0xF0, 0x00};
+    for (int i = 0; i < n; i++) {
+        uint8_t *e = b + 12 + 5 * i;
+        e[0] = (uint8_t)types[i], e[1] = (uint8_t)(0xE0 | pids[i] >> 8), e[2] = (uint8_t)pids[i];
+        e[3] = 0xF0, e[4] = 0;
+    }
+    section(s, pid, b, 12 + 5 * (size_t)n);
+}
+
+/* One bounded PES of 100 payload bytes with a PTS, in one packet. */
+static void pes(struct stream *s, int pid, int64_t pts)
+{
+    uint8_t *p = packet(s, pid, true);
+    uint8_t h[14] = {0, 0, 1, 0xC0, 0, 108, 0x80, 0x80, 5, (uint8_t)(0x21 | (pts >> 29 & 0x0E)),
+                     (uint8_t)(pts >> 22), (uint8_t)(pts >> 14 | 1), (uint8_t)(pts >> 7), (uint8_t)(pts << 1 | 1)};
+    /* adaptation-field stuffing so that header + 100 bytes end the packet */
+    size_t fill = TS_PACKET_SIZE - 4 - sizeof h - 100;
+    p[3] |= 0x20;
+    p[4] = (uint8_t)(fill - 1);
+    p[5] = 0;
+    memcpy(p + 4 + fill, h, sizeof h);
+    memset(p + 4 + fill + sizeof h, 0xAB, 100);
+}
+
+static void on_pes(void *opaque, const struct tsd_pes *pes_)
+{
+    struct got *g = opaque;
+    assert_true(g->n < 16);
+    g->track[g->n] = pes_->track;
+    g->damaged[g->n] = pes_->damaged;
+    g->len[g->n] = pes_->len;
+    g->pts[g->n] = pes_->pts;
+    g->n++;
+}
+
+static void run(struct stream *s, const struct tsd_select *sel, struct got *g, struct tsdemux *d)
+{
+    struct tscheck *ts = tscheck_new();
+    memset(g, 0, sizeof *g);
+    assert_int_equal(tsdemux_init(d, sel, on_pes, g), 0);
+    tscheck_feed_packets(ts, s->buf, s->n * TS_PACKET_SIZE, tsdemux_packet, d);
+    tscheck_finish(ts);
+    tsdemux_finish(d, false);
+    tscheck_free(ts);
+}
+
+/* The PAT lists an audio-only program first; the program with the wanted
+ * track set announces its PMT only after some of its PES: they are held,
+ * not lost, and that program is selected. */
+static void t01_a_program_announced_first_does_not_hide_a_later_one(void **state)
+{
+    (void)state;
+    static struct stream s;
+    memset(&s, 0, sizeof s);
+    pat(&s, 2, (int[]){1, 2}, (int[]){0x100, 0x200});
+    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x300});
+    pes(&s, 0x201, 90000);      /* program 2's audio before its PMT */
+    pes(&s, 0x300, 90000);
+    pmt(&s, 0x200, 2, 2, (int[]){0x1B, 0x0F}, (int[]){0x202, 0x201});
+    pes(&s, 0x201, 91920);
+    struct tsd_select sel = {.want_video = 1, .want_audio = 1};
+    struct tsdemux d;
+    struct got g;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(d.selection, TSD_SEL_OK);
+    assert_int_equal(tsdemux_program(&d)->number, 2);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.pts[0], 90000);
+    assert_int_equal(g.pts[1], 91920);
+    assert_int_equal(g.track[0], TSD_AUDIO);
+    assert_int_equal(g.len[0], 100);
+    tsdemux_free(&d);
+    /* forced to program 1: another track set */
+    sel.program = 1;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(d.selection, TSD_SEL_TRACK_SET);
+    tsdemux_free(&d);
+}
+
+static void t02_equal_programs_are_ambiguous(void **state)
+{
+    (void)state;
+    static struct stream s;
+    memset(&s, 0, sizeof s);
+    pat(&s, 2, (int[]){1, 2}, (int[]){0x100, 0x200});
+    pmt(&s, 0x100, 1, 2, (int[]){0x1B, 0x0F}, (int[]){0x101, 0x102});
+    pmt(&s, 0x200, 2, 2, (int[]){0x1B, 0x11}, (int[]){0x201, 0x202});
+    struct tsd_select sel = {.want_video = 1, .want_audio = 1};
+    struct tsdemux d;
+    struct got g;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(d.selection, TSD_SEL_AMBIGUOUS);
+    assert_null(tsdemux_program(&d));
+    tsdemux_free(&d);
+    sel.program = 7;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(d.selection, TSD_SEL_NOT_FOUND);
+    tsdemux_free(&d);
+}
+
+/* A lost packet that held the start of a PES: that PES is gone, and the
+ * next one, decoded after a hole, is damaged. */
+static void t03_a_lost_pes_start_damages_what_follows(void **state)
+{
+    (void)state;
+    static struct stream s;
+    memset(&s, 0, sizeof s);
+    pat(&s, 1, (int[]){1}, (int[]){0x100});
+    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
+    pes(&s, 0x101, 90000);
+    pes(&s, 0x101, 91920);
+    pes(&s, 0x101, 93840);
+    memmove(s.buf + 3 * TS_PACKET_SIZE, s.buf + 4 * TS_PACKET_SIZE, TS_PACKET_SIZE);   /* drop the 2nd */
+    s.n--;
+    struct tsd_select sel = {.want_audio = 1};
+    struct tsdemux d;
+    struct got g;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(g.n, 2);
+    assert_false(g.damaged[0]);
+    assert_int_equal(g.pts[1], 93840);
+    assert_true(g.damaged[1]);
+    tsdemux_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t01_a_program_announced_first_does_not_hide_a_later_one),
+        cmocka_unit_test(t02_equal_programs_are_ambiguous),
+        cmocka_unit_test(t03_a_lost_pes_start_damages_what_follows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
