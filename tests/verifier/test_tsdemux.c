@@ -1,4 +1,4 @@
-/* test_tsdemux.c - PSI, program selection and PES reassembly on synthetic packets. */
+/* test_tsdemux.c - PSI, program selection, PES reassembly and access units on synthetic packets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,8 @@
 #include <libavutil/bswap.h>
 #include <libavutil/crc.h>
 
+#include "au.h"
+#include "bsrc.h"
 #include "tsdemux.h"
 
 #define MAXP 64
@@ -73,19 +75,33 @@ static void pmt(struct stream *s, int pid, int program, int n, const int *types,
     section(s, pid, b, 12 + 5 * (size_t)n);
 }
 
-/* One bounded PES of 100 payload bytes with a PTS, in one packet. */
-static void pes(struct stream *s, int pid, int64_t pts)
+/* One bounded audio PES of len (<= 160) payload bytes, with a PTS unless
+ * pts < 0, in one packet. */
+static void pes_bytes(struct stream *s, int pid, int64_t pts, const uint8_t *data, size_t len)
 {
     uint8_t *p = packet(s, pid, true);
-    uint8_t h[14] = {0, 0, 1, 0xC0, 0, 108, 0x80, 0x80, 5, (uint8_t)(0x21 | (pts >> 29 & 0x0E)),
-                     (uint8_t)(pts >> 22), (uint8_t)(pts >> 14 | 1), (uint8_t)(pts >> 7), (uint8_t)(pts << 1 | 1)};
-    /* adaptation-field stuffing so that header + 100 bytes end the packet */
-    size_t fill = TS_PACKET_SIZE - 4 - sizeof h - 100;
+    size_t hl = pts < 0 ? 9 : 14;
+    uint8_t h[14] = {0, 0, 1, 0xC0, 0, (uint8_t)(hl - 6 + len), 0x80, 0, 0};
+    if (pts >= 0) {
+        uint8_t t[] = {0x80, 5, (uint8_t)(0x21 | (pts >> 29 & 0x0E)), (uint8_t)(pts >> 22),
+                       (uint8_t)(pts >> 14 | 1), (uint8_t)(pts >> 7), (uint8_t)(pts << 1 | 1)};
+        memcpy(h + 7, t, sizeof t);
+    }
+    /* adaptation-field stuffing so that header + payload end the packet */
+    size_t fill = TS_PACKET_SIZE - 4 - hl - len;
     p[3] |= 0x20;
     p[4] = (uint8_t)(fill - 1);
     p[5] = 0;
-    memcpy(p + 4 + fill, h, sizeof h);
-    memset(p + 4 + fill + sizeof h, 0xAB, 100);
+    memcpy(p + 4 + fill, h, hl);
+    memcpy(p + 4 + fill + hl, data, len);
+}
+
+/* One bounded PES of 100 payload bytes with a PTS, in one packet. */
+static void pes(struct stream *s, int pid, int64_t pts)
+{
+    uint8_t data[100];
+    memset(data, 0xAB, sizeof data);
+    pes_bytes(s, pid, pts, data, sizeof data);
 }
 
 static void on_pes(void *opaque, const struct tsd_pes *pes_)
@@ -189,12 +205,90 @@ static void t03_a_lost_pes_start_damages_what_follows(void **state)
     tsdemux_free(&d);
 }
 
+/* An ADTS frame header (AAC-LC, 48 kHz, stereo) for a frame of len bytes,
+ * followed by filler up to len. */
+static void adts_frame(uint8_t *f, size_t len)
+{
+    memset(f, 0x11, len);
+    uint8_t h[7] = {0xFF, 0xF1, 0x4C, (uint8_t)(0x80 | (len >> 11 & 3)), (uint8_t)(len >> 3),
+                    (uint8_t)((len & 7) << 5 | 0x1F), 0xFC};
+    memcpy(f, h, sizeof h);
+}
+
+struct units {
+    int n;
+    bool damaged[8];
+    int64_t pts[8];
+};
+
+static bool on_au(void *opaque, const struct au *au)
+{
+    struct units *u = opaque;
+    assert_true(u->n < 8);
+    u->damaged[u->n] = au->damaged;
+    u->pts[u->n] = au->pts;
+    u->n++;
+    return true;
+}
+
+/* Frame 1 (250 bytes) spans three PES; frames 2 and 3 (50 bytes) follow.
+ * The middle PES begins no frame: declaring a time there means a frame
+ * start went missing (a broken start code or sync word swallowed a whole
+ * unit), so frame 1 is damaged; without a time it is plain packing. */
+static void audio_units(bool middle_has_time, struct units *u)
+{
+    static struct stream s;
+    memset(&s, 0, sizeof s);
+    uint8_t f1[250], f23[100];
+    adts_frame(f1, sizeof f1);
+    adts_frame(f23, 50);
+    adts_frame(f23 + 50, 50);
+    uint8_t c[100];
+    memcpy(c, f1 + 200, 50);
+    memcpy(c + 50, f23, 50);
+    pat(&s, 1, (int[]){1}, (int[]){0x100});
+    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
+    pes_bytes(&s, 0x101, 90000, f1, 100);
+    pes_bytes(&s, 0x101, middle_has_time ? 91920 : -1, f1 + 100, 100);
+    pes_bytes(&s, 0x101, 93840, c, 100);
+    pes_bytes(&s, 0x101, 95760, f23 + 50, 50);
+    struct bsrc_segment seg = {.data = s.buf, .len = s.n * TS_PACKET_SIZE};
+    struct bsrc src;
+    assert_int_equal(bsrc_init(&src, &seg, 1), 0);
+    struct tsd_select sel = {.want_audio = 1};
+    struct au_demux a;
+    memset(u, 0, sizeof *u);
+    assert_int_equal(au_demux_init(&a, &sel, on_au, u, &src), 0);
+    assert_int_equal(au_demux_run(&a), 0);
+    au_demux_free(&a);
+    bsrc_close(&src);
+}
+
+static void t04_an_access_unit_swallowing_a_timed_pes_is_damaged(void **state)
+{
+    (void)state;
+    struct units u;
+    audio_units(true, &u);
+    assert_int_equal(u.n, 3);
+    assert_int_equal(u.pts[0], 90000);
+    assert_true(u.damaged[0]);
+    assert_int_equal(u.pts[1], 93840);
+    assert_false(u.damaged[1]);
+    assert_false(u.damaged[2]);
+    audio_units(false, &u);
+    assert_int_equal(u.n, 3);
+    assert_false(u.damaged[0]);
+    assert_false(u.damaged[1]);
+    assert_false(u.damaged[2]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t01_a_program_announced_first_does_not_hide_a_later_one),
         cmocka_unit_test(t02_equal_programs_are_ambiguous),
         cmocka_unit_test(t03_a_lost_pes_start_damages_what_follows),
+        cmocka_unit_test(t04_an_access_unit_swallowing_a_timed_pes_is_damaged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

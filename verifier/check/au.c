@@ -65,8 +65,9 @@ static void identify(struct au_track *tr, const struct tsd_pes *pes)
     }
 }
 
-/* ends_before: the access unit ended before the PES being read began. */
-static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int size, bool ends_before)
+/* ends_before: the access unit ended before the PES being read began;
+ * flush: nothing follows it. */
+static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int size, bool ends_before, bool flush)
 {
     struct au_track *tr = &a->t[t];
     struct au au = {.track = t, .data = data, .size = (size_t)size, .pts = AU_NO_TS, .dts = AU_NO_TS,
@@ -84,6 +85,12 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
     au.damaged = to - from >= AU_PES_RING;
     for (int64_t s = from; s <= to && !au.damaged; s++)
         au.damaged = tr->pes[s % AU_PES_RING].damaged;
+    /* A PES that declares a time must hold the start of an access unit: one
+     * swallowed whole by this access unit (its start code broken, say) means
+     * a picture or frame went missing inside it. */
+    int64_t next = flush ? tr->serial : tr->serial - 1;   /* where the next one begins */
+    for (int64_t q = from + 1; q < next && !au.damaged; q++)
+        au.damaged = tr->pes[q % AU_PES_RING].pts != AU_NO_TS;
     tr->au_start_serial = tr->serial - 1 < 0 ? 0 : tr->serial - 1;
     if (tr->codec == AU_CODEC_H264) {
         h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);
@@ -130,7 +137,7 @@ static void parse(struct au_demux *a, enum tsd_track t, const uint8_t *data, siz
         bool was_first = first;
         first = false;
         if (outlen > 0)
-            emit(a, t, out, outlen, was_first && !flush && n == 0);
+            emit(a, t, out, outlen, was_first && !flush && n == 0, flush);
         else if (flush || n == 0)
             break;
     }

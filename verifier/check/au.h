@@ -12,7 +12,10 @@
  *     sample 15).
  * The codec is identified from the data where the stream type leaves it
  * open (ADTS frames in a stream_type 0x11 "LATM" stream are AAC).  An
- * access unit holding bytes of a damaged PES is marked damaged.
+ * access unit holding bytes of a damaged PES is marked damaged, and so is
+ * one that swallows a whole PES declaring a time of its own: a PES with a
+ * PTS holds the start of an access unit (ISO/IEC 13818-1 2.4.3.7), so a
+ * unit went missing inside it (a broken start code or sync word).
  *
  * Every access unit passes through one callback before anything decodes
  * it: the place for a digest of the decoder input.
