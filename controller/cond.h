@@ -14,7 +14,7 @@
 
 #include "cond_status.h"
 #include "cost.h"
-#include "evidence_read.h"
+#include "evidence.h"
 #include "situation.h"
 
 enum cond_kind { COND_CONTENT, COND_ACCESS, COND_QOE, COND_RESOURCES, COND_COST, COND_N };
@@ -35,7 +35,7 @@ struct cond_cost_range {
 const char *cond_kind_name(enum cond_kind k);
 
 void cond_content(const struct sit_situation *s, const struct sit_candidate *c,
-                  const struct evr_set *rows, int64_t t_ms, struct cond_result *out);
+                  const struct evidence_rows *rows, int64_t t_ms, struct cond_result *out);
 void cond_access(const struct sit_situation *s, const struct sit_candidate *c, int64_t t_ms,
                  struct cond_result *out);
 void cond_qoe(const struct sit_situation *s, const struct sit_candidate *c, int64_t t_ms,

@@ -14,31 +14,25 @@
 
 #include <string.h>
 
-static bool in_scope(const struct sit_situation *s, const char *path_id, const struct evr_row *r)
+static bool in_scope(const struct sit_situation *s, const char *path_id, const struct evidence_row *r)
 {
     return !strcmp(r->path_id, path_id) && !strcmp(r->channel, s->action.cohort.channel) &&
-           !strcmp(r->check_kind, "exact-av-v1");
+           !strcmp(r->check_kind, EVIDENCE_CHECK_KIND);
 }
 
-static bool newer(const struct evr_row *a, const struct evr_row *b)
+/* "Newest" is evidence/'s rule (evidence_row_newer), the one its queries use. */
+static bool newer(const struct evidence_row *a, const struct evidence_row *b)
 {
-    if (!b || a->observed_at_ms != b->observed_at_ms)
-        return !b || a->observed_at_ms > b->observed_at_ms;
-    bool a_match = a->verdict == EVR_MATCH, b_match = b->verdict == EVR_MATCH;
-    if (a_match != b_match)
-        return !a_match;
-    if (a->recorded_at_ms != b->recorded_at_ms)
-        return a->recorded_at_ms > b->recorded_at_ms;
-    return strcmp(a->id, b->id) > 0;
+    return !b || evidence_row_newer(a, b);
 }
 
 /* Newest row of the exact scope, and newest row of the path+channel. */
-static void pick(const struct sit_situation *s, const char *path_id, const struct evr_set *rows,
-                 const struct evr_row **exact, const struct evr_row **any)
+static void pick(const struct sit_situation *s, const char *path_id, const struct evidence_rows *rows,
+                 const struct evidence_row **exact, const struct evidence_row **any)
 {
     *exact = *any = NULL;
     for (size_t i = 0; i < rows->n; i++) {
-        const struct evr_row *r = &rows->rows[i];
+        const struct evidence_row *r = &rows->rows[i];
         if (!in_scope(s, path_id, r))
             continue;
         if (newer(r, *any))
@@ -49,17 +43,17 @@ static void pick(const struct sit_situation *s, const char *path_id, const struc
     }
 }
 
-static json_t *row_json(const struct evr_row *r)
+static json_t *row_json(const struct evidence_row *r)
 {
     return json_pack("{s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:b}", "id", r->id, "verdict",
-                     evr_verdict_name(r->verdict), "reason", r->reason, "observed_at_ms",
+                     evidence_verdict_name(r->verdict), "reason", r->reason, "observed_at_ms",
                      (json_int_t)r->observed_at_ms, "recorded_at_ms",
                      (json_int_t)r->recorded_at_ms, "profile_id", r->profile_id,
                      "reference_version", r->reference_version, "program_version",
                      r->program_version, "rendition", r->rendition, "malformed", r->malformed);
 }
 
-static void inapplicable(const struct sit_situation *s, const struct evr_row *any,
+static void inapplicable(const struct sit_situation *s, const struct evidence_row *any,
                          struct cond_result *out)
 {
     json_object_set_new(out->data, "newest_other_scope", row_json(any));
@@ -73,13 +67,14 @@ static void inapplicable(const struct sit_situation *s, const struct evr_row *an
                  s->action.cohort.rendition, any->id, any->rendition);
 }
 
-static void judge_row(const struct sit_situation *s, const struct evr_row *r, int64_t t,
+static void judge_row(const struct sit_situation *s, const struct evidence_row *r, int64_t t,
                       struct cond_result *out)
 {
     int age = cond_freshness(t, r->observed_at_ms, s->policy.max_evidence_age_s);
     if (r->malformed)
-        cond_set(out, COND_UNKNOWN, "evidence_malformed", "evidence %s has malformed fields",
-                 r->id);
+        cond_set(out, COND_UNKNOWN, "evidence_malformed",
+                 "evidence %s breaks the rules of a valid evidence row (docs/evidence.md); "
+                 "stepctl decide said which when it read it", r->id);
     else if (strcmp(r->profile_id, s->policy.profile_id))
         cond_set(out, COND_UNKNOWN, "evidence_other_profile",
                  "evidence %s was checked with profile %s, policy requires %s", r->id,
@@ -91,9 +86,9 @@ static void judge_row(const struct sit_situation *s, const struct evr_row *r, in
         cond_set(out, COND_UNKNOWN, "evidence_stale",
                  "evidence %s was observed %lld s before the decision (max %lld s)", r->id,
                  (long long)((t - r->observed_at_ms) / 1000), (long long)s->policy.max_evidence_age_s);
-    else if (r->verdict == EVR_MATCH)
+    else if (r->verdict == EVIDENCE_VERDICT_MATCH)
         cond_set(out, COND_PASS, "match", "evidence %s: Exact-AV MATCH", r->id);
-    else if (r->verdict == EVR_MISMATCH)
+    else if (r->verdict == EVIDENCE_VERDICT_MISMATCH)
         cond_set(out, COND_VIOLATION, "mismatch", "evidence %s: Exact-AV MISMATCH (%s)", r->id,
                  r->reason);
     else
@@ -102,14 +97,14 @@ static void judge_row(const struct sit_situation *s, const struct evr_row *r, in
 }
 
 void cond_content(const struct sit_situation *s, const struct sit_candidate *c,
-                  const struct evr_set *rows, int64_t t_ms, struct cond_result *out)
+                  const struct evidence_rows *rows, int64_t t_ms, struct cond_result *out)
 {
     memset(out, 0, sizeof *out);
     out->data = json_pack("{s:s,s:s,s:s,s:s,s:I}", "channel", s->action.cohort.channel,
                           "rendition", s->action.cohort.rendition, "program_version",
                           s->action.program_version, "profile_id", s->policy.profile_id,
                           "max_evidence_age_s", (json_int_t)s->policy.max_evidence_age_s);
-    const struct evr_row *exact, *any;
+    const struct evidence_row *exact, *any;
     pick(s, c->path_id, rows, &exact, &any);
     if (exact) {
         json_object_set_new(out->data, "evidence", row_json(exact));

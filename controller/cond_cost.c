@@ -75,9 +75,9 @@ void cond_cost(const struct sit_situation *s, const struct sit_candidate *c,
     json_object_set_new(out->data, "delta_cost",
                         json_pack("{s:o,s:o}", "low", money(low), "high", money(high)));
     cost_pico budget = (cost_pico)s->policy.budget_per_step * COST_PICO_PER_MICRO;
-    char lo[48], hi[48];
-    num_format(cost_to_micro(low), lo, sizeof lo);
-    num_format(cost_to_micro(high), hi, sizeof hi);
+    char lo[64], hi[64]; /* exact: the sentence shows what was compared */
+    cost_format(low, lo, sizeof lo);
+    cost_format(high, hi, sizeof hi);
     if (high > budget)
         cond_set(out, COND_VIOLATION, "cost_over_budget",
                  "dCost up to %s %s exceeds the budget per step", hi, s->policy.currency);

@@ -2,6 +2,7 @@
 #include "cost.h"
 
 #include <assert.h>
+#include <stdio.h>
 
 int cost_category_f(const struct sit_category *cat, int64_t usage, cost_pico *out)
 {
@@ -42,4 +43,17 @@ int64_t cost_to_micro(cost_pico p)
 {
     cost_pico half = COST_PICO_PER_MICRO / 2;
     return (int64_t)(p >= 0 ? (p + half) / COST_PICO_PER_MICRO : (p - half) / COST_PICO_PER_MICRO);
+}
+
+void cost_format(cost_pico p, char *buf, size_t len)
+{
+    /* Units and 12 decimals each fit 64 bits: the situation's bounds keep a
+     * cost below 16 categories x 1e12 units x 1e6 per unit = 1.6e19 units. */
+    unsigned __int128 a = p < 0 ? -(unsigned __int128)p : (unsigned __int128)p;
+    unsigned long long whole = (unsigned long long)(a / 1000000000000ULL);
+    char frac[16];
+    snprintf(frac, sizeof frac, "%012llu", (unsigned long long)(a % 1000000000000ULL));
+    for (int i = 11; i >= 0 && frac[i] == '0'; i--)
+        frac[i] = '\0';
+    snprintf(buf, len, "%s%llu%s%s", p < 0 ? "-" : "", whole, frac[0] ? "." : "", frac);
 }

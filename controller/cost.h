@@ -10,6 +10,7 @@
 #define COST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "situation.h"
@@ -25,7 +26,10 @@ int cost_category_f(const struct sit_category *cat, int64_t usage, cost_pico *ou
 /* dCost of the step (high = true: step_usage.high, else .low). 0 or -1. */
 int cost_delta(const struct sit_cost *k, bool high, cost_pico *out);
 
-/* Rounds to micro-units, half away from zero (for output only). */
+/* Rounds to micro-units, half away from zero (for the JSON reals only). */
 int64_t cost_to_micro(cost_pico p);
+
+/* Writes p exactly as a plain decimal ("40.000000000002", "-0.5"). */
+void cost_format(cost_pico p, char *buf, size_t len);
 
 #endif

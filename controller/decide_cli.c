@@ -2,7 +2,8 @@
  *
  * Exit codes (docs/controller.md): 0 a path was chosen / success, 4 no
  * eligible path (decision recorded), 3 replay differs, 64 usage, 65 invalid
- * situation or unknown decision id, 66 a file cannot be opened, 70 internal.
+ * situation or unknown decision id, 66 a file cannot be opened or a store is
+ * not usable here (store_exit), 70 internal.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "access_probe.h"
+#include "evidence_scope.h"
 #include "explain.h"
 #include "output.h"
 #include "record.h"
@@ -107,30 +110,58 @@ static const char decide_help[] =
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
     "  --input F     situation JSON (schema: docs/controller.md)\n"
-    "  --evidence F  evidence store v1 (read-only)\n"
+    "  --evidence F  evidence store, schema v1 or v2 (read-only; rows that break the rules\n"
+    "                of a valid evidence row are never applicable, the reason is printed;\n"
+    "                a candidate without `access` takes the newest availability probe of\n"
+    "                its path, see docs/controller.md)\n"
     "  --db F        control.db (created when absent)\n"
     "  --json        print the full decision JSON instead of a summary\n"
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
-    "      64 usage, 65 invalid situation, 66 a file cannot be opened, 70 internal\n";
+    "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
+    "      refused), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      ours, the other store, another schema version), 70 internal\n";
+
+/* Exit code of a store error, the same for both stores and every command:
+ * a file that is missing, not ours, of another schema version or cannot be
+ * opened here is 66; a failure while working with it is 70. */
+static int store_exit(bool file_problem)
+{
+    return file_problem ? EX_NOINPUT_ : EX_SOFT;
+}
+
+/* Rows that break the rules of a valid row make the content condition
+ * UNKNOWN (evidence_malformed); the reason is said here, once. */
+static void warn_malformed(const struct evidence_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++)
+        if (rows->rows[i].malformed)
+            fprintf(stderr, "stepctl decide: evidence %s (path %s) is not valid evidence, never "
+                            "applicable: %s\n", rows->rows[i].id, rows->rows[i].path_id,
+                    rows->rows[i].why[0] ? rows->rows[i].why : "malformed");
+}
 
 /* Decides and records; *answer is the result to print. */
-static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
-                             json_t **answer)
+static int decide_text(const struct cli_args *a, const char *text, size_t len, json_t **answer)
 {
-    char err[512] = "";
+    char err[1024] = "";
     struct sit_situation s;
     if (sit_parse(text, len, &s, err, sizeof err) != 0) {
         fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
         return EX_DATA;
     }
-    struct evr_set rows;
-    enum evr_status es = evr_read(a->evidence, &s, &rows, err, sizeof err);
+    struct evidence_rows rows;
+    enum evidence_rc es = evs_read(a->evidence, &s, &rows, err, sizeof err);
+    if (es != EVIDENCE_OK) {
+        fprintf(stderr, "stepctl decide: --evidence %s: %s\n", a->evidence, err);
+        sit_free(&s);
+        return store_exit(es == EVIDENCE_E_OPEN || es == EVIDENCE_E_VERSION);
+    }
+    warn_malformed(&rows);
     sqlite3 *db = NULL;
-    enum rec_status rs = es == EVR_OK ? rec_open(a->db, true, &db, err, sizeof err) : REC_OK;
+    enum rec_status rs = rec_open(a->db, true, &db, err, sizeof err);
     char id[REC_ID_LEN];
-    int rc = es != EVR_OK   ? (es == EVR_QUERY_FAILED ? EX_SOFT : EX_NOINPUT_)
-             : rs != REC_OK ? EX_NOINPUT_
+    int rc = rs != REC_OK ? store_exit(rs == REC_OPEN_FAILED || rs == REC_BAD_VERSION)
              : rec_new_id(id) != 0
                  ? EX_SOFT
                  : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : now_ms(), &rows,
@@ -144,11 +175,25 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
         }
     }
     if (rc != EX_OK && rc != EX_DATA)
-        fprintf(stderr, "stepctl decide: %s\n", err[0] ? err : "internal error");
+        fprintf(stderr, "stepctl decide: %s%s\n", rs != REC_OK ? "--db " : "",
+                err[0] ? err : "internal error");
     sqlite3_close(db);
-    if (es == EVR_OK)
-        evr_free(&rows);
+    evidence_rows_free(&rows);
     sit_free(&s);
+    return rc;
+}
+
+/* Candidates without access take the newest probe (access_probe.h); the
+ * situation so completed is the one decided and recorded. */
+static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
+                             json_t **answer)
+{
+    char *filled = NULL;
+    size_t filled_len = 0;
+    if (acp_fill(a->evidence, text, len, now_ms(), &filled, &filled_len) != 0)
+        return EX_SOFT;
+    int rc = decide_text(a, filled ? filled : text, filled ? filled_len : len, answer);
+    free(filled);
     return rc;
 }
 
@@ -184,13 +229,15 @@ int stepctl_cmd_decide(int argc, char **argv)
     return chosen ? EX_OK : EX_NO_PATH;
 }
 
-/* Opens an existing control.db (default ./control.db) for reading. */
+/* Opens an existing control.db (default ./control.db) read-only: the
+ * readers work on a store they cannot write. */
 static int open_existing(const struct cli_args *a, const char *cmd, sqlite3 **db)
 {
-    char err[512];
-    if (rec_open(a->db ? a->db : "control.db", false, db, err, sizeof err) != REC_OK) {
-        fprintf(stderr, "stepctl %s: %s\n", cmd, err);
-        return EX_NOINPUT_;
+    char err[1024];
+    enum rec_status st = rec_open(a->db ? a->db : "control.db", false, db, err, sizeof err);
+    if (st != REC_OK) {
+        fprintf(stderr, "stepctl %s: --db %s\n", cmd, err);
+        return store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
     }
     return EX_OK;
 }
@@ -213,16 +260,17 @@ static const char decisions_help[] =
     "list: one line per recorded decision, newest first (--json: an array).\n"
     "show: the full record as JSON: the situation as given, the evidence rows as read,\n"
     "      and the recorded answer.\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
+    "      (opened read-only), 70 internal\n";
 
-static json_t *rows_json(const struct evr_set *rows)
+static json_t *rows_json(const struct evidence_rows *rows)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < rows->n; i++) {
-        const struct evr_row *e = &rows->rows[i];
+        const struct evidence_row *e = &rows->rows[i];
         json_array_append_new(
             a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "id", e->id,
-                         "check_kind", e->check_kind, "verdict", evr_verdict_name(e->verdict),
+                         "check_kind", e->check_kind, "verdict", evidence_verdict_name(e->verdict),
                          "reason", e->reason, "profile_id", e->profile_id, "path_id", e->path_id,
                          "channel", e->channel, "rendition", e->rendition, "program_version",
                          e->program_version, "reference_version", e->reference_version,
@@ -281,9 +329,11 @@ static const char replay_help[] =
     "\n"
     "Recomputes decision ID from its recorded inputs alone (the situation as given, the\n"
     "decision time and the evidence rows as read; evidence.db is not opened) and compares\n"
-    "the result with the recorded answer, field by field (tool_version is ignored).\n"
+    "the result with the recorded answer, field by field (tool_version is ignored), and\n"
+    "with every stored column and decision_conditions row derived from it.\n"
     "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID or\n"
-    "      recorded situation no longer valid, 66 control.db cannot be opened, 70 internal\n";
+    "      recorded situation no longer valid, 66 control.db cannot be opened or is not\n"
+    "      usable, 70 internal\n";
 
 static int replay_one(sqlite3 *db, const char *id, bool as_json)
 {
@@ -302,7 +352,7 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     rc = rpl_recompute(&s, l.decision_time_ms, &l.rows, id, STEPCTL_VERSION, &again);
     if (rc == EX_OK) {
         FILE *report = as_json ? stderr : stdout;
-        size_t n = rpl_diff(l.result, again, report);
+        size_t n = rpl_compare(&l, again, report);
         if (as_json)
             printf("{\"decision_id\": \"%s\", \"identical\": %s, \"differences\": %zu}\n", id,
                    n ? "false" : "true", n);
@@ -340,7 +390,8 @@ static const char explain_help[] =
     "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
     "the comparison rule, the shared resources and commitments counted, what is\n"
     "authorized, the observations that decide the step, and what follows each outcome.\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened, 70 internal\n";
+    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
+    "      (opened read-only), 70 internal\n";
 
 int stepctl_cmd_explain(int argc, char **argv)
 {

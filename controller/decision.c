@@ -11,7 +11,7 @@ const char *dcn_outcome_name(enum dcn_outcome o)
 }
 
 static void admit(const struct sit_situation *s, const struct sit_candidate *c, int64_t t,
-                  const struct evr_set *rows, struct dcn_candidate *d)
+                  const struct evidence_rows *rows, struct dcn_candidate *d)
 {
     d->path_id = c->path_id;
     cond_content(s, c, rows, t, &d->cond[COND_CONTENT]);
@@ -26,7 +26,7 @@ static void admit(const struct sit_situation *s, const struct sit_candidate *c, 
     assert(!d->eligible || d->cost.known);
 }
 
-int dcn_decide(const struct sit_situation *s, int64_t t_ms, const struct evr_set *rows,
+int dcn_decide(const struct sit_situation *s, int64_t t_ms, const struct evidence_rows *rows,
                struct dcn_result *out)
 {
     assert(s && rows && out && s->n_candidates <= SIT_MAX_CANDIDATES);

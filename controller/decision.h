@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "cond.h"
-#include "evidence_read.h"
+#include "evidence.h"
 #include "prefer.h"
 #include "situation.h"
 
@@ -37,7 +37,7 @@ struct dcn_result {
 };
 
 /* Returns 0, or -1 when memory runs out (then *out needs no freeing). */
-int dcn_decide(const struct sit_situation *s, int64_t t_ms, const struct evr_set *rows,
+int dcn_decide(const struct sit_situation *s, int64_t t_ms, const struct evidence_rows *rows,
                struct dcn_result *out);
 void dcn_free(struct dcn_result *r);
 

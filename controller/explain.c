@@ -1,7 +1,10 @@
 /* explain.c - the seven answers (see explain.h). */
 #include "explain.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "evidence_text.h"
 
 static const char *s_(const json_t *o, const char *k)
 {
@@ -166,7 +169,7 @@ static void q7_next(FILE *f)
                "admission again.\n");
 }
 
-void xpl_write(FILE *out, const json_t *r)
+static void write_answers(FILE *out, const json_t *r)
 {
     fprintf(out, "Decision %s (%s)\n\n", s_(r, "decision_id"), s_(r, "outcome"));
     q1_action(out, r);
@@ -176,4 +179,25 @@ void xpl_write(FILE *out, const json_t *r)
     q5_authorized(out, r);
     q6_observations(out, r);
     q7_next(out);
+}
+
+/* The answers quote path ids, reasons and details from the situation and
+ * the evidence: the text is composed first, then printed with every control
+ * character but the newline escaped (evidence_text.h). */
+void xpl_write(FILE *out, const json_t *r)
+{
+    char *text = NULL, shown[4096];
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return;
+    write_answers(mem, r);
+    fclose(mem);
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        fprintf(out, "%s\n", evidence_text_escape(line, false, shown, sizeof shown));
+    }
+    free(text);
 }

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "evidence_text.h"
 #include "num.h"
 
 static json_t *cohort_json(const struct sit_cohort *c)
@@ -98,6 +99,19 @@ json_t *out_result(const struct sit_situation *s, const struct dcn_result *r,
     return o;
 }
 
+/* Path ids, reasons and details come from the situation and the evidence:
+ * printed escaped (evidence_text.h), a few slots per line. */
+struct shown {
+    char slot[4][1024];
+    int next;
+};
+
+static const char *text(struct shown *sh, const json_t *v)
+{
+    char *buf = sh->slot[sh->next++ % 4];
+    return evidence_text_escape(json_string_value(v), false, buf, sizeof sh->slot[0]);
+}
+
 static void list_reasons(FILE *f, const json_t *cand, const char *label, const char *key)
 {
     const json_t *a = json_object_get(json_object_get(cand, "excluded_by"), key);
@@ -106,31 +120,30 @@ static void list_reasons(FILE *f, const json_t *cand, const char *label, const c
     const json_t *v;
     json_array_foreach(a, i, v)
     {
+        struct shown sh = {.next = 0};
         const json_t *c = json_object_get(conds, json_string_value(v));
-        fprintf(f, "    %s %s: %s (%s)\n", label, json_string_value(v),
-                json_string_value(json_object_get(c, "reason")),
-                json_string_value(json_object_get(c, "detail")));
+        fprintf(f, "    %s %s: %s (%s)\n", label, text(&sh, v), text(&sh, json_object_get(c, "reason")),
+                text(&sh, json_object_get(c, "detail")));
     }
 }
 
 void out_summary(FILE *f, const json_t *res)
 {
+    struct shown sh = {.next = 0};
     const json_t *chosen = json_object_get(res, "chosen");
-    fprintf(f, "decision %s: %s\n", json_string_value(json_object_get(res, "decision_id")),
-            json_string_value(json_object_get(res, "outcome")));
+    fprintf(f, "decision %s: %s\n", text(&sh, json_object_get(res, "decision_id")),
+            text(&sh, json_object_get(res, "outcome")));
     if (json_is_string(chosen))
-        fprintf(f, "  chosen %s by %s\n", json_string_value(chosen),
-                json_string_value(json_object_get(res, "chosen_by")));
+        fprintf(f, "  chosen %s by %s\n", text(&sh, chosen), text(&sh, json_object_get(res, "chosen_by")));
     else
         fprintf(f, "  no eligible path: refusal %s\n",
-                json_string_value(json_object_get(json_object_get(res, "refusal"), "id")));
+                text(&sh, json_object_get(json_object_get(res, "refusal"), "id")));
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(res, "candidates"), i, c)
     {
         int ok = json_is_true(json_object_get(c, "eligible"));
-        fprintf(f, "  %s: %s\n", json_string_value(json_object_get(c, "path_id")),
-                ok ? "eligible" : "excluded");
+        fprintf(f, "  %s: %s\n", text(&sh, json_object_get(c, "path_id")), ok ? "eligible" : "excluded");
         list_reasons(f, c, "VIOLATION", "violation");
         list_reasons(f, c, "UNKNOWN  ", "unknown");
     }

@@ -1,12 +1,14 @@
 /* record.c - control.db (see record.h). */
 #include "record.h"
-#include "sqlutil.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/rand.h>
+
+#include "dbfile.h"
+#include "evidence_text.h"
 
 #define REC_BUSY_MS 5000
 
@@ -50,50 +52,75 @@ static enum rec_status failed(sqlite3 *db, enum rec_status st, char *err, size_t
     return st;
 }
 
-/* Creates schema v1 in an empty database, under an exclusive lock so two
- * first runs cannot both create it. */
+/* The file's identity (evidence/dbfile.h): our application_id, the schema
+ * version this build knows, and the tables of schema v1 (a control.db made
+ * before application_id existed is recognised by them and adopted). */
+static const char *const rec_legacy_tables[] = {"decisions", "decision_evidence",
+                                                "decision_conditions", NULL};
+static const struct dbfile_spec rec_store = {"a control.db", DBFILE_APPID_CONTROL,
+                                             REC_SCHEMA_VERSION, rec_legacy_tables};
+
+/* Creates schema v1 in a new file, or adopts a control.db from before
+ * application_id, under an exclusive lock so two first runs cannot both do
+ * it.  The file is classified again inside the lock: another process may
+ * have created or adopted it since it was opened. */
 static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
 {
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "begin");
-    int v = sqlutil_user_version(db);
-    if (v == 0 && sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL) != SQLITE_OK) {
+    struct dbfile_found found = {0};
+    enum dbfile_rc dr = dbfile_classify(db, &rec_store, &found, err, len);
+    int rc = dr == DBFILE_OK ? SQLITE_OK : SQLITE_ERROR;
+    if (rc == SQLITE_OK && found.state == DBFILE_NEW)
+        rc = sqlite3_exec(db, rec_schema_v1, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && found.state != DBFILE_OURS)
+        rc = dbfile_mark(db, &rec_store);
+    if (rc != SQLITE_OK) {
+        enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
+                             : dr != DBFILE_OK      ? REC_OPEN_FAILED
+                                                    : failed(db, REC_FAILED, err, len, "create schema");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return failed(db, REC_FAILED, err, len, "create schema");
+        return st;
     }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return failed(db, REC_FAILED, err, len, "commit schema");
     return REC_OK;
 }
 
+/* Opening the file: a writer (create) classifies it before anything is
+ * written and creates or adopts it; a reader opens it read-only (it may be
+ * on a read-only mount or belong to another user).  See evidence/dbfile.h. */
+static enum rec_status open_store(const char *path, bool create, sqlite3 **out, char *err,
+                                  size_t errlen)
+{
+    struct dbfile_found found;
+    char why[768] = "";
+    enum dbfile_rc dr = create ? dbfile_open_rw(path, &rec_store, out, &found, why, sizeof why)
+                               : dbfile_open_ro(path, &rec_store, out, &found, why, sizeof why);
+    if (dr != DBFILE_OK) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return dr == DBFILE_E_VERSION ? REC_BAD_VERSION : REC_OPEN_FAILED;
+    }
+    sqlite3_busy_timeout(*out, REC_BUSY_MS);
+    if (!create)
+        return REC_OK;
+    enum rec_status st = REC_OK;
+    if (sqlite3_exec(*out, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                           "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
+        st = failed(*out, REC_OPEN_FAILED, err, errlen, path);
+    if (st == REC_OK && (st = migrate(*out, why, sizeof why)) != REC_OK && why[0])
+        snprintf(err, errlen, "%s: %s", path, why);
+    if (st != REC_OK) {
+        sqlite3_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 enum rec_status rec_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen)
 {
-    sqlite3 *db = NULL;
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     *out = NULL;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        failed(db, REC_OPEN_FAILED, err, errlen, path);
-        sqlite3_close(db);
-        return REC_OPEN_FAILED;
-    }
-    sqlite3_busy_timeout(db, REC_BUSY_MS);
-    enum rec_status st = REC_OK;
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                         "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
-        st = failed(db, REC_OPEN_FAILED, err, errlen, path);
-    if (st == REC_OK && create && sqlutil_user_version(db) == 0)
-        st = migrate(db, err, errlen);
-    if (st == REC_OK && sqlutil_user_version(db) != REC_SCHEMA_VERSION) {
-        snprintf(err, errlen, "%s is not a control.db of schema version %d (user_version %d)",
-                 path, REC_SCHEMA_VERSION, sqlutil_user_version(db));
-        st = REC_BAD_VERSION;
-    }
-    if (st != REC_OK) {
-        sqlite3_close(db);
-        return st;
-    }
-    *out = db;
-    return REC_OK;
+    return open_store(path, create, out, err, errlen);
 }
 
 int rec_new_id(char id[REC_ID_LEN])
@@ -117,12 +144,55 @@ static int bind_txt(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
+const char *const rec_column_names[REC_N_COLUMNS] = {
+    "policy_id", "policy_version", "intent_version", "channel", "rendition",
+    "program_version", "outcome", "chosen", "chosen_by", "refusal_id"};
+
+void rec_columns_of(const json_t *res, const char *out[REC_N_COLUMNS])
+{
+    const json_t *pol = json_object_get(res, "policy"), *act = json_object_get(res, "action");
+    const json_t *coh = json_object_get(act, "cohort");
+    const char *v[REC_N_COLUMNS] = {
+        jstr(pol, "id"), jstr(pol, "version"), jstr(pol, "intent_version"), jstr(coh, "channel"),
+        jstr(coh, "rendition"), jstr(act, "program_version"), jstr(res, "outcome"),
+        json_string_value(json_object_get(res, "chosen")),
+        json_string_value(json_object_get(res, "chosen_by")),
+        json_string_value(json_object_get(json_object_get(res, "refusal"), "id"))};
+    memcpy(out, v, sizeof v);
+}
+
+json_t *rec_conditions_of(const json_t *res)
+{
+    json_t *rows = json_object();
+    size_t i;
+    const json_t *cand;
+    json_array_foreach(json_object_get(res, "candidates"), i, cand)
+    {
+        const char *name;
+        json_t *c;
+        json_object_foreach(json_object_get(cand, "conditions"), name, c)
+        {
+            char key[2 * 256 + 2];
+            snprintf(key, sizeof key, "%s/%s", jstr(cand, "path_id"), name);
+            json_object_set_new(rows, key,
+                                json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:O}", "path_id",
+                                          jstr(cand, "path_id"), "condition", name, "status",
+                                          jstr(c, "status"), "reason", jstr(c, "reason"), "detail",
+                                          jstr(c, "detail"), "eligible",
+                                          json_is_true(json_object_get(cand, "eligible")), "data",
+                                          c));
+        }
+    }
+    return rows;
+}
+
 static int insert_decision(sqlite3 *db, const struct rec_record *r)
 {
     static const char sql[] =
         "INSERT INTO decisions VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)";
-    const json_t *res = r->result, *pol = json_object_get(res, "policy");
-    const json_t *act = json_object_get(res, "action"), *coh = json_object_get(act, "cohort");
+    const json_t *res = r->result;
+    const char *cols[REC_N_COLUMNS];
+    rec_columns_of(res, cols);
     char *body = json_dumps(res, JSON_COMPACT);
     sqlite3_stmt *st = NULL;
     int rc = body ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
@@ -131,16 +201,8 @@ static int insert_decision(sqlite3 *db, const struct rec_record *r)
         sqlite3_bind_int64(st, 2, r->recorded_at_ms);
         sqlite3_bind_int64(st, 3, json_integer_value(json_object_get(res, "decision_time_ms")));
         bind_txt(st, 4, jstr(res, "tool_version"));
-        bind_txt(st, 5, jstr(pol, "id"));
-        bind_txt(st, 6, jstr(pol, "version"));
-        bind_txt(st, 7, jstr(pol, "intent_version"));
-        bind_txt(st, 8, jstr(coh, "channel"));
-        bind_txt(st, 9, jstr(coh, "rendition"));
-        bind_txt(st, 10, jstr(act, "program_version"));
-        bind_txt(st, 11, jstr(res, "outcome"));
-        bind_txt(st, 12, json_string_value(json_object_get(res, "chosen")));
-        bind_txt(st, 13, json_string_value(json_object_get(res, "chosen_by")));
-        bind_txt(st, 14, json_string_value(json_object_get(json_object_get(res, "refusal"), "id")));
+        for (int c = 0; c < REC_N_COLUMNS; c++)
+            bind_txt(st, 5 + c, cols[c]);
         sqlite3_bind_text(st, 15, r->situation, (int)r->situation_len, SQLITE_STATIC);
         sqlite3_bind_text(st, 16, body, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
@@ -159,13 +221,13 @@ static int insert_rows(sqlite3 *db, const struct rec_record *r)
         return SQLITE_ERROR;
     int rc = SQLITE_OK;
     for (size_t i = 0; i < r->rows->n && rc == SQLITE_OK; i++) {
-        const struct evr_row *e = &r->rows->rows[i];
+        const struct evidence_row *e = &r->rows->rows[i];
         sqlite3_reset(st);
         bind_txt(st, 1, r->id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
         bind_txt(st, 3, e->id);
         bind_txt(st, 4, e->check_kind);
-        bind_txt(st, 5, evr_verdict_name(e->verdict));
+        bind_txt(st, 5, evidence_verdict_name(e->verdict));
         bind_txt(st, 6, e->reason);
         bind_txt(st, 7, e->profile_id);
         bind_txt(st, 8, e->path_id);
@@ -182,40 +244,39 @@ static int insert_rows(sqlite3 *db, const struct rec_record *r)
     return rc;
 }
 
-/* One row per (candidate, condition), taken from the answer itself so the
- * table and the JSON can never disagree. */
+/* One row per (candidate, condition), taken from the answer itself
+ * (rec_conditions_of) so the table and the JSON can never disagree. */
 static int insert_conditions(sqlite3 *db, const struct rec_record *r)
 {
     static const char sql[] = "INSERT INTO decision_conditions VALUES (?1,?2,?3,?4,?5,?6,?7,?8)";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    json_t *rows = rec_conditions_of(r->result);
+    if (!rows || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        json_decref(rows);
         return SQLITE_ERROR;
+    }
     int rc = SQLITE_OK;
-    size_t i;
-    const json_t *cand;
-    json_array_foreach(json_object_get(r->result, "candidates"), i, cand)
+    const char *key;
+    json_t *row;
+    json_object_foreach(rows, key, row)
     {
-        const char *name;
-        json_t *c;
-        json_object_foreach(json_object_get(cand, "conditions"), name, c)
-        {
-            if (rc != SQLITE_OK)
-                break;
-            char *data = json_dumps(c, JSON_COMPACT);
-            sqlite3_reset(st);
-            bind_txt(st, 1, r->id);
-            bind_txt(st, 2, jstr(cand, "path_id"));
-            bind_txt(st, 3, name);
-            bind_txt(st, 4, jstr(c, "status"));
-            bind_txt(st, 5, jstr(c, "reason"));
-            bind_txt(st, 6, jstr(c, "detail"));
-            sqlite3_bind_int(st, 7, json_is_true(json_object_get(cand, "eligible")));
-            bind_txt(st, 8, data ? data : "{}");
-            rc = data && sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-            free(data);
-        }
+        if (rc != SQLITE_OK)
+            break;
+        char *data = json_dumps(json_object_get(row, "data"), JSON_COMPACT);
+        sqlite3_reset(st);
+        bind_txt(st, 1, r->id);
+        bind_txt(st, 2, jstr(row, "path_id"));
+        bind_txt(st, 3, jstr(row, "condition"));
+        bind_txt(st, 4, jstr(row, "status"));
+        bind_txt(st, 5, jstr(row, "reason"));
+        bind_txt(st, 6, jstr(row, "detail"));
+        sqlite3_bind_int(st, 7, json_is_true(json_object_get(row, "eligible")));
+        bind_txt(st, 8, data ? data : "{}");
+        rc = data && sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        free(data);
     }
     sqlite3_finalize(st);
+    json_decref(rows);
     return rc;
 }
 
@@ -238,36 +299,128 @@ enum rec_status rec_insert(sqlite3 *db, const struct rec_record *r, char *err, s
     return REC_OK;
 }
 
-static int load_rows(sqlite3 *db, const char *id, struct evr_set *set)
+/* Prepares sql with the decision id bound as ?1. SQLITE_OK or not. */
+static int by_id(sqlite3 *db, const char *sql, const char *id, sqlite3_stmt **st)
+{
+    *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    if (rc == SQLITE_OK)
+        sqlite3_bind_text(*st, 1, id, -1, SQLITE_STATIC);
+    return rc;
+}
+
+static int load_rows(sqlite3 *db, const char *id, struct evidence_rows *set)
 {
     static const char sql[] =
         "SELECT evidence_id, check_kind, verdict, reason, profile_id, path_id, channel, "
         "rendition, program_version, reference_version, observed_at_ms, recorded_at_ms, "
         "malformed FROM decision_evidence WHERE decision_id = ?1 ORDER BY seq";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st;
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct evr_row e;
+        struct evidence_row e;
         memset(&e, 0, sizeof e);
         char *dst[] = {e.id,      e.check_kind, NULL,        e.reason,          e.profile_id,
                        e.path_id, e.channel,    e.rendition, e.program_version, e.reference_version};
         for (int c = 0; c < 10; c++)
             if (dst[c])
-                evr_set_field(&e, dst[c], (const char *)sqlite3_column_text(st, c));
-        e.verdict = evr_verdict_parse((const char *)sqlite3_column_text(st, 2));
+                evidence_row_set(&e, dst[c], (const char *)sqlite3_column_text(st, c));
+        if (!evidence_verdict_parse((const char *)sqlite3_column_text(st, 2), &e.verdict))
+            e.verdict = EVIDENCE_VERDICT_UNKNOWN;
         e.observed_at_ms = sqlite3_column_int64(st, 10);
         e.recorded_at_ms = sqlite3_column_int64(st, 11);
         e.malformed = e.malformed || sqlite3_column_int(st, 12);
-        if (evr_append(set, &e) < 0) {
+        if (evidence_rows_append(set, &e) < 0) {
             rc = SQLITE_NOMEM;
             break;
         }
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A stored value as JSON, as it is (a tampered type stays visible). */
+static json_t *column_json(sqlite3_stmt *st, int c)
+{
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_NULL: return json_null();
+    case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, c));
+    case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, c));
+    default: break;
+    }
+    const char *t = (const char *)sqlite3_column_text(st, c);
+    return json_stringn(t ? t : "", (size_t)sqlite3_column_bytes(st, c));
+}
+
+static bool table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    bool yes = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        yes = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* The stored decision_conditions rows, keyed like rec_conditions_of. */
+static int load_conditions(sqlite3 *db, const char *id, json_t *rows)
+{
+    static const char sql[] = "SELECT path_id, condition, status, reason, detail, eligible, data "
+                              "FROM decision_conditions WHERE decision_id = ?1";
+    sqlite3_stmt *st;
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char key[2 * 256 + 2];
+        snprintf(key, sizeof key, "%s/%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+        const char *data = (const char *)sqlite3_column_text(st, 6);
+        json_t *parsed = data ? json_loads(data, JSON_DECODE_ANY, NULL) : NULL;
+        json_t *eligible = column_json(st, 5);
+        if (json_is_integer(eligible) && (json_integer_value(eligible) | 1) == 1) {
+            bool b = json_integer_value(eligible);
+            json_decref(eligible);
+            eligible = json_boolean(b);
+        }
+        json_object_set_new(rows, key,
+                            json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "path_id", column_json(st, 0),
+                                      "condition", column_json(st, 1), "status", column_json(st, 2),
+                                      "reason", column_json(st, 3), "detail", column_json(st, 4),
+                                      "eligible", eligible, "data",
+                                      parsed ? parsed : column_json(st, 6)));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* What replay compares besides the answer: the decisions columns and the
+ * condition rows as stored.  A dropped table is reported, not fatal. */
+static int load_stored(sqlite3 *db, const char *id, struct rec_loaded *out)
+{
+    char sql[512] = "SELECT ";
+    for (int c = 0; c < REC_N_COLUMNS; c++)
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql), "%s%s", c ? ", " : "",
+                 rec_column_names[c]);
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql), " FROM decisions WHERE id = ?1");
+    sqlite3_stmt *st;
+    out->columns = json_object();
+    if (by_id(db, sql, id, &st) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    for (int c = 0; rc == SQLITE_ROW && c < REC_N_COLUMNS; c++)
+        json_object_set_new(out->columns, rec_column_names[c], column_json(st, c));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return -1;
+    if (!table_exists(db, "decision_conditions"))
+        return 0; /* out->conditions stays NULL: replay reports it */
+    out->conditions = json_object();
+    return load_conditions(db, id, out->conditions);
 }
 
 enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, char *err,
@@ -300,7 +453,12 @@ enum rec_status rec_load(sqlite3 *db, const char *id, struct rec_loaded *out, ch
     out->result = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
     snprintf(out->tool_version, sizeof out->tool_version, "%s", sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
-    if (!out->situation || !out->result || load_rows(db, id, &out->rows) < 0) {
+    /* A dropped decision_evidence is reported by replay, which then sees no
+     * evidence rows (the recomputation will differ as well). */
+    out->evidence_missing = !table_exists(db, "decision_evidence");
+    if (!out->situation || !out->result ||
+        (!out->evidence_missing && load_rows(db, id, &out->rows) < 0) ||
+        load_stored(db, id, out) < 0) {
         rec_loaded_free(out);
         snprintf(err, errlen, "decision '%s' cannot be read back (corrupt record?)", id);
         return REC_FAILED;
@@ -312,8 +470,20 @@ void rec_loaded_free(struct rec_loaded *l)
 {
     free(l->situation);
     json_decref(l->result);
-    evr_free(&l->rows);
+    json_decref(l->columns);
+    json_decref(l->conditions);
+    evidence_rows_free(&l->rows);
     memset(l, 0, sizeof *l);
+}
+
+/* One line of `decisions list`: stored text, printed escaped (evidence_text.h). */
+static void list_line(FILE *out, const char *const t[10])
+{
+    char e[10][256];
+    for (int c = 0; c < 10; c++)
+        evidence_text_escape(t[c], false, e[c], sizeof e[c]);
+    fprintf(out, "%s  %s  %s/%s  policy %s@%s  %s%s%s\n", e[0], e[2], e[5], e[6], e[3], e[4], e[7],
+            t[8] ? " " : "", t[8] ? e[8] : "");
 }
 
 enum rec_status rec_list(sqlite3 *db, FILE *out, bool json, char *err, size_t errlen)
@@ -339,8 +509,7 @@ enum rec_status rec_list(sqlite3 *db, FILE *out, bool json, char *err, size_t er
                                "rendition", t[6], "outcome", t[7], "chosen", t[8], "chosen_by",
                                t[9]));
         else
-            fprintf(out, "%s  %s  %s/%s  policy %s@%s  %s%s%s\n", t[0], t[2], t[5], t[6], t[3],
-                    t[4], t[7], t[8] ? " " : "", t[8] ? t[8] : "");
+            list_line(out, t);
     }
     sqlite3_finalize(st);
     if (json) {

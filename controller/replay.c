@@ -6,8 +6,9 @@
 
 #include "decision.h"
 #include "output.h"
+#include "record.h"
 
-int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evr_set *rows,
+int rpl_recompute(const struct sit_situation *s, int64_t t_ms, const struct evidence_rows *rows,
                   const char *decision_id, const char *tool_version, json_t **result)
 {
     struct dcn_result r;
@@ -67,6 +68,43 @@ size_t rpl_diff(const json_t *recorded, const json_t *recomputed, FILE *out)
     char path[1024] = "";
     size_t n = 0;
     walk(recorded, recomputed, path, sizeof path, out, &n);
+    if (n > RPL_MAX_LINES)
+        fprintf(out, "  ... %zu differences in all\n", n);
+    return n;
+}
+
+/* The stored columns and condition rows against what the recomputed answer
+ * would have stored (the mapping insert uses: rec_columns_of,
+ * rec_conditions_of). */
+static void check_stored(const struct rec_loaded *l, const json_t *again, FILE *out, size_t *n)
+{
+    char path[1024];
+    const char *cols[REC_N_COLUMNS];
+    rec_columns_of(again, cols);
+    json_t *want = json_object();
+    for (int c = 0; c < REC_N_COLUMNS; c++)
+        json_object_set_new(want, rec_column_names[c], cols[c] ? json_string(cols[c]) : json_null());
+    snprintf(path, sizeof path, "decisions");
+    walk(l->columns, want, path, sizeof path, out, n);
+    json_decref(want);
+    want = rec_conditions_of(again);
+    snprintf(path, sizeof path, "decision_conditions");
+    if (l->conditions)
+        walk(l->conditions, want, path, sizeof path, out, n);
+    else
+        show(out, n, "decision_conditions (the table is missing)", NULL, want);
+    json_decref(want);
+    if (l->evidence_missing)
+        show(out, n, "decision_evidence (the table is missing; replayed without evidence)", NULL,
+             NULL);
+}
+
+size_t rpl_compare(const struct rec_loaded *l, const json_t *recomputed, FILE *out)
+{
+    char path[1024] = "";
+    size_t n = 0;
+    walk(l->result, recomputed, path, sizeof path, out, &n);
+    check_stored(l, recomputed, out, &n);
     if (n > RPL_MAX_LINES)
         fprintf(out, "  ... %zu differences in all\n", n);
     return n;

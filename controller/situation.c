@@ -58,7 +58,7 @@ static int get_str(struct pctx *c, const json_t *o, const char *path, const char
     const json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return required ? fail(c, sub(p, sizeof p, path, key), "required string is missing") : 0;
-    if (!json_is_string(v))
+    if (!json_is_string(v) || num_json_is_number(v))
         return fail(c, sub(p, sizeof p, path, key), "must be a string");
     if (json_string_length(v) >= dlen || json_string_length(v) != strlen(json_string_value(v)))
         return fail(c, sub(p, sizeof p, path, key), "string too long or contains NUL (max %zu)",
@@ -82,6 +82,11 @@ static int get_int(struct pctx *c, const json_t *o, const char *path, const char
     return 1;
 }
 
+/* Why a decimal was refused: it is never rounded to fit (num.h). */
+#define NUM_REFUSED                                                                        \
+    "must be a non-negative decimal <= %lld that micro-units (1e-6) hold exactly (at most " \
+    "6 significant decimals); it is never rounded"
+
 /* Reads a non-negative decimal (micro-units) up to max_units. */
 static int get_dec(struct pctx *c, const json_t *o, const char *path, const char *key,
                    int64_t max_units, int64_t *dst, int required)
@@ -92,9 +97,7 @@ static int get_dec(struct pctx *c, const json_t *o, const char *path, const char
         return required ? fail(c, sub(p, sizeof p, path, key), "required decimal is missing") : 0;
     int64_t x;
     if (num_from_json(v, max_units, &x) != 0 || x < 0)
-        return fail(c, sub(p, sizeof p, path, key),
-                    "must be a non-negative decimal <= %lld with at most 6 decimals",
-                    (long long)max_units);
+        return fail(c, sub(p, sizeof p, path, key), NUM_REFUSED, (long long)max_units);
     *dst = x;
     return 1;
 }
@@ -172,7 +175,8 @@ static int parse_order(struct pctx *c, const json_t *pol, struct sit_policy *p)
     for (size_t i = 0; i < p->n_order; i++) {
         const json_t *v = json_array_get(a, i);
         char path[64];
-        if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= SIT_STR)
+        if (!json_is_string(v) || num_json_is_number(v) || json_string_length(v) == 0 ||
+            json_string_length(v) >= SIT_STR || strlen(json_string_value(v)) != json_string_length(v))
             return fail(c, idx(path, sizeof path, "policy.order", i), "must be a path id");
         strcpy(p->order[i], json_string_value(v));
         for (size_t j = 0; j < i; j++)
@@ -490,7 +494,7 @@ static int parse_usage(struct pctx *c, const json_t *o, const char *p, struct si
         snprintf(q, sizeof q, "%s.%s", p, name);
         int64_t x;
         if (num_from_json(v, NUM_MAX_UNITS, &x) != 0 || x < 0)
-            return fail(c, q, "must be a non-negative decimal with at most 6 decimals");
+            return fail(c, q, NUM_REFUSED, (long long)NUM_MAX_UNITS);
         struct sit_category *cat = find_cat(k, name);
         if (!cat) {
             /* Usage the contract cannot price: cost becomes UNKNOWN. */
@@ -630,7 +634,8 @@ int sit_parse(const char *json, size_t len, struct sit_situation *s, char *err, 
     if (len > SIT_MAX_INPUT_BYTES)
         return fail(&c, "(file)", "larger than %u bytes", SIT_MAX_INPUT_BYTES);
     json_error_t je;
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    /* Numbers keep their text: a decimal is read exactly or refused (num.h). */
+    json_t *root = num_json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return fail(&c, "(json)", "line %d column %d: %s", je.line, je.column, je.text);
     int rc = -1;

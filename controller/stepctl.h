@@ -11,5 +11,7 @@ int stepctl_cmd_decisions(int argc, char **argv);  /* controller/decide_cli.c */
 int stepctl_cmd_replay(int argc, char **argv);     /* controller/decide_cli.c */
 int stepctl_cmd_explain(int argc, char **argv);    /* controller/decide_cli.c */
 int stepctl_cmd_plan(int argc, char **argv);       /* controller/plan/plan_cli.c */
+int stepctl_cmd_sign_url(int argc, char **argv);     /* controller/sign_cli.c */
+int stepctl_cmd_sign_cookies(int argc, char **argv); /* controller/sign_cli.c */
 
 #endif

@@ -1,7 +1,9 @@
 /* stepctl_main.c - entry point of stepctl: dispatches to one subcommand. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "evidence_text.h"
 #include "stepctl.h"
 
 struct stepctl_command {
@@ -16,6 +18,8 @@ static const struct stepctl_command commands[] = {
     {"replay", stepctl_cmd_replay, "recompute a recorded decision from its inputs"},
     {"explain", stepctl_cmd_explain, "explain a recorded decision in plain words"},
     {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
+    {"sign-url", stepctl_cmd_sign_url, "sign a URL for CloudFront (custom or canned policy)"},
+    {"sign-cookies", stepctl_cmd_sign_cookies, "print CloudFront signed cookies for a policy"},
 };
 
 static void usage(FILE *out)
@@ -43,8 +47,12 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "stepctl: unknown command '%s'\n", argv[1]);
+            /* --json: a failure that printed nothing prints the error object (docs/cli.md) */
+            return evidence_text_run("stepctl", commands[i].name, commands[i].run, argc - 1, argv + 1, NULL);
+    char shown[256];
+    fprintf(stderr, "stepctl: unknown command '%s'\n", evidence_text_escape(argv[1], false, shown, sizeof shown));
     usage(stderr);
+    if (evidence_text_wants_json(argc, argv))
+        evidence_text_json_error(stdout, "stepctl", NULL, 64, "unknown command");
     return 64;
 }

@@ -22,8 +22,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The schema version this build writes and reads (PRAGMA user_version). */
-#define EVIDENCE_SCHEMA_VERSION 1
+/* The schema version this build writes (PRAGMA user_version): a writer
+ * migrates an older store forward on its first write.  A reader (mode=ro,
+ * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
+ * this one: v2 only adds a column and a table, and the queries read a v1
+ * store as v2 would show it (media_sequence NULL, no probes). */
+#define EVIDENCE_SCHEMA_VERSION 2
+#define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
 /* Bounds on untrusted input. */
@@ -94,6 +99,7 @@ struct evidence_record {
     int64_t observed_at_ms;         /* UTC ms, when the bytes were fetched */
     int64_t observed_end_ms;        /* >= observed_at_ms */
     int64_t recorded_at_ms;         /* 0: the insert sets "now" */
+    struct evidence_int media_sequence; /* v2: HLS media sequence number of the one segment checked */
     const char *report;             /* required: the full JSON report (object) */
     size_t fetch_count;
     const struct evidence_fetch *fetches;
@@ -107,6 +113,8 @@ struct evidence_filter {
     int64_t max_age_s;              /* keep rows with now_ms - observed_at_ms <= max_age_s*1000 */
     int64_t now_ms;                 /* the "now" max_age is measured against */
     int64_t limit;                  /* <= 0: no limit */
+    bool has_media_sequence;        /* v2: rows of this media sequence number only */
+    int64_t media_sequence;
 };
 
 struct evidence_db; /* opaque: one SQLite connection */
@@ -134,6 +142,17 @@ enum evidence_rc evidence_import_report_at(struct evidence_db *db, const char *j
                                            size_t len, int64_t now_ms, int *inserted,
                                            char *err, size_t errlen);
 
+/* The rules of a valid report (docs/evidence.md): one that `exactav verify`
+ * could have produced.  The verdict follows from the track verdicts by the
+ * lattice; a MATCH has every track MATCH with everything in the interval
+ * compared, clean decodes and no failed delivery; a MISMATCH names its
+ * first difference; the counts agree; profile.fingerprint is 64 hex digits
+ * equal to the one recomputed from profile.document and profile.runtime
+ * (evidence_fingerprint.h), whose pins it matches.  EVIDENCE_OK, or
+ * EVIDENCE_E_INVALID with err naming the first broken rule.  Import,
+ * insert and evidence_newest all apply it. */
+enum evidence_rc evidence_check_report(const json_t *report, char *err, size_t errlen);
+
 /* 128 random bits (OpenSSL RAND_bytes) formatted like a UUIDv4. */
 enum evidence_rc evidence_new_id(char out[37]);
 /* Wall clock, UTC milliseconds since the Unix epoch. */
@@ -157,8 +176,92 @@ enum evidence_rc evidence_latest(struct evidence_db *db, const struct evidence_f
 enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **record,
                                char *err, size_t errlen);
 
+/* The controller's query.  For each scope: the newest row of exactly that
+ * scope (path, channel, rendition, program version; the rule of `latest`:
+ * newest observed_at_ms, a non-MATCH row first on a tie, then the later
+ * recorded_at_ms, then the greater id), or, when there is none, the newest
+ * row of the path and channel for any rendition or version (so the caller
+ * can say why nothing applies).  Only check_kind exact-av-v1.  All scopes
+ * are read in one read transaction (one snapshot).  Every row returned is
+ * checked against the rules of a valid row (evidence_check_report, and each
+ * column equal to its report): a row that breaks one comes back with
+ * malformed = true and why naming the rule - never dropped, so an invalid
+ * newest row can never let an older valid one decide. */
+#define EVIDENCE_ROW_STR 256
+struct evidence_row {
+    char id[EVIDENCE_ROW_STR], check_kind[EVIDENCE_ROW_STR], reason[EVIDENCE_ROW_STR];
+    char profile_id[EVIDENCE_ROW_STR], path_id[EVIDENCE_ROW_STR], channel[EVIDENCE_ROW_STR];
+    char rendition[EVIDENCE_ROW_STR], program_version[EVIDENCE_ROW_STR];
+    char reference_version[EVIDENCE_ROW_STR];
+    enum evidence_verdict verdict; /* UNKNOWN for anything that is not a verdict */
+    int64_t observed_at_ms, recorded_at_ms;
+    bool malformed;                /* breaks a rule of a valid row: never applicable */
+    char why[256];                 /* the rule, when malformed ("" when not known) */
+};
+struct evidence_rows {
+    struct evidence_row *rows;
+    size_t n, cap;
+};
+struct evidence_scope {
+    const char *path_id, *channel, *rendition, *program_version;
+};
+
+enum evidence_rc evidence_newest(struct evidence_db *db, const struct evidence_scope *scopes,
+                                 size_t n, struct evidence_rows *out, char *err, size_t errlen);
+/* The rule of "newest" as a comparison, exactly the order evidence_newest
+ * and `latest` use in SQL: true when a is newer than b. */
+bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b);
+/* Appends a copy of row; 0, or -1 when memory runs out. */
+int evidence_rows_append(struct evidence_rows *set, const struct evidence_row *row);
+void evidence_rows_free(struct evidence_rows *set);
+/* Copies src (NULL: "") into the field dst of row; a value that does not
+ * fit marks the row malformed. */
+void evidence_row_set(struct evidence_row *row, char *dst, const char *src);
+
+/* ---- availability probes (schema v2, table `probes`) ----
+ * Availability evidence, never content evidence: a probe says whether a
+ * path answered, at three levels (TCP connect, response headers of the
+ * newest segment, full download of it).  The status is decided by the
+ * writer (the canary) and only stored here. */
+enum evidence_probe_status {
+    EVIDENCE_PROBE_UNKNOWN = 0,      /* could not be observed */
+    EVIDENCE_PROBE_PASS,             /* all three levels succeeded */
+    EVIDENCE_PROBE_VIOLATION,        /* the path answered with an error */
+};
+
+struct evidence_probe {
+    const char *id;                  /* required; see evidence_new_id */
+    const char *path_id;             /* required */
+    const char *channel, *rendition;
+    const char *object;              /* required: the playlist probed, redacted */
+    enum evidence_probe_status status;
+    const char *reason;              /* required, stable code */
+    int64_t observed_at_ms, observed_end_ms; /* as for evidence rows */
+    int64_t recorded_at_ms;          /* 0: the insert sets "now" */
+    struct evidence_int playlist_status, media_sequence;
+    const char *playlist_error, *segment;
+    struct evidence_int tcp_connect_ms, header_status, header_ttfb_ms;
+    struct evidence_int download_status, download_bytes, download_ms;
+    const char *tcp_error, *header_error, *download_error;
+};
+
+const char *evidence_probe_status_name(enum evidence_probe_status s);
+/* Parses "PASS"/"VIOLATION"/"UNKNOWN"; false for anything else. */
+bool evidence_probe_status_parse(const char *s, enum evidence_probe_status *out);
+
+/* Validates and inserts one probe row (its own transaction). */
+enum evidence_rc evidence_probe_insert(struct evidence_db *db, const struct evidence_probe *p,
+                                       char *err, size_t errlen);
+/* The newest probe of (path_id, channel, rendition) observed at or before
+ * at_ms (ties: the non-PASS row, then the later recording, then the id),
+ * as a JSON object keyed by column name; *row = NULL when there is none
+ * (also on a version-1 store, which has no probes).  Read-only is enough. */
+enum evidence_rc evidence_probe_newest(struct evidence_db *db, const char *path_id,
+                                       const char *channel, const char *rendition, int64_t at_ms,
+                                       json_t **row, char *err, size_t errlen);
+
 /* Writers: format what the queries returned, compute nothing.  Untrusted
- * text is printed with control characters replaced by '?'. */
+ * text is printed with control characters escaped (evidence_text.h). */
 int evidence_write_table(FILE *out, const json_t *rows, int64_t now_ms);
 int evidence_write_record(FILE *out, const json_t *record);
 int evidence_write_json(FILE *out, const json_t *value);

@@ -1,24 +1,20 @@
 /* Importing a verifier JSON report (the `exactav verify --json` contract,
- * docs/evidence.md): parse, validate, insert once per evidence id. */
+ * docs/evidence.md): parse, map to the columns, validate (the rules of a
+ * valid report, evidence_rules.c, run inside evidence_validate_record),
+ * insert once per evidence id. */
 #include "evidence_internal.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Everything the parsed report owns beyond the json_t tree. */
-struct import_buf {
-    struct evidence_fetch *fetches;
-    char **owned; /* strings produced by json_dumps, freed at the end */
-    size_t nowned, capowned;
-};
-
-static void import_buf_free(struct import_buf *b)
+void evidence_report_buf_free(struct evidence_report_buf *b)
 {
     for (size_t i = 0; i < b->nowned; i++)
         free(b->owned[i]);
     free(b->owned);
     free(b->fetches);
+    memset(b, 0, sizeof *b);
 }
 
 static enum evidence_rc bad(char *err, size_t errlen, const char *field, const char *why)
@@ -88,7 +84,7 @@ static enum evidence_rc opt_object(const json_t *obj, const char *key, const cha
     return EVIDENCE_OK;
 }
 
-static char *own(struct import_buf *b, char *s)
+static char *own(struct evidence_report_buf *b, char *s)
 {
     if (!s)
         return NULL;
@@ -99,7 +95,7 @@ static char *own(struct import_buf *b, char *s)
 
 /* Response headers are metadata only; a non-string value (e.g. several
  * Via lines as an array) is kept as compact JSON text. */
-static const char *header_value(struct import_buf *b, const json_t *headers, const char *key)
+static const char *header_value(struct evidence_report_buf *b, const json_t *headers, const char *key)
 {
     const json_t *v = headers ? json_object_get(headers, key) : NULL;
     if (!v || json_is_null(v))
@@ -109,7 +105,7 @@ static const char *header_value(struct import_buf *b, const json_t *headers, con
     return own(b, json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY));
 }
 
-static enum evidence_rc parse_redirects(struct import_buf *b, const json_t *f, const char *field,
+static enum evidence_rc parse_redirects(struct evidence_report_buf *b, const json_t *f, const char *field,
                                         const char **out, char *err, size_t errlen)
 {
     const json_t *v = json_object_get(f, "redirects");
@@ -128,7 +124,7 @@ static enum evidence_rc parse_redirects(struct import_buf *b, const json_t *f, c
     return *out ? EVIDENCE_OK : bad(err, errlen, field, "out of memory");
 }
 
-static enum evidence_rc parse_fetch(struct import_buf *b, const json_t *f, size_t i,
+static enum evidence_rc parse_fetch(struct evidence_report_buf *b, const json_t *f, size_t i,
                                     struct evidence_fetch *out, char *err, size_t errlen)
 {
     char fld[96];
@@ -165,7 +161,7 @@ static enum evidence_rc parse_fetch(struct import_buf *b, const json_t *f, size_
     return EVIDENCE_OK;
 }
 
-static enum evidence_rc parse_fetches(struct import_buf *b, const json_t *root,
+static enum evidence_rc parse_fetches(struct evidence_report_buf *b, const json_t *root,
                                       struct evidence_record *r, char *err, size_t errlen)
 {
     const json_t *arr = json_object_get(root, "fetches");
@@ -220,14 +216,14 @@ static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *
         (rc = opt_string(cand, "object", "candidate.object", &r->object, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_object(root, "interval", "interval", &iv, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "start", "interval.start", &r->interval_start, err, errlen)) == EVIDENCE_OK &&
-        (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK)
+        (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK &&
+        (rc = opt_int(root, "media_sequence", "media_sequence", &r->media_sequence, err, errlen)) == EVIDENCE_OK)
         return EVIDENCE_OK;
     return rc;
 }
 
-/* Fills *r with pointers into root (and b); r->report is set by the caller. */
-static enum evidence_rc parse_report(const json_t *root, struct import_buf *b,
-                                     struct evidence_record *r, char *err, size_t errlen)
+enum evidence_rc evidence_record_from_report(const json_t *root, struct evidence_report_buf *b,
+                                             struct evidence_record *r, char *err, size_t errlen)
 {
     const json_t *profile = NULL;
     enum evidence_rc rc;
@@ -315,17 +311,17 @@ enum evidence_rc evidence_import_report_at(struct evidence_db *db, const char *j
         json_decref(root);
         return EVIDENCE_E_INVALID;
     }
-    struct import_buf b = {0};
+    struct evidence_report_buf b = {0};
     struct evidence_record r = {.recorded_at_ms = now_ms};
     char *text = strndup(json_text, len); /* the report column: the text as given */
-    enum evidence_rc rc = text ? parse_report(root, &b, &r, err, errlen) : EVIDENCE_E_INTERNAL;
+    enum evidence_rc rc = text ? evidence_record_from_report(root, &b, &r, err, errlen) : EVIDENCE_E_INTERNAL;
     r.report = text;
     if (rc == EVIDENCE_OK)
         rc = evidence_validate_record(&r, now_ms, err, errlen);
     if (rc == EVIDENCE_OK)
         rc = store_once(db, &r, root, inserted, err, errlen);
     free(text);
-    import_buf_free(&b);
+    evidence_report_buf_free(&b);
     json_decref(root);
     return rc;
 }

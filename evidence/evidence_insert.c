@@ -76,18 +76,24 @@ enum evidence_rc evidence_validate_record(const struct evidence_record *r, int64
     enum evidence_rc rc = validate_times(r, now_ms, err, errlen);
     if (rc != EVIDENCE_OK)
         return rc;
-    if (!r->report || strlen(r->report) > EVIDENCE_MAX_REPORT_BYTES ||
-        !is_json_kind(r->report, JSON_OBJECT))
-        return invalid(err, errlen, "report", "must be a JSON object");
+    if (r->media_sequence.present && r->media_sequence.value < 0)
+        return invalid(err, errlen, "media_sequence", "must be >= 0");
     if (r->fetch_count > EVIDENCE_MAX_FETCHES || (r->fetch_count && !r->fetches))
         return invalid(err, errlen, "fetches", "too many or missing");
     for (size_t i = 0; i < r->fetch_count; i++)
         if ((rc = validate_fetch(&r->fetches[i], i, err, errlen)) != EVIDENCE_OK)
             return rc;
-    return EVIDENCE_OK;
+    /* The report itself, and the columns against it (evidence_rules.c). */
+    json_t *report = r->report && strlen(r->report) <= EVIDENCE_MAX_REPORT_BYTES
+                         ? json_loads(r->report, JSON_REJECT_DUPLICATES, NULL)
+                         : NULL;
+    rc = json_is_object(report) ? evidence_check_row(r, report, err, errlen)
+                                : invalid(err, errlen, "report", "must be a JSON object");
+    json_decref(report);
+    return rc;
 }
 
-static void bind_text(sqlite3_stmt *st, int col, const char *s)
+void evidence_bind_text(sqlite3_stmt *st, int col, const char *s)
 {
     if (s)
         sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
@@ -95,7 +101,7 @@ static void bind_text(sqlite3_stmt *st, int col, const char *s)
         sqlite3_bind_null(st, col);
 }
 
-static void bind_int(sqlite3_stmt *st, int col, struct evidence_int v)
+void evidence_bind_int(sqlite3_stmt *st, int col, struct evidence_int v)
 {
     if (v.present)
         sqlite3_bind_int64(st, col, v.value);
@@ -123,8 +129,9 @@ static enum evidence_rc step_done(sqlite3 *sql, sqlite3_stmt *st, const char *wh
 static const char INSERT_EVIDENCE[] =
     "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
     " path_id, channel, rendition, program_version, reference_version, object,"
-    " interval_start, interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)";
+    " interval_start, interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report,"
+    " media_sequence)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)";
 
 static const char INSERT_FETCH[] =
     "INSERT INTO fetches (evidence_id, seq, url, effective_url, http_status, bytes,"
@@ -144,13 +151,14 @@ static enum evidence_rc insert_evidence_row(sqlite3 *sql, const struct evidence_
                           r->profile_id, r->profile_fingerprint, r->path_id, r->channel,
                           r->rendition, r->program_version, r->reference_version, r->object};
     for (int i = 0; i < (int)(sizeof text / sizeof text[0]); i++)
-        bind_text(st, i + 1, text[i]);
-    bind_int(st, 13, r->interval_start);
-    bind_int(st, 14, r->interval_end);
+        evidence_bind_text(st, i + 1, text[i]);
+    evidence_bind_int(st, 13, r->interval_start);
+    evidence_bind_int(st, 14, r->interval_end);
     sqlite3_bind_int64(st, 15, r->observed_at_ms);
     sqlite3_bind_int64(st, 16, r->observed_end_ms);
     sqlite3_bind_int64(st, 17, r->recorded_at_ms);
-    bind_text(st, 18, r->report);
+    evidence_bind_text(st, 18, r->report);
+    evidence_bind_int(st, 19, r->media_sequence);
     return step_done(sql, st, "evidence", err, errlen);
 }
 
@@ -162,18 +170,18 @@ static enum evidence_rc insert_fetch_row(sqlite3 *sql, const char *id,
         evidence_seterr(err, errlen, "prepare fetches: %s", sqlite3_errmsg(sql));
         return EVIDENCE_E_INTERNAL;
     }
-    bind_text(st, 1, id);
+    evidence_bind_text(st, 1, id);
     sqlite3_bind_int64(st, 2, f->seq);
-    bind_text(st, 3, f->url);
-    bind_text(st, 4, f->effective_url);
+    evidence_bind_text(st, 3, f->url);
+    evidence_bind_text(st, 4, f->effective_url);
     const struct evidence_int ints[] = {f->http_status, f->bytes, f->content_length,
                                         f->started_at_ms, f->ended_at_ms};
     for (int i = 0; i < 5; i++)
-        bind_int(st, 5 + i, ints[i]);
+        evidence_bind_int(st, 5 + i, ints[i]);
     const char *text[] = {f->redirects_json, f->age, f->via, f->x_cache, f->server,
                           f->etag, f->content_type, f->error};
     for (int i = 0; i < 8; i++)
-        bind_text(st, 10 + i, text[i]);
+        evidence_bind_text(st, 10 + i, text[i]);
     return step_done(sql, st, "fetches", err, errlen);
 }
 

@@ -7,11 +7,19 @@
 
 #include <sqlite3.h>
 
+#include "dbfile.h"
+
 struct evidence_db {
     sqlite3 *sql;
     enum evidence_open_mode mode;
     int schema_version;
+    char *path;
+    struct dbfile_found found; /* how the file was recognised and opened */
 };
+
+/* After the reads of one query: EVIDENCE_E_OPEN when the store was read
+ * through an immutable connection and a writer has started since. */
+enum evidence_rc evidence_read_done(struct evidence_db *db, char *err, size_t errlen);
 
 /* printf-style message into err (truncated, always NUL-terminated). */
 void evidence_seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -31,6 +39,42 @@ enum evidence_rc evidence_insert_in_txn(sqlite3 *sql, const struct evidence_reco
 enum evidence_rc evidence_validate_record(const struct evidence_record *rec, int64_t now_ms,
                                           char *err, size_t errlen);
 bool evidence_id_valid(const char *id);
+
+/* The columns of a report (the import mapping, docs/evidence.md): *r points
+ * into root and into b, which owns what the mapping had to make (fetch
+ * rows, JSON text).  r->report and r->recorded_at_ms are left to the
+ * caller.  A missing or mistyped field is EVIDENCE_E_INVALID naming it. */
+struct evidence_report_buf {
+    struct evidence_fetch *fetches;
+    char **owned; /* strings produced by json_dumps */
+    size_t nowned, capowned;
+};
+enum evidence_rc evidence_record_from_report(const json_t *root, struct evidence_report_buf *b,
+                                             struct evidence_record *r, char *err, size_t errlen);
+void evidence_report_buf_free(struct evidence_report_buf *b);
+
+/* The rules of a valid row: report passes evidence_check_report and every
+ * column of row equals the report's field.  EVIDENCE_E_INVALID names the
+ * first difference. */
+enum evidence_rc evidence_check_row(const struct evidence_record *row, const json_t *report,
+                                    char *err, size_t errlen);
+
+/* "Newest first": the latest observation; on a tie a non-MATCH row first
+ * (a MATCH never hides a simultaneous MISMATCH or UNKNOWN), then the later
+ * recording, then the greater id.  `latest`, evidence_newest and
+ * evidence_row_newer are this one rule. */
+#define EVIDENCE_NEWEST_ORDER \
+    "observed_at_ms DESC, verdict = 'MATCH' ASC, recorded_at_ms DESC, id DESC"
+
+/* Bind a borrowed string (NULL -> SQL NULL) / a nullable integer
+ * (evidence_insert.c). */
+void evidence_bind_text(sqlite3_stmt *st, int col, const char *s);
+void evidence_bind_int(sqlite3_stmt *st, int col, struct evidence_int v);
+
+/* Steps st to its end, appending each row (a JSON object keyed by column
+ * name) to a new array in *out (evidence_query.c). */
+enum evidence_rc evidence_collect_rows(sqlite3 *sql, sqlite3_stmt *st, json_t **out, char *err,
+                                       size_t errlen);
 
 /* Sleep a few milliseconds (retry back-off). */
 void evidence_sleep_ms(int ms);

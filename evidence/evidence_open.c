@@ -1,6 +1,7 @@
 /* Opening the store: pragmas, schema versioning and forward migrations,
  * and the transaction helpers every writer uses. */
 #include "evidence_internal.h"
+#include "dbfile.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -9,13 +10,21 @@
 #include <time.h>
 
 extern const char evidence_schema_v1_sql[];
+extern const char evidence_schema_v2_sql[];
+
+/* The file's identity (dbfile.h): our application_id, the versions this
+ * build knows, and the tables of schema v1 (a store made before
+ * application_id existed is recognised by them and adopted). */
+static const char *const LEGACY_TABLES[] = {"evidence", "fetches", NULL};
+static const struct dbfile_spec STORE = {"an evidence store", DBFILE_APPID_EVIDENCE,
+                                         EVIDENCE_SCHEMA_VERSION, LEGACY_TABLES};
 
 /* Forward migrations, applied in order inside one BEGIN IMMEDIATE
  * transaction.  Step i takes the file from version i to version i + 1;
- * schema v2 is one more line here (e.g. evidence_schema_v2_sql holding
- * ALTER TABLE / CREATE INDEX statements). */
+ * each step is one SQL file (schema_vN.sql, embedded at build time). */
 static const char *const MIGRATIONS[] = {
     evidence_schema_v1_sql, /* 0 -> 1 */
+    evidence_schema_v2_sql, /* 1 -> 2: evidence.media_sequence, probes (schema_v2.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,
@@ -84,22 +93,6 @@ void evidence_rollback(sqlite3 *sql)
         sqlite3_exec(sql, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Reads a single-integer pragma such as user_version. */
-static int pragma_int(sqlite3 *sql, const char *stmt, int *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(sql, stmt, -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            *out = sqlite3_column_int(st, 0);
-            rc = SQLITE_OK;
-        }
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* PRAGMA journal_mode=WAL answers with the resulting mode; anything other
  * than "wal" (e.g. a file system without shared memory) is refused, because
  * concurrent writers would then block readers. */
@@ -144,22 +137,6 @@ static enum evidence_rc set_pragmas_rw(sqlite3 *sql, char *err, size_t errlen)
     return EVIDENCE_OK;
 }
 
-/* A version-0 file must be empty: we never add our tables to somebody
- * else's database. */
-static enum evidence_rc check_empty(sqlite3 *sql, char *err, size_t errlen)
-{
-    int n = -1;
-    if (pragma_int(sql, "SELECT count(*) FROM sqlite_master", &n) != SQLITE_OK) {
-        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(sql));
-        return EVIDENCE_E_OPEN;
-    }
-    if (n != 0) {
-        evidence_seterr(err, errlen, "not an evidence database (user_version 0 but %d schema objects)", n);
-        return EVIDENCE_E_OPEN;
-    }
-    return EVIDENCE_OK;
-}
-
 static enum evidence_rc apply_migrations(sqlite3 *sql, int from, char *err, size_t errlen)
 {
     for (int v = from; v < MIGRATION_COUNT; v++) {
@@ -174,26 +151,38 @@ static enum evidence_rc apply_migrations(sqlite3 *sql, int from, char *err, size
     return EVIDENCE_OK;
 }
 
+static enum evidence_rc from_dbfile(enum dbfile_rc rc)
+{
+    switch (rc) {
+    case DBFILE_OK: return EVIDENCE_OK;
+    case DBFILE_E_VERSION: return EVIDENCE_E_VERSION;
+    case DBFILE_E_MISSING:
+    case DBFILE_E_FOREIGN:
+    case DBFILE_E_OPEN: return EVIDENCE_E_OPEN;
+    case DBFILE_E_INTERNAL: break;
+    }
+    return EVIDENCE_E_INTERNAL;
+}
+
 /* Inside BEGIN IMMEDIATE so that concurrent first openers of a new file
- * migrate it exactly once. */
+ * migrate it exactly once; the file is classified again here because
+ * another process may have created or adopted it since dbfile_open_rw.  A
+ * new file gets schema v1 and our application_id in one transaction; a
+ * store from before application_id gets the id (it is adopted). */
 static enum evidence_rc migrate(struct evidence_db *db, char *err, size_t errlen)
 {
     enum evidence_rc rc = evidence_begin_immediate(db->sql, err, errlen);
     if (rc != EVIDENCE_OK)
         return rc;
-    int v = -1;
-    if (pragma_int(db->sql, "PRAGMA user_version", &v) != SQLITE_OK) {
-        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(db->sql));
-        rc = EVIDENCE_E_OPEN;
-    } else if (v > EVIDENCE_SCHEMA_VERSION || v < 0) {
-        evidence_seterr(err, errlen, "schema version %d is not known to this build (knows up to %d)",
-                        v, EVIDENCE_SCHEMA_VERSION);
-        rc = EVIDENCE_E_VERSION;
-    } else if (v == 0 && (rc = check_empty(db->sql, err, errlen)) != EVIDENCE_OK) {
-        /* rc already set */
-    } else {
-        rc = apply_migrations(db->sql, v, err, errlen);
+    struct dbfile_found found = {0};
+    rc = from_dbfile(dbfile_classify(db->sql, &STORE, &found, err, errlen));
+    int from = found.state == DBFILE_NEW ? 0 : found.version;
+    if (rc == EVIDENCE_OK && found.state != DBFILE_OURS && dbfile_mark(db->sql, &STORE) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "application_id: %s", sqlite3_errmsg(db->sql));
+        rc = EVIDENCE_E_INTERNAL;
     }
+    if (rc == EVIDENCE_OK)
+        rc = apply_migrations(db->sql, from, err, errlen);
     if (rc != EVIDENCE_OK) {
         evidence_rollback(db->sql);
         return rc;
@@ -203,57 +192,30 @@ static enum evidence_rc migrate(struct evidence_db *db, char *err, size_t errlen
     return rc;
 }
 
-/* Read-only: the version must be exactly the one this build reads. */
-static enum evidence_rc check_version_ro(struct evidence_db *db, char *err, size_t errlen)
-{
-    int v = -1;
-    if (pragma_int(db->sql, "PRAGMA user_version", &v) != SQLITE_OK) {
-        evidence_seterr(err, errlen, "%s", sqlite3_errmsg(db->sql));
-        return EVIDENCE_E_OPEN;
-    }
-    db->schema_version = v;
-    if (v == 0) {
-        evidence_seterr(err, errlen, "not an evidence database (schema version 0)");
-        return EVIDENCE_E_OPEN;
-    }
-    if (v != EVIDENCE_SCHEMA_VERSION) {
-        evidence_seterr(err, errlen, "schema version %d, this build reads version %d", v,
-                        EVIDENCE_SCHEMA_VERSION);
-        return EVIDENCE_E_VERSION;
-    }
-    return EVIDENCE_OK;
-}
-
 enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
                                struct evidence_db **out, char *err, size_t errlen)
 {
     assert(out);
     *out = NULL;
-    if (!path || !*path) {
-        evidence_seterr(err, errlen, "no database path");
-        return EVIDENCE_E_OPEN;
-    }
     struct evidence_db *db = calloc(1, sizeof *db);
-    if (!db) {
+    if (!db || !(db->path = strdup(path ? path : ""))) {
+        free(db);
         evidence_seterr(err, errlen, "out of memory");
         return EVIDENCE_E_INTERNAL;
     }
     db->mode = mode;
-    int flags = mode == EVIDENCE_OPEN_RW ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                                         : SQLITE_OPEN_READONLY;
-    enum evidence_rc rc = EVIDENCE_OK;
-    if (sqlite3_open_v2(path, &db->sql, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        evidence_seterr(err, errlen, "%s", db->sql ? sqlite3_errmsg(db->sql) : "cannot open");
-        rc = EVIDENCE_E_OPEN;
-    } else {
+    /* Nothing is written to a file before it is known to be ours (dbfile.h). */
+    enum evidence_rc rc = from_dbfile(
+        mode == EVIDENCE_OPEN_RW ? dbfile_open_rw(path, &STORE, &db->sql, &db->found, err, errlen)
+                                 : dbfile_open_ro_from(path, &STORE, EVIDENCE_OLDEST_READABLE, &db->sql,
+                                                       &db->found, err, errlen));
+    if (rc == EVIDENCE_OK) {
         sqlite3_busy_timeout(db->sql, EVIDENCE_BUSY_TIMEOUT_MS);
-        sqlite3_extended_result_codes(db->sql, 1);
+        db->schema_version = db->found.version;
         if (mode == EVIDENCE_OPEN_RW) {
             rc = set_pragmas_rw(db->sql, err, errlen);
             if (rc == EVIDENCE_OK)
                 rc = migrate(db, err, errlen);
-        } else {
-            rc = check_version_ro(db, err, errlen);
         }
     }
     if (rc != EVIDENCE_OK) {
@@ -264,11 +226,21 @@ enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
     return EVIDENCE_OK;
 }
 
+enum evidence_rc evidence_read_done(struct evidence_db *db, char *err, size_t errlen)
+{
+    if (dbfile_read_still_valid(db->path, &db->found))
+        return EVIDENCE_OK;
+    evidence_seterr(err, errlen, "a writer started while the store was read without locks "
+                                 "(immutable, see docs/evidence.md): read it again");
+    return EVIDENCE_E_OPEN;
+}
+
 void evidence_close(struct evidence_db *db)
 {
     if (!db)
         return;
     sqlite3_close_v2(db->sql);
+    free(db->path);
     free(db);
 }
 

@@ -6,18 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every column of `evidence` except `report` (large; show returns it). */
-#define ROW_COLUMNS                                                                            \
+/* Every column of `evidence` except `report` (large; show returns it).  A
+ * version-1 store (readable read-only) has no media_sequence: it reads as
+ * NULL there. */
+#define ROW_COLUMNS_V1                                                                         \
     "id, check_kind, verdict, reason, profile_id, profile_fingerprint, path_id, channel,"     \
     " rendition, program_version, reference_version, object, interval_start, interval_end,"  \
     " observed_at_ms, observed_end_ms, recorded_at_ms"
+#define ROW_COLUMNS ROW_COLUMNS_V1 ", media_sequence"
+
+/* The FROM clause: the evidence table as version 2 shows it. */
+static const char *evidence_from(const struct evidence_db *db)
+{
+    return db->schema_version >= 2 ? "evidence"
+                                   : "(SELECT " ROW_COLUMNS_V1 ", report, NULL AS media_sequence FROM evidence)";
+}
 
 #define FETCH_COLUMNS                                                                          \
     "evidence_id, seq, url, effective_url, http_status, bytes, content_length, started_at_ms," \
     " ended_at_ms, redirects, age, via, x_cache, server, etag, content_type, error"
 
 /* Parameter numbers are fixed so that only the filters in use are bound. */
-enum { P_PATH = 1, P_CHANNEL, P_RENDITION, P_PROGRAM, P_VERDICT, P_MIN_OBSERVED, P_LIMIT };
+enum { P_PATH = 1, P_CHANNEL, P_RENDITION, P_PROGRAM, P_VERDICT, P_MIN_OBSERVED, P_LIMIT, P_MEDIA_SEQ };
 
 /* Text that is not valid UTF-8 (a raw header byte, say) cannot be a JSON
  * string: non-ASCII bytes become '?' rather than failing the query. */
@@ -78,9 +88,9 @@ static json_t *row_object(sqlite3_stmt *st)
     return obj;
 }
 
-/* Steps st to the end, appending each row to a new array. */
-static enum evidence_rc collect_rows(sqlite3 *sql, sqlite3_stmt *st, json_t **out, char *err,
-                                     size_t errlen)
+/* Steps st to the end, appending each row to a new array (evidence_internal.h). */
+enum evidence_rc evidence_collect_rows(sqlite3 *sql, sqlite3_stmt *st, json_t **out, char *err,
+                                       size_t errlen)
 {
     json_t *arr = json_array();
     int rc = SQLITE_ERROR;
@@ -120,6 +130,7 @@ static void where_clause(const struct evidence_filter *f, char *buf, size_t n)
     if (f->program_version) append(buf, n, " AND program_version = ?4");
     if (f->verdict) append(buf, n, " AND verdict = ?5");
     if (f->has_max_age) append(buf, n, " AND observed_at_ms >= ?6");
+    if (f->has_media_sequence) append(buf, n, " AND media_sequence = ?8");
 }
 
 /* Freshness counts from observed_at_ms only: age = now - observed_at_ms. */
@@ -139,6 +150,8 @@ static void bind_filter(sqlite3_stmt *st, const struct evidence_filter *f)
         sqlite3_bind_int64(st, P_MIN_OBSERVED, min_observed_ms(f));
     if (f->limit > 0)
         sqlite3_bind_int64(st, P_LIMIT, f->limit);
+    if (f->has_media_sequence)
+        sqlite3_bind_int64(st, P_MEDIA_SEQ, f->media_sequence);
 }
 
 static enum evidence_rc run_filtered(struct evidence_db *db, const char *sql,
@@ -151,8 +164,12 @@ static enum evidence_rc run_filtered(struct evidence_db *db, const char *sql,
         return EVIDENCE_E_INTERNAL;
     }
     bind_filter(st, f);
-    enum evidence_rc rc = collect_rows(db->sql, st, rows, err, errlen);
+    enum evidence_rc rc = evidence_collect_rows(db->sql, st, rows, err, errlen);
     sqlite3_finalize(st);
+    if (rc == EVIDENCE_OK && (rc = evidence_read_done(db, err, errlen)) != EVIDENCE_OK) {
+        json_decref(*rows);
+        *rows = NULL;
+    }
     return rc;
 }
 
@@ -167,6 +184,10 @@ static enum evidence_rc check_filter(const struct evidence_filter *f, char *err,
         evidence_seterr(err, errlen, "max age must be >= 0");
         return EVIDENCE_E_INVALID;
     }
+    if (f->has_media_sequence && f->media_sequence < 0) {
+        evidence_seterr(err, errlen, "media sequence must be >= 0");
+        return EVIDENCE_E_INVALID;
+    }
     return EVIDENCE_OK;
 }
 
@@ -178,10 +199,11 @@ enum evidence_rc evidence_list(struct evidence_db *db, const struct evidence_fil
     enum evidence_rc rc = check_filter(f, err, errlen);
     if (rc != EVIDENCE_OK)
         return rc;
-    char where[512], sql[1024];
+    char where[512], sql[2048];
     where_clause(f, where, sizeof where);
-    snprintf(sql, sizeof sql, "SELECT " ROW_COLUMNS " FROM evidence%s"
-             " ORDER BY observed_at_ms DESC, id ASC%s", where, f->limit > 0 ? " LIMIT ?7" : "");
+    snprintf(sql, sizeof sql, "SELECT " ROW_COLUMNS " FROM %s%s"
+             " ORDER BY observed_at_ms DESC, id ASC%s", evidence_from(db), where,
+             f->limit > 0 ? " LIMIT ?7" : "");
     return run_filtered(db, sql, f, rows, err, errlen);
 }
 
@@ -196,14 +218,15 @@ enum evidence_rc evidence_latest(struct evidence_db *db, const struct evidence_f
     enum evidence_rc rc = check_filter(f, err, errlen);
     if (rc != EVIDENCE_OK)
         return rc;
-    char where[512], sql[2048];
+    char where[512], sql[3072];
     where_clause(f, where, sizeof where);
     snprintf(sql, sizeof sql,
              "SELECT " ROW_COLUMNS " FROM (SELECT " ROW_COLUMNS ", row_number() OVER ("
              "PARTITION BY path_id, channel, rendition, program_version "
-             "ORDER BY observed_at_ms DESC, verdict = 'MATCH' ASC, recorded_at_ms DESC, id DESC"
-             ") AS rn FROM evidence%s) WHERE rn = 1"
-             " ORDER BY observed_at_ms DESC, id ASC%s", where, f->limit > 0 ? " LIMIT ?7" : "");
+             "ORDER BY " EVIDENCE_NEWEST_ORDER
+             ") AS rn FROM %s%s) WHERE rn = 1"
+             " ORDER BY observed_at_ms DESC, id ASC%s", evidence_from(db), where,
+             f->limit > 0 ? " LIMIT ?7" : "");
     return run_filtered(db, sql, f, rows, err, errlen);
 }
 
@@ -217,7 +240,7 @@ static enum evidence_rc rows_by_id(struct evidence_db *db, const char *sql, cons
         return EVIDENCE_E_INTERNAL;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    enum evidence_rc rc = collect_rows(db->sql, st, rows, err, errlen);
+    enum evidence_rc rc = evidence_collect_rows(db->sql, st, rows, err, errlen);
     sqlite3_finalize(st);
     return rc;
 }
@@ -228,8 +251,9 @@ static enum evidence_rc show_in_txn(struct evidence_db *db, const char *id, json
                                     char *err, size_t errlen)
 {
     json_t *rows = NULL, *fetches = NULL;
-    enum evidence_rc rc = rows_by_id(db, "SELECT " ROW_COLUMNS ", report FROM evidence WHERE id = ?1",
-                                     id, &rows, err, errlen);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT " ROW_COLUMNS ", report FROM %s WHERE id = ?1", evidence_from(db));
+    enum evidence_rc rc = rows_by_id(db, sql, id, &rows, err, errlen);
     if (rc == EVIDENCE_OK && json_array_size(rows) == 0) {
         evidence_seterr(err, errlen, "no evidence with id %s", id);
         rc = EVIDENCE_E_NOTFOUND;
@@ -263,6 +287,8 @@ enum evidence_rc evidence_show(struct evidence_db *db, const char *id, json_t **
     }
     enum evidence_rc rc = show_in_txn(db, id, record, err, errlen);
     evidence_rollback(db->sql); /* read-only transaction: nothing to commit */
+    if (rc == EVIDENCE_OK)
+        rc = evidence_read_done(db, err, errlen);
     if (rc != EVIDENCE_OK) {
         json_decref(*record);
         *record = NULL;

@@ -1,8 +1,9 @@
 /* Writers: a readable table for list/latest, a key/value block for show,
  * and JSON.  They format what the queries returned and decide nothing.
- * Stored text comes from CDNs and reports: control characters are replaced
+ * Stored text comes from CDNs and reports: control characters are escaped
  * so that printing a row cannot drive the terminal. */
 #include "evidence.h"
+#include "evidence_text.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ static const struct table_col TABLE[] = {
     {"CHANNEL", "channel", COL_TEXT},
     {"RENDITION", "rendition", COL_TEXT},
     {"PROGRAM_VERSION", "program_version", COL_TEXT},
+    {"MEDIA_SEQ", "media_sequence", COL_TEXT},
 };
 #define NCOLS (sizeof TABLE / sizeof TABLE[0])
 #define CELL_MAX 256
@@ -44,28 +46,23 @@ static void format_time(int64_t ms, char *buf, size_t n)
     snprintf(buf, n, "%s.%03dZ", day, (int)(ms % 1000));
 }
 
-static void sanitize(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
-
-/* One value as display text: NULL/absent -> "-". */
+/* One value as display text: NULL/absent -> "-"; control characters and
+ * bidi controls escaped (evidence_text.h). */
 static void value_text(const json_t *v, char *buf, size_t n)
 {
+    char raw[4096];
     if (!v || json_is_null(v))
-        snprintf(buf, n, "-");
+        snprintf(raw, sizeof raw, "-");
     else if (json_is_string(v))
-        snprintf(buf, n, "%s", json_string_value(v));
+        snprintf(raw, sizeof raw, "%s", json_string_value(v));
     else if (json_is_integer(v))
-        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        snprintf(raw, sizeof raw, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else {
         char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        snprintf(buf, n, "%s", d ? d : "?");
+        snprintf(raw, sizeof raw, "%s", d ? d : "?");
         free(d);
     }
-    sanitize(buf);
+    evidence_text_escape(raw, false, buf, n);
 }
 
 static void cell_text(const json_t *row, const struct table_col *c, int64_t now_ms, char *buf,

@@ -25,13 +25,15 @@ typedef enum {
 typedef enum {
     PLAN_STATUS_INTERNAL = 0,
     PLAN_STATUS_OK,
-    PLAN_STATUS_TOO_LARGE   /* optimal: instance beyond the size limit */
+    PLAN_STATUS_TOO_LARGE,  /* optimal: instance beyond the size limit */
+    PLAN_STATUS_TIME_LIMIT  /* optimal: optimality not proven within the time limit */
 } plan_status;
 
 /* The exact solver's limits: decision variables (viewer x server x rung
- * triples) and GLPK's wall-clock budget. */
+ * triples) and GLPK's default wall-clock budget (`--time-limit-ms`). */
 #define PLAN_OPTIMAL_MAX_VARS 20000
 #define PLAN_OPTIMAL_TIME_LIMIT_MS 30000
+#define PLAN_OPTIMAL_TIME_LIMIT_MAX_MS 3600000
 
 plan_algo plan_algo_parse(const char *name);
 const char *plan_algo_name(plan_algo a);
@@ -44,7 +46,9 @@ plan_status plan_lua(const plan_instance *in, plan_choice *out);
 plan_status plan_df(const plan_instance *in, plan_choice *out);
 plan_status plan_mhcp(const plan_instance *in, plan_choice *out);
 plan_status plan_random(const plan_instance *in, uint64_t seed, plan_choice *out);
-plan_status plan_optimal(const plan_instance *in, plan_choice *out,
+/* time_limit_ms: GLPK's budget (plan_run uses PLAN_OPTIMAL_TIME_LIMIT_MS);
+ * PLAN_STATUS_TIME_LIMIT when optimality was not proven within it. */
+plan_status plan_optimal(const plan_instance *in, int time_limit_ms, plan_choice *out,
                          char *err, size_t err_len);
 plan_status plan_lua_ls(const plan_instance *in, plan_choice *out);
 /* Lagrangian heuristic: best repaired allocation; *upper_bound (may be

@@ -1,7 +1,8 @@
 /* plan_cli.c - `stepctl plan`: argument parsing, input, run, output.
  *
  * Exit codes: 0 ok, 64 usage, 65 invalid input (the message names the
- * field), 66 a file cannot be opened, 70 internal.
+ * field), 66 a file cannot be opened, 70 internal, 75 optimal not proven
+ * within its time limit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@
 #include "plan_json.h"
 #include "stepctl.h"
 
-enum { EX_OK_ = 0, EX_USAGE_ = 64, EX_DATAERR_ = 65, EX_NOINPUT_ = 66, EX_SOFTWARE_ = 70 };
+enum { EX_OK_ = 0, EX_USAGE_ = 64, EX_DATAERR_ = 65, EX_NOINPUT_ = 66, EX_SOFTWARE_ = 70,
+       EX_TIMELIMIT_ = 75 /* sysexits EX_TEMPFAIL: a larger budget may succeed */ };
 
 typedef enum { OUT_TEXT = 0, OUT_JSON, OUT_TSV } out_mode;
 
@@ -23,6 +25,8 @@ typedef struct {
     const char *input, *eua, *coverage, *write_input;
     bool synthetic, haversine, help;
     out_mode out;
+    int n_out; /* --json and --tsv given: at most one */
+    long time_limit_ms;
     double radius_m;
     plan_gen_opts gen;
 } plan_args;
@@ -31,7 +35,7 @@ static const char usage_text[] =
     "usage: stepctl plan [--algorithm NAME] (--input PLAN.json | --eua DIR | --synthetic)\n"
     "                    [--users N] [--servers N] [--seed S] [--demand LO:HI]\n"
     "                    [--weight-a A] [--capacity-scale X] [--write-input FILE]\n"
-    "                    [--json | --tsv]\n"
+    "                    [--time-limit-ms MS] [--json | --tsv]\n"
     "       stepctl plan --coverage DIR [--radius M] [--haversine]\n"
     "\n"
     "Assigns each live viewer one edge server and one bitrate, maximising the sum of\n"
@@ -44,7 +48,7 @@ static const char usage_text[] =
     "                     delay first, expected bitrate), mhcp\n"
     "                     (most remaining space, highest bitrate), random (seeded by\n"
     "                     --seed), optimal (exact 0-1 ILP via GLPK, at most 20000\n"
-    "                     decision variables, 30 s)\n"
+    "                     decision variables, --time-limit-ms)\n"
     "  --input FILE       the instance as JSON (schema in docs/lua.md)\n"
     "  --eua DIR          generate an instance from the EUA data set in DIR: the\n"
     "                     --servers sites nearest a random site, --users viewers in\n"
@@ -56,7 +60,8 @@ static const char usage_text[] =
     "  --weight-a A       QoE weight a when generating (default 5)\n"
     "  --capacity-scale X generated D_m = 40X Mbps, C_m = 15X vCPU (default 1)\n"
     "  --write-input FILE also write the instance as PLAN.json\n"
-    "  --json             print the full result: per-viewer server, bitrate, latency,\n"
+    "  --time-limit-ms MS optimal: GLPK's time budget (default 30000, at most 3600000)\n"
+    "  --json             (or --tsv, not both) print the full result: per-viewer server, bitrate, latency,\n"
     "                     interaction, QoE; per-server load; aggregate metrics\n"
     "  --tsv              print one line: algorithm viewers servers seed served\n"
     "                     unserved mean_latency_ms mean_bitrate_mbps mean_interaction\n"
@@ -66,8 +71,9 @@ static const char usage_text[] =
     "                     --radius metres (default 300; WGS-84 geodesic, Vincenty;\n"
     "                     --haversine uses the sphere instead)\n"
     "\n"
-    "exit: 0 ok, 64 usage, 65 invalid input (names the field), 66 a file cannot be\n"
-    "opened, 70 internal error (including optimal not proven within its limits)\n";
+    "exit: 0 ok, 64 usage, 65 invalid input (names the field; optimal beyond its size\n"
+    "limit), 66 a file cannot be opened, 70 internal error, 75 optimal not proven\n"
+    "within --time-limit-ms (no allocation is printed)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -130,6 +136,8 @@ static int parse_valued(plan_args *a, const char *opt, const char *val)
     else if (strcmp(opt, "--capacity-scale") == 0 && parse_double(val, &a->gen.capacity_scale) &&
              a->gen.capacity_scale > 0) ;
     else if (strcmp(opt, "--radius") == 0 && parse_double(val, &a->radius_m) && a->radius_m >= 0) ;
+    else if (strcmp(opt, "--time-limit-ms") == 0 &&
+             parse_long(val, 1, PLAN_OPTIMAL_TIME_LIMIT_MAX_MS, &a->time_limit_ms)) ;
     else return usage_error("bad value for option: %s", opt);
     return 0;
 }
@@ -138,7 +146,7 @@ static bool takes_value(const char *opt)
 {
     static const char *const valued[] = {"--algorithm", "--input", "--eua", "--coverage",
         "--write-input", "--users", "--servers", "--seed", "--demand", "--weight-a",
-        "--capacity-scale", "--radius"};
+        "--capacity-scale", "--radius", "--time-limit-ms"};
     for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
         if (strcmp(opt, valued[i]) == 0)
             return true;
@@ -150,6 +158,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
     memset(a, 0, sizeof *a);
     a->algo = PLAN_ALGO_LUA;
     a->radius_m = 300.0;
+    a->time_limit_ms = PLAN_OPTIMAL_TIME_LIMIT_MS;
     plan_gen_opts_default(&a->gen);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -159,13 +168,15 @@ static int parse_args(int argc, char **argv, plan_args *a)
             int rc = parse_valued(a, o, argv[++i]);
             if (rc)
                 return rc;
-        } else if (strcmp(o, "--json") == 0) a->out = OUT_JSON;
-        else if (strcmp(o, "--tsv") == 0) a->out = OUT_TSV;
+        } else if (strcmp(o, "--json") == 0) a->out = OUT_JSON, a->n_out++;
+        else if (strcmp(o, "--tsv") == 0) a->out = OUT_TSV, a->n_out++;
         else if (strcmp(o, "--synthetic") == 0) a->synthetic = true;
         else if (strcmp(o, "--haversine") == 0) a->haversine = true;
         else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) a->help = true;
         else return usage_error("unknown argument '%s'", o);
     }
+    if (a->n_out > 1)
+        return usage_error("%s", "--json and --tsv are two output formats: give one");
     int sources = (a->input != NULL) + (a->eua != NULL) + a->synthetic + (a->coverage != NULL);
     if (!a->help && sources != 1)
         return usage_error("%s", "give exactly one of --input, --eua, --synthetic, --coverage");
@@ -272,12 +283,16 @@ static int plan_and_report(const plan_args *a, const plan_instance *in)
     if (!ch)
         return EX_SOFTWARE_;
     double t0 = now_ms();
-    plan_status st = plan_run(in, a->algo, a->gen.seed, ch, err, sizeof err);
+    plan_status st = a->algo == PLAN_ALGO_OPTIMAL
+                         ? plan_optimal(in, (int)a->time_limit_ms, ch, err, sizeof err)
+                         : plan_run(in, a->algo, a->gen.seed, ch, err, sizeof err);
     double ms = now_ms() - t0;
     int rc = EX_OK_;
     if (st != PLAN_STATUS_OK) {
         fprintf(stderr, "stepctl plan: %s\n", err[0] ? err : "internal error");
-        rc = st == PLAN_STATUS_TOO_LARGE ? EX_DATAERR_ : EX_SOFTWARE_;
+        rc = st == PLAN_STATUS_TOO_LARGE    ? EX_DATAERR_
+             : st == PLAN_STATUS_TIME_LIMIT ? EX_TIMELIMIT_
+                                            : EX_SOFTWARE_;
     } else if (!plan_check(in, ch, err, sizeof err)) {
         /* An algorithm broke a constraint: a bug, never a result. */
         fprintf(stderr, "stepctl plan: internal: %s\n", err);

@@ -78,7 +78,7 @@ plan_status plan_run(const plan_instance *in, plan_algo a, uint64_t seed,
     case PLAN_ALGO_DF: return plan_df(in, out);
     case PLAN_ALGO_MHCP: return plan_mhcp(in, out);
     case PLAN_ALGO_RANDOM: return plan_random(in, seed, out);
-    case PLAN_ALGO_OPTIMAL: return plan_optimal(in, out, err, err_len);
+    case PLAN_ALGO_OPTIMAL: return plan_optimal(in, PLAN_OPTIMAL_TIME_LIMIT_MS, out, err, err_len);
     case PLAN_ALGO_LUA_LS: return plan_lua_ls(in, out);
     case PLAN_ALGO_NONE: break;
     }

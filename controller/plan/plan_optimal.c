@@ -8,7 +8,8 @@
  *        sum_{v,r} (R - R_r) H x_{v,m,r} <= C_m    for every m
  * Beyond PLAN_OPTIMAL_MAX_VARS it refuses (PLAN_STATUS_TOO_LARGE); when GLPK
  * cannot prove optimality within the time limit it fails rather than return
- * an unproven allocation as "optimal".
+ * an unproven allocation as "optimal" (PLAN_STATUS_TIME_LIMIT: its own exit
+ * code, because a larger budget may succeed where nothing is broken).
  */
 #include "plan_algo.h"
 
@@ -117,7 +118,7 @@ static void give_incumbent(glp_tree *tree, void *info)
 }
 
 static plan_status solve(glp_prob *lp, const plan_instance *in, const triple *t,
-                         long nt, plan_choice *out, char *err, size_t err_len)
+                         long nt, int time_limit_ms, plan_choice *out, char *err, size_t err_len)
 {
     glp_iocp parm;
     plan_choice *start = malloc((size_t)in->n_viewers * sizeof *start);
@@ -129,7 +130,7 @@ static plan_status solve(glp_prob *lp, const plan_instance *in, const triple *t,
     parm.cb_info = &h;
     parm.presolve = GLP_ON;
     parm.msg_lev = GLP_MSG_OFF;
-    parm.tm_lim = PLAN_OPTIMAL_TIME_LIMIT_MS;
+    parm.tm_lim = time_limit_ms;
     parm.mip_gap = 0.0;
     /* Cuts shrink the tree on these knapsack-like rows a lot. */
     parm.mir_cuts = GLP_ON;
@@ -138,10 +139,14 @@ static plan_status solve(glp_prob *lp, const plan_instance *in, const triple *t,
     parm.clq_cuts = GLP_ON;
     int rc = glp_intopt(lp, &parm);
     free(start);
+    if (rc == GLP_ETMLIM) {
+        snprintf(err, err_len, "optimal: optimality not proven within the time limit of %d ms "
+                 "(--time-limit-ms; or use lua-ls)", time_limit_ms);
+        return PLAN_STATUS_TIME_LIMIT;
+    }
     if (rc != 0 || glp_mip_status(lp) != GLP_OPT) {
         snprintf(err, err_len, "optimal: GLPK did not prove optimality (glp_intopt %d, "
-                 "status %d; time limit %d ms)", rc, glp_mip_status(lp),
-                 PLAN_OPTIMAL_TIME_LIMIT_MS);
+                 "status %d)", rc, glp_mip_status(lp));
         return PLAN_STATUS_INTERNAL;
     }
     plan_choices_clear(out, in->n_viewers);
@@ -154,7 +159,7 @@ static plan_status solve(glp_prob *lp, const plan_instance *in, const triple *t,
     return PLAN_STATUS_OK;
 }
 
-plan_status plan_optimal(const plan_instance *in, plan_choice *out,
+plan_status plan_optimal(const plan_instance *in, int time_limit_ms, plan_choice *out,
                          char *err, size_t err_len)
 {
     if (in->n_viewers == 0)
@@ -176,7 +181,7 @@ plan_status plan_optimal(const plan_instance *in, plan_choice *out,
     build_rows(lp, in);
     plan_status st = PLAN_STATUS_INTERNAL;
     if (build_columns(lp, in, t, nt) == 0)
-        st = solve(lp, in, t, nt, out, err, err_len);
+        st = solve(lp, in, t, nt, time_limit_ms, out, err, err_len);
     glp_delete_prob(lp);
     free(t);
     return st;

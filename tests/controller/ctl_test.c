@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stdbool.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
 
-extern const char evidence_schema_v1_sql[];
 
 int ctl_tmp_make(struct ctl_tmp *t)
 {
@@ -94,43 +94,87 @@ void ctl_set(json_t *obj, const char *dotted, json_t *v)
         json_object_del(obj, key);
 }
 
-int ctl_evidence_db(const char *path, const char *sql)
+json_t *ctl_report(const char *rel)
+{
+    char path[512];
+    json_error_t je;
+    snprintf(path, sizeof path, "%s/%s", CTL_FIXTURE_DIR, rel);
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("%s: %s", path, je.text);
+    return j;
+}
+
+void ctl_import(const char *db_path, const json_t *report)
+{
+    struct evidence_db *db = NULL;
+    char err[512] = "";
+    if (evidence_open(db_path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK)
+        fail_msg("%s: %s", db_path, err);
+    char *text = json_dumps(report, JSON_COMPACT);
+    int inserted = 0;
+    assert_non_null(text);
+    if (evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err) != EVIDENCE_OK)
+        fail_msg("import refused: %s", err);
+    free(text);
+    evidence_close(db);
+}
+
+void ctl_evidence_store(const char *db_path, const char *dir)
+{
+    static const char *const names[] = {"a-old.json", "a-new.json", "c.json", "d.json"};
+    struct evidence_db *db = NULL;
+    char err[512] = "";
+    if (evidence_open(db_path, EVIDENCE_OPEN_RW, &db, err, sizeof err) != EVIDENCE_OK)
+        fail_msg("%s: %s", db_path, err);
+    evidence_close(db);
+    for (size_t i = 0; dir && i < sizeof names / sizeof names[0]; i++) {
+        char rel[256], path[512];
+        snprintf(rel, sizeof rel, "%s/%s", dir, names[i]);
+        snprintf(path, sizeof path, "%s/%s", CTL_FIXTURE_DIR, rel);
+        if (access(path, R_OK) != 0)
+            continue;
+        json_t *r = ctl_report(rel);
+        ctl_import(db_path, r);
+        json_decref(r);
+    }
+}
+
+int ctl_sql(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
     int rc = sqlite3_open(path, &db);
     if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, evidence_schema_v1_sql, NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && sql)
         rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK)
-        fprintf(stderr, "evidence db: %s\n", sqlite3_errmsg(db));
+        fprintf(stderr, "%s: %s\n", path, sqlite3_errmsg(db));
     sqlite3_close(db);
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-void ctl_row(struct evr_set *set, const char *id, const char *path_id, const char *verdict,
+void ctl_row(struct evidence_rows *set, const char *id, const char *path_id, const char *verdict,
              int64_t observed_at_ms)
 {
-    struct evr_row r;
+    struct evidence_row r;
     memset(&r, 0, sizeof r);
-    evr_set_field(&r, r.id, id);
-    evr_set_field(&r, r.check_kind, "exact-av-v1");
-    evr_set_field(&r, r.reason, "test");
-    evr_set_field(&r, r.profile_id, "decode-profile-v1");
-    evr_set_field(&r, r.path_id, path_id);
-    evr_set_field(&r, r.channel, "news-1");
-    evr_set_field(&r, r.rendition, "720p");
-    evr_set_field(&r, r.program_version, "pv-42");
-    evr_set_field(&r, r.reference_version, "ref-1");
-    r.verdict = evr_verdict_parse(verdict);
+    evidence_row_set(&r, r.id, id);
+    evidence_row_set(&r, r.check_kind, "exact-av-v1");
+    evidence_row_set(&r, r.reason, !strcmp(verdict, "MATCH")      ? "identical"
+                                   : !strcmp(verdict, "MISMATCH") ? "video_pixels"
+                                                                  : "continuity_gap");
+    evidence_row_set(&r, r.profile_id, "exact-av-v1");
+    evidence_row_set(&r, r.path_id, path_id);
+    evidence_row_set(&r, r.channel, "news-1");
+    evidence_row_set(&r, r.rendition, "720p");
+    evidence_row_set(&r, r.program_version, "pv-42");
+    evidence_row_set(&r, r.reference_version, "ref-1");
+    assert_true(evidence_verdict_parse(verdict, &r.verdict));
     r.observed_at_ms = observed_at_ms;
     r.recorded_at_ms = observed_at_ms + 1000;
-    assert_int_equal(evr_append(set, &r), 0);
+    assert_int_equal(evidence_rows_append(set, &r), 0);
 }
 
-void ctl_decide(const json_t *sit, const struct evr_set *rows, struct sit_situation *s,
+void ctl_decide(const json_t *sit, const struct evidence_rows *rows, struct sit_situation *s,
                 struct dcn_result *r)
 {
     char *text = json_dumps(sit, JSON_COMPACT);
@@ -168,17 +212,78 @@ void ctl_write_json(const struct ctl_tmp *t, const char *name, const json_t *sit
     assert_int_equal(json_dump_file(sit, out, JSON_INDENT(1)), 0);
 }
 
+/* Runs "[prefix] PROGRAM args" through /bin/sh, stdout and stderr to
+ * dir/out.txt and dir/err.txt (the shell opens them, not the program). */
+static int run_sh(const struct ctl_tmp *t, const char *prefix, const char *program,
+                  const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s'%s' %s >'%s/out.txt' 2>'%s/err.txt'", prefix, program, args,
+             t->dir, t->dir);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int vrun(const struct ctl_tmp *t, const char *prefix, const char *program, const char *fmt,
+                va_list ap)
+{
+    char args[4096];
+    vsnprintf(args, sizeof args, fmt, ap);
+    return run_sh(t, prefix, program, args);
+}
+
 int ctl_run(const struct ctl_tmp *t, const char *fmt, ...)
 {
-    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, "", CTL_STEPCTL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int ctl_run_program(const struct ctl_tmp *t, const char *program, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, "", program, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bool ctl_reader_is_other_user(void)
+{
+    return geteuid() == 0 && system("command -v setpriv >/dev/null 2>&1") == 0;
+}
+
+int ctl_run_reader(const struct ctl_tmp *t, const char *fmt, ...)
+{
+    /* root passes every permission check: read as user nobody instead */
+    const char *as = ctl_reader_is_other_user() ? "setpriv --reuid=65534 --regid=65534 --clear-groups "
+                                                : "";
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(t, as, CTL_STEPCTL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, ...)
+{
+    char args[4096], script[128];
+    if (geteuid() != 0 || system("unshare -m true >/dev/null 2>&1") != 0)
+        return -2;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'", CTL_STEPCTL, args, t->dir,
-             t->dir);
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(script, sizeof script, "%s/ro-mount.sh", t->dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f, "mount --bind '%s' '%s' && mount -o remount,bind,ro '%s' '%s' || exit 200\n"
+               "exec '%s' %s\n", dir, dir, dir, dir, CTL_STEPCTL, args);
+    fclose(f);
+    int rc = run_sh(t, "unshare -m sh ", script, "");
+    return rc == 200 ? -2 : rc; /* 200: no right to mount here */
 }
 
 char *ctl_out(const struct ctl_tmp *t, const char *which)

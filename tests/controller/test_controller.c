@@ -15,6 +15,7 @@
 #include "cost.h"
 #include "ctl_test.h"
 #include "decision.h"
+#include "evidence_scope.h"
 #include "num.h"
 #include "output.h"
 #include "record.h"
@@ -23,7 +24,7 @@
 /* Decides on the fixture with the given rows, then runs check. */
 struct run {
     json_t *sit;
-    struct evr_set rows;
+    struct evidence_rows rows;
     struct sit_situation s;
     struct dcn_result r;
 };
@@ -43,23 +44,23 @@ static void run_end(struct run *x)
 {
     dcn_free(&x->r);
     sit_free(&x->s);
-    evr_free(&x->rows);
+    evidence_rows_free(&x->rows);
     json_decref(x->sit);
 }
 
-/* Reads the fixture's evidence through a real evidence.db and evr_read. */
-static void rows_from_fixture_db(struct run *x, const char *sql_name, struct ctl_tmp *t)
+/* Reads the fixture's evidence (real reports, imported) through a real
+ * evidence.db and evs_read. */
+static void rows_from_fixture_db(struct run *x, const char *dir, struct ctl_tmp *t)
 {
-    char db[128], err[256];
-    char *sql = ctl_fixture_text(sql_name);
+    char db[128], err[512];
     ctl_tmp_path(t, "evidence.db", db, sizeof db);
-    assert_int_equal(ctl_evidence_db(db, sql), 0);
-    free(sql);
+    ctl_evidence_store(db, dir);
     char *text = json_dumps(x->sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
     free(text);
-    assert_int_equal(evr_read(db, &s, &x->rows, err, sizeof err), EVR_OK);
+    if (evs_read(db, &s, &x->rows, err, sizeof err) != EVIDENCE_OK)
+        fail_msg("evs_read: %s", err);
     sit_free(&s);
 }
 
@@ -70,7 +71,7 @@ static void ctl_01_main_scenario_only_c_eligible(void **state)
     struct run x;
     assert_int_equal(ctl_tmp_make(&t), 0);
     run_begin(&x, "main_situation.json");
-    rows_from_fixture_db(&x, "main_evidence.sql", &t);
+    rows_from_fixture_db(&x, "main_evidence", &t);
     run_decide(&x);
     assert_int_equal(x.r.outcome, DCN_STEP_PROPOSED);
     assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
@@ -99,7 +100,7 @@ static void ctl_02_cd_comparison_c_chosen_by_cost(void **state)
     struct run x;
     assert_int_equal(ctl_tmp_make(&t), 0);
     run_begin(&x, "cd_situation.json");
-    rows_from_fixture_db(&x, "cd_evidence.sql", &t);
+    rows_from_fixture_db(&x, "cd_evidence", &t);
     run_decide(&x);
     assert_true(x.r.c[0].eligible && x.r.c[1].eligible);
     assert_string_equal(x.r.c[x.r.chosen].path_id, "C");
@@ -164,7 +165,7 @@ static void ctl_05_content_inapplicable_version_rendition_profile(void **state)
         struct run x;
         run_begin(&x, "main_situation.json");
         ctl_row(&x.rows, "ev-c", "C", "MATCH", CTL_T - 1000);
-        struct evr_row *r = &x.rows.rows[0];
+        struct evidence_row *r = &x.rows.rows[0];
         char *dst = f == 0 ? r->program_version : f == 1 ? r->rendition : r->profile_id;
         strcpy(dst, "other");
         run_decide(&x);
@@ -178,27 +179,25 @@ static void ctl_05_content_inapplicable_version_rendition_profile(void **state)
 static void ctl_06_old_report_imported_again_stays_stale(void **state)
 {
     (void)state;
-    /* Re-imported today (recorded_at_ms fresh) but observed 2 h ago. */
+    /* A real report observed 2 h before T, imported now (recorded_at_ms is
+     * fresh): its age counts from the observation. */
     struct ctl_tmp t;
-    char db[128], err[256];
+    char db[128], err[512];
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "evidence.db", db, sizeof db);
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, "
-             "profile_fingerprint, path_id, channel, rendition, program_version, "
-             "reference_version, observed_at_ms, observed_end_ms, recorded_at_ms, report) VALUES "
-             "('ev-old-again', 'exact-av-v1', 'MATCH', 'match', 'decode-profile-v1', 'fp', 'C', "
-             "'news-1', '720p', 'pv-42', 'ref', %lld, %lld, %lld, '{}')",
-             CTL_T - 7200000, CTL_T - 7196000, CTL_T - 1000);
-    assert_int_equal(ctl_evidence_db(db, sql), 0);
+    json_t *rep = ctl_report("main_evidence/c.json");
+    json_object_set_new(rep, "observed_at_ms", json_integer(CTL_T - 7200000));
+    json_object_set_new(rep, "observed_end_ms", json_integer(CTL_T - 7196000));
+    ctl_import(db, rep);
+    ctl_import(db, rep); /* again: unchanged, still old */
+    json_decref(rep);
     struct run x;
     run_begin(&x, "main_situation.json");
     char *text = json_dumps(x.sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
     free(text);
-    assert_int_equal(evr_read(db, &s, &x.rows, err, sizeof err), EVR_OK);
+    assert_int_equal(evs_read(db, &s, &x.rows, err, sizeof err), EVIDENCE_OK);
     sit_free(&s);
     run_decide(&x);
     assert_int_equal(ctl_status(&x.r, "C", COND_CONTENT), COND_UNKNOWN);
@@ -650,26 +649,34 @@ static void ctl_20_replay_reproduces_and_detects_tampering(void **state)
     ctl_tmp_remove(&t);
 }
 
-static void ctl_21_evidence_db_must_be_v1_and_exist(void **state)
+static void ctl_21_evidence_db_must_exist_in_a_version_this_build_reads(void **state)
 {
     (void)state;
     struct ctl_tmp t;
-    char path[128], err[256];
+    char path[128], err[512];
     assert_int_equal(ctl_tmp_make(&t), 0);
     ctl_tmp_path(&t, "missing.db", path, sizeof path);
     json_t *sit = ctl_fixture_json("main_situation.json");
     char *text = json_dumps(sit, 0);
     struct sit_situation s;
     assert_int_equal(sit_parse(text, strlen(text), &s, err, sizeof err), 0);
-    struct evr_set rows;
-    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_OPEN_FAILED);
+    struct evidence_rows rows;
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_OPEN);
     assert_null(fopen(path, "r")); /* read-only open never creates a file */
     ctl_tmp_path(&t, "v0.db", path, sizeof path);
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    sqlite3_exec(db, "CREATE TABLE evidence (id TEXT)", NULL, NULL, NULL);
-    sqlite3_close(db);
-    assert_int_equal(evr_read(path, &s, &rows, err, sizeof err), EVR_BAD_VERSION);
+    assert_int_equal(ctl_sql(path, "CREATE TABLE evidence (id TEXT)"), 0);
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_OPEN);
+    assert_non_null(strstr(err, "not an evidence store"));
+    ctl_tmp_path(&t, "v3.db", path, sizeof path);
+    ctl_evidence_store(path, NULL); /* schema v2 */
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_OK);
+    evidence_rows_free(&rows);
+    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 1"), 0); /* v1 is read as it is */
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_OK);
+    evidence_rows_free(&rows);
+    assert_int_equal(ctl_sql(path, "PRAGMA user_version = 3"), 0);
+    assert_int_equal(evs_read(path, &s, &rows, err, sizeof err), EVIDENCE_E_VERSION);
+    assert_non_null(strstr(err, "schema version 3"));
     sit_free(&s);
     free(text);
     json_decref(sit);
@@ -703,7 +710,7 @@ static void ctl_30_corrupted_situations_never_crash(void **state)
             continue;
         }
         accepted++;
-        struct evr_set rows = {0};
+        struct evidence_rows rows = {0};
         ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
         struct dcn_result r;
         assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
@@ -711,12 +718,216 @@ static void ctl_30_corrupted_situations_never_crash(void **state)
         assert_non_null(o);
         json_decref(o);
         dcn_free(&r);
-        evr_free(&rows);
+        evidence_rows_free(&rows);
         sit_free(&s);
     }
     assert_true(accepted > 0 && refused > 0);
     free(buf);
     free(text);
+}
+
+/* ---- numbers are read exactly or refused (issue 9) ---- */
+
+/* Parses sit after replacing the string "@RAW@" by raw: a number exactly as
+ * a file would hold it (jansson cannot make such a value).  0 with *s
+ * filled, or -1 with err. */
+static int parse_raw(const json_t *sit, const char *raw, struct sit_situation *s, char *err,
+                     size_t errlen)
+{
+    char *text = json_dumps(sit, JSON_COMPACT);
+    assert_non_null(text);
+    char *at = strstr(text, "\"@RAW@\"");
+    assert_non_null(at);
+    size_t n = strlen(text), head = (size_t)(at - text), rl = strlen(raw);
+    char *buf = malloc(n + rl + 1);
+    assert_non_null(buf);
+    memcpy(buf, text, head);
+    memcpy(buf + head, raw, rl);
+    strcpy(buf + head + rl, at + 7);
+    int rc = sit_parse(buf, strlen(buf), s, err, errlen);
+    free(buf);
+    free(text);
+    return rc;
+}
+
+/* Status of C's condition k when field (in C, or in the policy when
+ * policy_field) holds raw; -1 when the situation is refused (err says why). */
+static int status_with(json_t *sit, bool policy_field, const char *field, const char *raw,
+                       enum cond_kind k, char *err, size_t errlen)
+{
+    ctl_set(policy_field ? sit : ctl_cand(sit, "C"), field, json_string("@RAW@"));
+    struct sit_situation s;
+    if (parse_raw(sit, raw, &s, err, errlen) != 0)
+        return -1;
+    struct evidence_rows rows = {0};
+    ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+    struct dcn_result r;
+    assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
+    int st = (int)ctl_status(&r, "C", k);
+    dcn_free(&r);
+    evidence_rows_free(&rows);
+    sit_free(&s);
+    return st;
+}
+
+/* The refusals the issue found as rounding toward PASS, and the exact forms
+ * of one value that must all be read as that value. */
+static void ctl_32_numbers_are_read_exactly_or_refused(void **state)
+{
+    (void)state;
+    char err[512];
+    static const struct {
+        bool policy;
+        const char *field, *raw, *named;
+    } refused[] = {
+        {false, "qoe.rebuffer_ratio", "0.0200004", "candidates[2].qoe.rebuffer_ratio"},
+        {false, "qoe.startup_p90_ms", "2500.0000004", "candidates[2].qoe.startup_p90_ms"},
+        {false, "cost.step_usage.high.egress_gb", "1333.3333334",
+         "candidates[2].cost.step_usage.high.egress_gb"},
+        {true, "policy.qoe.max_rebuffer_ratio", "0.0200000000000000001",
+         "policy.qoe.max_rebuffer_ratio"},
+        {true, "policy.cost.budget_per_step", "4e-7", "policy.cost.budget_per_step"},
+        {false, "qoe.rebuffer_ratio", "1e400", "candidates[2].qoe.rebuffer_ratio"},
+        {false, "qoe.rebuffer_ratio", "\"0.0200004\"", "candidates[2].qoe.rebuffer_ratio"},
+        {true, "policy.id", "1.5", "policy.id"},
+        {true, "policy.max_evidence_age_s", "900.0", "policy.max_evidence_age_s"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        json_t *sit = ctl_fixture_json("main_situation.json");
+        err[0] = '\0';
+        assert_int_equal(status_with(sit, refused[i].policy, refused[i].field, refused[i].raw,
+                                     COND_QOE, err, sizeof err), -1);
+        if (!strstr(err, refused[i].named))
+            fail_msg("%s = %s: error does not name the field: %s", refused[i].field,
+                     refused[i].raw, err);
+        json_decref(sit);
+    }
+    /* One value, many exact spellings: 0.02 against a maximum of 0.02 passes,
+     * and one micro-unit more does not. */
+    static const char *const same[] = {"0.02", "2e-2", "2E-2", "0.0200000000000", "20000e-6",
+                                       "0.0002e+2", "\"0.020000000\"", "\"0.02\""};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        json_t *sit = ctl_fixture_json("main_situation.json");
+        int st = status_with(sit, false, "qoe.rebuffer_ratio", same[i], COND_QOE, err, sizeof err);
+        if (st != COND_PASS)
+            fail_msg("rebuffer_ratio %s: status %d (%s)", same[i], st, err);
+        json_decref(sit);
+    }
+    json_t *sit = ctl_fixture_json("main_situation.json");
+    assert_int_equal(status_with(sit, false, "qoe.rebuffer_ratio", "0.020001", COND_QOE, err,
+                                 sizeof err), COND_VIOLATION);
+    json_decref(sit);
+    /* A jansson real has already lost its digits: it is never read. */
+    int64_t x = 0;
+    json_t *real = json_real(0.5);
+    assert_int_equal(num_from_json(real, 10, &x), -1);
+    json_decref(real);
+    /* A string holding \u0000 cannot pose as a number kept as text. */
+    struct sit_situation s;
+    const char forged[] = "{\"policy\": {\"id\": \"\\u00001.5\"}}";
+    assert_int_equal(sit_parse(forged, strlen(forged), &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\\u0000"));
+}
+
+/* A decimal with micro-units as its unit, spelled at random but exactly. */
+static void spell(uint64_t *rng, int64_t micro, char *buf, size_t n)
+{
+    char plain[48];
+    num_format(micro, plain, sizeof plain);
+    *rng = *rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    switch ((*rng >> 33) % 4) {
+    case 0: snprintf(buf, n, "%s", plain); break;
+    case 1: snprintf(buf, n, "%lld.%06lld000", (long long)(micro / NUM_MICRO),
+                     (long long)(micro % NUM_MICRO)); break;
+    case 2: snprintf(buf, n, "%llde-6", (long long)micro); break;
+    default: snprintf(buf, n, "\"%s\"", plain); break;
+    }
+}
+
+/* Property: for a random limit L, a value of L passes the condition, L plus
+ * one micro-unit (the smallest step the unit holds) is a VIOLATION, and L
+ * plus any smaller step (1e-7 .. 1e-18) is refused: none of them is ever
+ * rounded to PASS.  Checked for every decimal compared against a limit:
+ * rebuffer ratio, startup p90, each resource item, and the cost budget
+ * (where the smallest step of the cost is one pico-unit). */
+static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    char err[512], raw[96], plain[48];
+    for (int iter = 0; iter < 200; iter++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t lim = (int64_t)((rng >> 20) % 1000000) + 1; /* (0, 1]: fits every field */
+        int which = iter % 4;
+        int64_t at = lim, above = lim + 1;
+        for (int step = 0; step < 3; step++) {
+            json_t *sit = ctl_fixture_json("main_situation.json");
+            json_t *c = ctl_cand(sit, "C");
+            num_format(lim, plain, sizeof plain);
+            const char *field = NULL;
+            enum cond_kind k = COND_QOE;
+            if (which == 0) {
+                ctl_set(sit, "policy.qoe.max_rebuffer_ratio", json_string(plain));
+                field = "qoe.rebuffer_ratio";
+            } else if (which == 1) {
+                ctl_set(sit, "policy.qoe.max_startup_p90_ms", json_string(plain));
+                ctl_set(sit, "policy.qoe.startup_tie_ms", json_integer(0));
+                field = "qoe.startup_p90_ms";
+            } else if (which == 2) {
+                json_t *it = json_array_get(json_object_get(json_array_get(
+                    json_object_get(json_object_get(c, "resources"), "windows"), 0), "items"), 0);
+                ctl_set(it, "limit", json_string(plain));
+                ctl_set(it, "margin", json_integer(0));
+                ctl_set(it, "background_upper", json_integer(0));
+                ctl_set(it, "commitments_upper", json_integer(0));
+                field = "resources.windows";
+                ctl_set(it, "step_upper", json_string("@RAW@"));
+                k = COND_RESOURCES;
+            } else {
+                /* one unit costs one micro-unit: dCost (pico) = usage (micro) */
+                ctl_set(sit, "policy.cost.budget_per_step", json_string(plain));
+                ctl_set(c, "cost.contract.categories",
+                        json_pack("{s:[{s:n,s:s}]}", "egress_gb", "up_to", "unit_price", "0.000001"));
+                ctl_set(c, "cost.baseline_usage", json_object());
+                ctl_set(c, "cost.step_usage.low", json_object());
+                ctl_set(c, "cost.step_usage.high", json_object());
+                field = "cost.step_usage.high.egress_gb";
+                k = COND_COST;
+                at = lim * NUM_MICRO, above = at + 1; /* usage in micro-units */
+            }
+            int64_t v = step == 0 ? at : above;
+            if (step < 2)
+                spell(&rng, v, raw, sizeof raw);
+            else {
+                /* the limit plus 10^-d, 7 <= d <= 18: no micro-unit holds it */
+                int d = 7 + (int)((rng >> 40) % 12);
+                snprintf(raw, sizeof raw, "%lld.%06lld%0*d1", (long long)(at / NUM_MICRO),
+                         (long long)(at % NUM_MICRO), d - 7, 0);
+            }
+            int st;
+            if (which == 2) {
+                struct sit_situation s;
+                st = parse_raw(sit, raw, &s, err, sizeof err) != 0 ? -1 : 0;
+                if (st == 0) {
+                    struct evidence_rows rows = {0};
+                    ctl_row(&rows, "ev-c", "C", "MATCH", CTL_T - 1000);
+                    struct dcn_result r;
+                    assert_int_equal(dcn_decide(&s, s.decision_time_ms, &rows, &r), 0);
+                    st = (int)ctl_status(&r, "C", k);
+                    dcn_free(&r);
+                    evidence_rows_free(&rows);
+                    sit_free(&s);
+                }
+            } else {
+                st = status_with(sit, false, field, raw, k, err, sizeof err);
+            }
+            int want = step == 0 ? COND_PASS : step == 1 ? COND_VIOLATION : -1;
+            if (st != want)
+                fail_msg("iteration %d, %s = %s (limit %lld micro): status %d, want %d (%s)", iter,
+                         field, raw, (long long)lim, st, want, st < 0 ? err : "");
+            json_decref(sit);
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -742,9 +953,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_18_invalid_situation_names_the_field),
         cmocka_unit_test(ctl_19_record_is_complete_and_versioned),
         cmocka_unit_test(ctl_20_replay_reproduces_and_detects_tampering),
-        cmocka_unit_test(ctl_21_evidence_db_must_be_v1_and_exist),
+        cmocka_unit_test(ctl_21_evidence_db_must_exist_in_a_version_this_build_reads),
         cmocka_unit_test(ctl_30_corrupted_situations_never_crash),
         cmocka_unit_test(ctl_31_content_tie_never_lets_a_match_hide_a_mismatch),
+        cmocka_unit_test(ctl_32_numbers_are_read_exactly_or_refused),
+        cmocka_unit_test(ctl_33_prop_one_step_above_a_limit_never_passes),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

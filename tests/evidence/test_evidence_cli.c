@@ -10,8 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct run {
@@ -146,7 +149,7 @@ static void cli_02_import_then_list_show_latest(void **state)
     expect_rc(r, 0);
     assert_non_null(strstr(r.out, "observed_at_ms"));
     assert_non_null(strstr(r.out, "fetch 1"));
-    assert_non_null(strstr(r.out, "connect timeout"));
+    assert_non_null(strstr(r.out, "https://e.cdn-c.example/s1.ts"));
     run_free(&r);
 
     r = run_cmd("evidence", "show", "--json", "id-a", "--evidence", t->db, NULL);
@@ -154,7 +157,7 @@ static void cli_02_import_then_list_show_latest(void **state)
     json_t *rec = json_loads(r.out, 0, NULL);
     assert_non_null(rec);
     assert_int_equal(json_array_size(json_object_get(rec, "fetches")), 2);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(rec, "report"), "video"), "frames")), 150);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(rec, "report"), "video"), "compared_frames")), 150);
     json_decref(rec);
     run_free(&r);
 
@@ -324,7 +327,148 @@ static void cli_09_table_output_neutralises_control_characters(void **state)
     r = run_cmd("evidence", "list", "--evidence", t->db, NULL);
     expect_rc(r, 0);
     assert_null(strchr(r.out, '\x1b'));
-    assert_non_null(strstr(r.out, "cdn-?[31mred"));
+    assert_non_null(strstr(r.out, "cdn-\\x1b[31mred"));
+    run_free(&r);
+}
+
+static void expect_refused(struct run r, const char *why)
+{
+    if (r.rc != 66 || !strstr(r.err, why))
+        fail_msg("exit %d (want 66), stderr does not say \"%s\": %s", r.rc, why, r.err);
+    run_free(&r);
+}
+
+/* Every store error exits 66 in every subcommand, with a message that says
+ * what the file is; import into a file that is not ours changes nothing. */
+static void cli_10_store_errors_exit_66_in_every_subcommand(void **state)
+{
+    struct ev_tmp *t = *state;
+    char missing[160], foreign[160], control[160], newer[160], rep[160];
+    ev_tmp_path(t, "missing.db", missing, sizeof missing);
+    ev_tmp_path(t, "foreign.db", foreign, sizeof foreign);
+    ev_tmp_path(t, "control.db", control, sizeof control);
+    ev_tmp_path(t, "newer.db", newer, sizeof newer);
+    report_file(t, "r.json", "id-r", "MATCH", evidence_now_ms(), "cdn-c", rep, sizeof rep);
+    struct run r = run_cmd("evidence", "import", rep, "--evidence", newer, NULL);
+    expect_rc(r, 0);
+    run_free(&r);
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(newer, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    assert_int_equal(sqlite3_open(foreign, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    assert_int_equal(sqlite3_open(control, &raw), SQLITE_OK); /* what stepctl's control.db says */
+    assert_int_equal(sqlite3_exec(raw, "CREATE TABLE decisions(id); PRAGMA application_id = 1398031188",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    const struct {
+        const char *db, *why;
+    } stores[] = {{missing, "no such file"},
+                  {foreign, "not an evidence store"},
+                  {control, "this is a stepctl control.db"},
+                  {newer, "schema version 3"}};
+    for (size_t i = 0; i < sizeof stores / sizeof stores[0]; i++) {
+        expect_refused(run_cmd("evidence", "list", "--evidence", stores[i].db, NULL), stores[i].why);
+        expect_refused(run_cmd("evidence", "latest", "--evidence", stores[i].db, NULL), stores[i].why);
+        expect_refused(run_cmd("evidence", "show", "id-r", "--evidence", stores[i].db, NULL),
+                       stores[i].why);
+        if (i > 0) /* import creates a missing store */
+            expect_refused(run_cmd("evidence", "import", rep, "--evidence", stores[i].db, NULL),
+                           stores[i].why);
+    }
+    assert_int_equal(access(missing, F_OK), -1);
+    assert_int_equal(ev_count(foreign, "SELECT count(*) FROM sqlite_master"), 1);
+    assert_int_equal(ev_count(control, "SELECT count(*) FROM sqlite_master"), 1);
+}
+
+/* The reading subcommands on a store in a directory the reader cannot
+ * write: as root the reader runs as user nobody (root passes every
+ * permission check), otherwise as this user.  The store is as its writer
+ * left it (WAL files kept), then without WAL files (read immutable). */
+static void cli_11_readers_work_on_a_store_they_cannot_write(void **state)
+{
+    struct ev_tmp *t = *state;
+    char rep[160], dir[160], db[200];
+    report_file(t, "r.json", "id-r", "MATCH", evidence_now_ms(), "cdn-c", rep, sizeof rep);
+    ev_tmp_path(t, "ro", dir, sizeof dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    struct run r = run_cmd("evidence", "import", rep, "--evidence", db, NULL);
+    expect_rc(r, 0);
+    run_free(&r);
+    assert_int_equal(chmod(t->dir, 0755), 0);
+    for (int round = 0; round < 2; round++) {
+        if (round == 1)
+            assert_int_equal(ev_count(db, "SELECT count(*) FROM evidence"), 1); /* drops WAL files */
+        assert_int_equal(chmod(dir, 0555), 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+                _exit(99);
+            const char *cmds[][6] = {{"evidence", "list", "--evidence", db, NULL},
+                                     {"evidence", "latest", "--evidence", db, NULL},
+                                     {"evidence", "show", "id-r", "--evidence", db, NULL}};
+            for (int i = 0; i < 3; i++) {
+                int argc = 0;
+                while (cmds[i][argc])
+                    argc++;
+                FILE *out = fopen("/dev/null", "w");
+                int rc = exactav_cmd_evidence_io(argc, (char **)cmds[i], out, stderr);
+                fclose(out);
+                if (rc != 0)
+                    _exit(10 + i);
+            }
+            _exit(0);
+        }
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        assert_int_equal(chmod(dir, 0755), 0);
+    }
+}
+
+/* --media-sequence (schema v2) selects the rows of one media sequence number;
+ * it is a filter of list and latest only. */
+static void cli_12_list_filters_by_media_sequence(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 2; i++) {
+        char id[16], name[32], path[160];
+        snprintf(id, sizeof id, "seq-%d", 30 + i);
+        snprintf(name, sizeof name, "%s.json", id);
+        char *text = ev_sample_report(id, "MATCH", now - 1000 * (2 - i), "cdn-c", "ch1", "720p", "pv7");
+        json_t *rep = json_loads(text, 0, NULL);
+        free(text);
+        json_object_set_new(rep, "media_sequence", json_integer(30 + i));
+        text = json_dumps(rep, JSON_COMPACT);
+        json_decref(rep);
+        assert_int_equal(ev_write_file(t, name, text, path, sizeof path), 0);
+        free(text);
+        struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+        expect_rc(r, 0);
+        run_free(&r);
+    }
+    struct run r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "31", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "MEDIA_SEQ"));
+    assert_non_null(strstr(r.out, "seq-31"));
+    assert_null(strstr(r.out, "seq-30"));
+    run_free(&r);
+    r = run_cmd("evidence", "latest", "--evidence", t->db, "--media-sequence=30", "--json", NULL);
+    expect_rc(r, 0);
+    assert_non_null(strstr(r.out, "\"media_sequence\": 30"));
+    run_free(&r);
+    r = run_cmd("evidence", "list", "--evidence", t->db, "--media-sequence", "-1", NULL);
+    expect_rc(r, 64);
+    run_free(&r);
+    r = run_cmd("evidence", "show", "seq-30", "--evidence", t->db, "--media-sequence", "30", NULL);
+    expect_rc(r, 64);
     run_free(&r);
 }
 
@@ -342,6 +486,9 @@ int main(int argc, char **argv)
         T(cli_07_help_exits_0),
         T(cli_08_import_twice_reports_unchanged),
         T(cli_09_table_output_neutralises_control_characters),
+        T(cli_10_store_errors_exit_66_in_every_subcommand),
+        T(cli_11_readers_work_on_a_store_they_cannot_write),
+        T(cli_12_list_filters_by_media_sequence),
     };
     if (argc > 1) {
         bool known = false;

@@ -2,6 +2,8 @@
  * Each test is registered with ctest on its own (evidence_<name>); the
  * first argument selects it. */
 #include "ev_test.h"
+#include "dbfile.h"
+#include "evidence_fingerprint.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -100,9 +102,9 @@ static void store_01_schema_v1_created(void **state)
 {
     struct ev_tmp *t = *state;
     struct evidence_db *db = open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 1);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('evidence','fetches')"), 2);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN ('evidence_scope','evidence_observed')"), 2);
     /* WAL is a property of the file: a fresh connection sees it */
@@ -114,9 +116,9 @@ static void store_01_schema_v1_created(void **state)
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
     sqlite3_finalize(st);
     sqlite3_close(raw);
-    /* a second RW open of a v1 file migrates nothing and keeps v1 */
+    /* a second RW open of a current file migrates nothing and keeps its version */
     db = open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 1);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
 }
 
@@ -130,22 +132,25 @@ static void store_02_migrates_empty_v0_file(void **state)
     struct evidence_record r = ev_sample_record("id-v0", evidence_now_ms());
     insert_ok(db, &r);
     evidence_close(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
 }
 
 static void store_03_refuses_newer_schema_version(void **state)
 {
     struct ev_tmp *t = *state;
-    exec_raw(t->db, "CREATE TABLE evidence(id TEXT); PRAGMA user_version=2;");
-    struct evidence_db *db = NULL;
+    /* an evidence store (our application_id) of a later schema version */
+    struct evidence_db *db = open_rw(t->db);
+    evidence_close(db);
+    exec_raw(t->db, "PRAGMA user_version=99;");
+    db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
-    assert_non_null(strstr(err, "2"));
+    assert_non_null(strstr(err, "99"));
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RO, &db, err, sizeof err), EVIDENCE_E_VERSION);
     assert_null(db);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 2); /* untouched */
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 99); /* untouched */
 }
 
 static void store_04_refuses_foreign_v0_database(void **state)
@@ -155,7 +160,7 @@ static void store_04_refuses_foreign_v0_database(void **state)
     struct evidence_db *db = NULL;
     char err[256] = "";
     assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_OPEN);
-    assert_non_null(strstr(err, "not an evidence database"));
+    assert_non_null(strstr(err, "not an evidence store"));
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name='evidence'"), 0);
     /* a file that is not SQLite at all */
     char junk[160];
@@ -197,7 +202,8 @@ static void store_06_insert_show_round_trip(void **state)
     assert_string_equal(str_at(rec, "check_kind"), "exact-av-v1");
     assert_string_equal(str_at(rec, "verdict"), "MATCH");
     assert_string_equal(str_at(rec, "reason"), "identical");
-    assert_string_equal(str_at(rec, "profile_fingerprint"), "ab12");
+    assert_string_equal(str_at(rec, "profile_fingerprint"), r.profile_fingerprint);
+    assert_int_equal(strlen(str_at(rec, "profile_fingerprint")), 64);
     assert_string_equal(str_at(rec, "path_id"), "cdn-c");
     assert_string_equal(str_at(rec, "program_version"), "pv7");
     assert_string_equal(str_at(rec, "reference_version"), "sha256:ref");
@@ -251,6 +257,7 @@ static void store_08_duplicate_id_is_conflict_and_keeps_original(void **state)
     r.observed_at_ms = now;
     r.observed_end_ms = now;
     r.verdict = EVIDENCE_VERDICT_MISMATCH;
+    ev_refresh_report(&r);
     char err[256] = "";
     assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_CONFLICT);
     evidence_close(db);
@@ -453,6 +460,7 @@ static void insert_scoped(struct evidence_db *db, const char *id, const char *pa
     r.path_id = path;
     r.program_version = pv;
     r.verdict = v;
+    ev_refresh_report(&r);
     insert_ok(db, &r);
 }
 
@@ -609,7 +617,7 @@ static void store_17_concurrent_writers_all_succeed(void **state)
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(DISTINCT id) FROM evidence"), WRITERS * PER_WRITER);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM fetches"), 2 * WRITERS * PER_WRITER);
-    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
 }
 
 static void store_18_new_id_is_random_uuid_v4(void **state)
@@ -653,6 +661,575 @@ static void store_19_import_survives_truncated_and_corrupted_reports(void **stat
     evidence_close(db);
 }
 
+/* ---- knowing our own file (issue 9) ---- */
+
+extern const char evidence_schema_v1_sql[];
+
+/* A store exactly as a version-1 build left it: schema v1, with our
+ * application_id (a build of issue 9) or without one (a build before it),
+ * holding one row with an empty report ('old1') and one valid row ('old2',
+ * columns equal to its report, as a version-1 import wrote them). */
+static void make_v1_store(const char *path, int64_t observed, bool with_id)
+{
+    exec_raw(path, evidence_schema_v1_sql);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
+             " path_id, channel, rendition, observed_at_ms, observed_end_ms, recorded_at_ms, report)"
+             " VALUES ('old1', 'exact-av-v1', 'MATCH', 'identical', 'exact-av-v1', 'ab12', 'cdn-a',"
+             " 'ch1', '720p', %lld, %lld, %lld, '{}'); PRAGMA user_version=1; PRAGMA application_id=%d;",
+             (long long)observed + 1, (long long)observed + 1, (long long)observed + 1,
+             with_id ? DBFILE_APPID_EVIDENCE : 0);
+    exec_raw(path, sql);
+    char *text = ev_sample_report("old2", "MATCH", observed, "cdn-a", "ch1", "360p", "pv7");
+    json_t *rep = json_loads(text, 0, NULL);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+        "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
+        " path_id, channel, rendition, program_version, reference_version, object, interval_start,"
+        " interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report) VALUES"
+        " ('old2', 'exact-av-v1', 'MATCH', 'identical', 'exact-av-v1', ?1, 'cdn-a', 'ch1', '360p',"
+        " 'pv7', 'sha256:ref', ?2, 900000, 1440000, ?3, ?4, ?3, ?5)", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, str_at(json_object_get(rep, "profile"), "fingerprint"), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, str_at(json_object_get(rep, "candidate"), "object"), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, observed);
+    sqlite3_bind_int64(st, 4, int_at(rep, "observed_end_ms"));
+    sqlite3_bind_text(st, 5, text, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    json_decref(rep);
+    free(text);
+}
+
+/* SHA-256 of a whole file (a foreign file must stay byte-identical). */
+static void file_digest(const char *path, char out[65])
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    evidence_sha256_hex(buf, n, out);
+}
+
+static bool side_file(const char *path, const char *suffix)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return access(p, F_OK) == 0;
+}
+
+static void store_20_application_id_and_foreign_files_untouched(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+    /* foreign files are refused before anything is written: same digest,
+     * still in rollback-journal mode, no WAL or index file made */
+    static const struct {
+        const char *sql, *why;
+    } foreign[] = {
+        {"CREATE TABLE t(x); INSERT INTO t VALUES (1);", "not an evidence store"},
+        {"CREATE TABLE t(x); PRAGMA application_id = 305419896;", "another application"},
+        {"CREATE TABLE evidence(id TEXT); PRAGMA user_version = 1;", "not an evidence store"},
+        /* only a v1 store can predate application_id: v2 tables without it are not ours */
+        {"CREATE TABLE evidence(id TEXT); CREATE TABLE fetches(x); CREATE TABLE probes(x);"
+         " PRAGMA user_version = 2;", "not an evidence store"},
+        {"CREATE TABLE decisions(x); PRAGMA application_id = 1398031188;", "a stepctl control.db"},
+    };
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        char path[160], d1[65], d2[65], err[512] = "";
+        snprintf(path, sizeof path, "%s/foreign%zu.db", t->dir, i);
+        exec_raw(path, foreign[i].sql);
+        long long objects = ev_count(path, "SELECT count(*) FROM sqlite_master");
+        file_digest(path, d1);
+        for (int mode = 0; mode < 2; mode++) {
+            assert_int_equal(evidence_open(path, mode ? EVIDENCE_OPEN_RW : EVIDENCE_OPEN_RO, &db,
+                                           err, sizeof err),
+                             EVIDENCE_E_OPEN);
+            if (!strstr(err, foreign[i].why))
+                fail_msg("%s: \"%s\" does not say \"%s\"", foreign[i].sql, err, foreign[i].why);
+        }
+        file_digest(path, d2);
+        assert_string_equal(d1, d2);
+        assert_false(side_file(path, "-wal") || side_file(path, "-shm") || side_file(path, "-journal"));
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM sqlite_master"), objects);
+    }
+}
+
+/* A store of schema v1 made before application_id existed: read as it is
+ * by readers (nothing written), adopted by the next writer (and migrated
+ * to v2 in the same transaction), rows kept. */
+static void store_21_store_from_before_application_id_is_adopted(void **state)
+{
+    struct ev_tmp *t = *state;
+    make_v1_store(t->db, evidence_now_ms(), false);
+    char d1[65], d2[65], err[256] = "";
+    file_digest(t->db, d1);
+    struct evidence_db *db = open_ro(t->db);
+    json_t *rows = NULL;
+    struct evidence_filter f = {0};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 2);
+    json_decref(rows);
+    evidence_close(db);
+    file_digest(t->db, d2);
+    assert_string_equal(d1, d2);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), 0);
+    db = open_rw(t->db);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+    assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 2);
+}
+
+/* Changes one field of a valid report (dotted path) and expects import to
+ * refuse it naming want. */
+static void forged(struct evidence_db *db, const char *verdict, const char *dotted, json_t *value,
+                   const char *want)
+{
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("id-forged", verdict, now, "p", "c", "r", "v");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    char path[128];
+    snprintf(path, sizeof path, "%s", dotted);
+    json_t *o = root;
+    char *key = path, *dot;
+    while ((dot = strchr(key, '.'))) {
+        *dot = '\0';
+        o = json_is_array(o) ? json_array_get(o, (size_t)atoi(key)) : json_object_get(o, key);
+        key = dot + 1;
+    }
+    if (value)
+        json_object_set_new(o, key, value);
+    else
+        json_object_del(o, key);
+    text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char err[512] = "";
+    int inserted = -1;
+    enum evidence_rc rc = evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err);
+    free(text);
+    if (rc != EVIDENCE_E_INVALID || !strstr(err, want))
+        fail_msg("%s %s: rc %d, error \"%s\" does not name \"%s\"", verdict, dotted, rc, err, want);
+    assert_int_equal(inserted, 0);
+}
+
+/* What exactav verify could not have produced is refused, the first broken
+ * rule named: the issue's two reports, then one rule at a time. */
+static void store_22_import_refuses_what_verify_could_not_have_produced(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    /* 1. MATCH with reason connect_error, video UNKNOWN, nothing compared */
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("id-1", "UNKNOWN", now, "p", "c", "r", "v");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(root, "verdict", json_string("MATCH"));
+    json_object_set_new(root, "reason", json_string("connect_error"));
+    json_object_set_new(json_object_get(root, "video"), "compared_frames", json_integer(0));
+    text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char err[512] = "";
+    int inserted = -1;
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "verdict: MATCH does not follow from the tracks"));
+    free(text);
+    /* 2. only the fields import needs, with profile.fingerprint "x" */
+    const char minimal[] = "{\"check_kind\":\"exact-av-v1\",\"evidence_id\":\"id-2\",\"verdict\":"
+                           "\"MATCH\",\"reason\":\"identical\",\"profile\":{\"id\":\"exact-av-v1\","
+                           "\"version\":1,\"fingerprint\":\"x\"},\"observed_at_ms\":1000,"
+                           "\"observed_end_ms\":1000}";
+    assert_int_equal(evidence_import_report_at(db, minimal, strlen(minimal), now, &inserted, err,
+                                               sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "profile.fingerprint: must be 64 lowercase hex digits"));
+    /* 3. one rule at a time */
+    forged(db, "MATCH", "profile.fingerprint", json_string("0000000000000000000000000000000000000000000000000000000000000000"), "profile.fingerprint: is not the one recomputed");
+    forged(db, "MATCH", "profile.runtime.arch", json_string("aarch64"), "profile.fingerprint: is not the one recomputed");
+    forged(db, "MATCH", "profile.runtime.libavcodec", json_string("60.3.100"), "profile.runtime: differs from the profile's pins");
+    forged(db, "MATCH", "profile.document", NULL, "profile.document: required");
+    forged(db, "MATCH", "profile.document.id", json_string("other"), "profile.document: is not profile exact-av-v1");
+    forged(db, "MATCH", "video.compared_frames", json_integer(149), "video.compared_frames: a MATCH compares everything");
+    forged(db, "MATCH", "video.compared_frames", json_integer(151), "video.compared_frames: 151 compared");
+    forged(db, "MATCH", "audio.candidate_samples", json_integer(287999), "audio.candidate_samples: a MATCH compares everything");
+    forged(db, "MATCH", "video.reason", json_string("video_pixels"), "video.reason: a MATCH has reason identical");
+    forged(db, "MATCH", "video.unconfirmed_differences", json_true(), "video.unconfirmed_differences");
+    forged(db, "MATCH", "video", NULL, "video: required object");
+    forged(db, "MATCH", "audio.verdict", json_string("UNKNOWN"), "verdict: MATCH does not follow");
+    forged(db, "MATCH", "reason", json_string("match"), "reason: match is not the reason the lattice carries (identical)");
+    forged(db, "MATCH", "candidate.delivery_failure", json_pack("{s:s,s:s}", "reason", "http_error", "detail", "404"), "candidate.delivery_failure: a MATCH cannot have a failed delivery");
+    forged(db, "MATCH", "candidate.transport_complete", json_false(), "candidate.transport_complete");
+    forged(db, "MATCH", "reference.video.corrupt_frames", json_true(), "reference.video.corrupt_frames");
+    forged(db, "MATCH", "fetches.1.error", json_string("short body"), "fetches[1].error: a MATCH cannot hold a failed request");
+    forged(db, "MATCH", "fetches.1.seq", json_integer(7), "fetches[1].seq");
+    forged(db, "MATCH", "candidate", NULL, "candidate: required object");
+    forged(db, "MISMATCH", "video.first_mismatch", json_null(), "video.first_mismatch: a MISMATCH names its first difference");
+    forged(db, "MISMATCH", "video.first_mismatch.plane", json_string("missing"), "video.reason: video_pixels does not match the first difference (video_missing_frames)");
+    forged(db, "MISMATCH", "verdict", json_string("UNKNOWN"), "verdict: UNKNOWN does not follow");
+    forged(db, "UNKNOWN", "video.first_mismatch", json_pack("{s:s}", "plane", "Y"), "video.first_mismatch: only a MISMATCH");
+    forged(db, "UNKNOWN", "reason", json_string("identical"), "reason: identical is not the reason");
+    /* a MATCH over nothing is UNKNOWN empty_interval */
+    text = ev_sample_report("id-3", "MATCH", now, "p", "c", "r", "v");
+    root = json_loads(text, 0, NULL);
+    free(text);
+    json_t *v = json_object_get(root, "video"), *a = json_object_get(root, "audio");
+    json_object_set_new(v, "reference_frames", json_integer(0));
+    json_object_set_new(v, "candidate_frames", json_integer(0));
+    json_object_set_new(v, "compared_frames", json_integer(0));
+    json_object_set_new(a, "reference_samples", json_integer(0));
+    json_object_set_new(a, "candidate_samples", json_integer(0));
+    text = json_dumps(root, JSON_COMPACT);
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "the lattice gives UNKNOWN"));
+    free(text);
+    json_object_set_new(root, "verdict", json_string("UNKNOWN"));
+    json_object_set_new(root, "reason", json_string("empty_interval"));
+    text = json_dumps(root, JSON_COMPACT);
+    import_ok(db, text, now, 1); /* what verify writes for an empty interval */
+    free(text);
+    json_decref(root);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
+}
+
+/* "Newest" is one rule: evidence_newest (SQL), latest (SQL) and
+ * evidence_row_newer (C) pick the same row, ties included. */
+static void store_23_newest_is_one_rule(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    uint64_t rng = 12345;
+    int64_t base = evidence_now_ms() - MIN_MS(60);
+    struct evidence_row rows[40];
+    static const enum evidence_verdict verdicts[] = {EVIDENCE_VERDICT_MATCH,
+                                                     EVIDENCE_VERDICT_MISMATCH,
+                                                     EVIDENCE_VERDICT_UNKNOWN};
+    static char ids[40][16];
+    for (int i = 0; i < 40; i++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        snprintf(ids[i], sizeof ids[i], "r%02d", (int)((rng >> 33) % 100)); /* ids in random order */
+        ids[i][3] = (char)('a' + i % 26), ids[i][4] = (char)('a' + i / 26), ids[i][5] = '\0';
+        struct evidence_record r = ev_sample_record(ids[i], base + (int64_t)((rng >> 40) % 4) * 1000);
+        r.verdict = verdicts[(rng >> 20) % 3];
+        r.recorded_at_ms = base + MIN_MS(1) + (int64_t)((rng >> 44) % 3);
+        ev_refresh_report(&r);
+        insert_ok(db, &r);
+        memset(&rows[i], 0, sizeof rows[i]);
+        strcpy(rows[i].id, ids[i]); /* 5 characters */
+        rows[i].verdict = r.verdict;
+        rows[i].observed_at_ms = r.observed_at_ms;
+        rows[i].recorded_at_ms = r.recorded_at_ms;
+    }
+    const struct evidence_row *best = &rows[0];
+    for (int i = 1; i < 40; i++)
+        if (evidence_row_newer(&rows[i], best))
+            best = &rows[i];
+    struct evidence_scope scope = {"cdn-c", "ch1", "720p", "pv7"};
+    struct evidence_rows got = {0};
+    char err[256] = "";
+    assert_int_equal(evidence_newest(db, &scope, 1, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.rows[0].id, best->id);
+    assert_false(got.rows[0].malformed);
+    evidence_rows_free(&got);
+    json_t *latest = NULL;
+    struct evidence_filter f = {0};
+    assert_int_equal(evidence_latest(db, &f, &latest, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(latest, 0), "id")), best->id);
+    json_decref(latest);
+    evidence_close(db);
+}
+
+/* ---- schema v2: media_sequence and probes ---- */
+
+/* Schema v2 readers read v1 as it is; the first writer migrates it forward
+ * (and adopts a store from before application_id) in one transaction. */
+static void store_24_v1_store_readable_then_migrated_forward(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    for (int with_id = 0; with_id < 2; with_id++) {
+        char path[160], err[256] = "";
+        snprintf(path, sizeof path, "%s/v1-%d.db", t->dir, with_id);
+        make_v1_store(path, now - 1000, with_id);
+        /* a reader can neither migrate nor refuse a version-1 store: it reads it */
+        struct evidence_db *db = open_ro(path);
+        assert_int_equal(evidence_schema_version(db), 1);
+        json_t *rows = NULL, *probe = NULL;
+        struct evidence_filter f = {.now_ms = now};
+        assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+        assert_int_equal(json_array_size(rows), 2);
+        assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "media_sequence")));
+        assert_true(json_is_null(json_object_get(json_array_get(rows, 1), "media_sequence")));
+        json_decref(rows);
+        f = (struct evidence_filter){.now_ms = now, .has_media_sequence = true, .media_sequence = 0};
+        assert_int_equal(evidence_latest(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+        assert_int_equal(json_array_size(rows), 0);
+        json_decref(rows);
+        assert_int_equal(evidence_show(db, "old1", &rows, err, sizeof err), EVIDENCE_OK);
+        json_decref(rows);
+        assert_int_equal(evidence_probe_newest(db, "cdn-a", NULL, NULL, now, &probe, err, sizeof err), EVIDENCE_OK);
+        assert_null(probe);
+        /* stepctl's query on v1: the valid row applies, the empty report never does */
+        struct evidence_scope scope[2] = {{"cdn-a", "ch1", "360p", "pv7"}, {"cdn-a", "ch1", "720p", "pv7"}};
+        struct evidence_rows got = {0};
+        assert_int_equal(evidence_newest(db, scope, 2, &got, err, sizeof err), EVIDENCE_OK);
+        assert_int_equal(got.n, 2);
+        assert_string_equal(got.rows[0].id, "old2");
+        if (got.rows[0].malformed)
+            fail_msg("old2 is malformed: %s", got.rows[0].why);
+        assert_string_equal(got.rows[1].id, "old1");
+        assert_true(got.rows[1].malformed);
+        evidence_rows_free(&got);
+        evidence_close(db);
+        assert_int_equal(ev_count(path, "PRAGMA user_version"), 1); /* untouched by the reader */
+        assert_int_equal(ev_count(path, "PRAGMA application_id"), with_id ? DBFILE_APPID_EVIDENCE : 0);
+        /* the first writer migrates forward in one transaction, keeping every row */
+        db = open_rw(path);
+        assert_int_equal(evidence_schema_version(db), 2);
+        evidence_close(db);
+        assert_int_equal(ev_count(path, "PRAGMA user_version"), 2);
+        assert_int_equal(ev_count(path, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE media_sequence IS NULL"), 2);
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                        "('probes', 'probes_scope', 'evidence_media_sequence')"), 3);
+        /* and the valid row is still valid evidence under schema v2 */
+        db = open_ro(path);
+        assert_int_equal(evidence_newest(db, scope, 1, &got, err, sizeof err), EVIDENCE_OK);
+        assert_int_equal(got.n, 1);
+        assert_false(got.rows[0].malformed);
+        evidence_rows_free(&got);
+        evidence_close(db);
+    }
+    /* a failed migration leaves version 1 intact (application_id included):
+     * a column that already exists */
+    struct ev_tmp t2;
+    struct evidence_db *db = NULL;
+    char err[256] = "";
+    assert_int_equal(ev_tmp_make(&t2), 0);
+    make_v1_store(t2.db, now, false);
+    exec_raw(t2.db, "ALTER TABLE evidence ADD COLUMN media_sequence TEXT");
+    assert_int_equal(evidence_open(t2.db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_INTERNAL);
+    assert_non_null(strstr(err, "v2"));
+    assert_int_equal(ev_count(t2.db, "PRAGMA user_version"), 1);
+    assert_int_equal(ev_count(t2.db, "PRAGMA application_id"), 0);
+    assert_int_equal(ev_count(t2.db, "SELECT count(*) FROM sqlite_master WHERE name = 'probes'"), 0);
+    ev_tmp_remove(&t2);
+}
+
+/* A sample report with a top-level media_sequence (the canary's field). */
+static char *report_with_seq(const char *id, int64_t observed, json_t *seq)
+{
+    char *text = ev_sample_report(id, "MATCH", observed, "cdn-a", "ch1", "360p", "pv7");
+    json_t *r = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(r, "media_sequence", seq);
+    text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    return text;
+}
+
+static void store_25_media_sequence_imported_and_filtered(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s%d", i);
+        char *text = report_with_seq(id, now - 1000 * (3 - i), json_integer(40 + i));
+        import_ok(db, text, now, 1);
+        free(text);
+    }
+    char *text = report_with_seq("none", now, json_null());
+    import_ok(db, text, now, 1);
+    free(text);
+    char err[256] = "";
+    int inserted = 0;
+    text = report_with_seq("bad", now, json_string("41"));
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence"));
+    free(text);
+    text = report_with_seq("neg", now, json_integer(-1));
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence"));
+    free(text);
+    json_t *rows = NULL;
+    struct evidence_filter f = {.now_ms = now, .has_media_sequence = true, .media_sequence = 41};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), 1);
+    assert_string_equal(str_at(json_array_get(rows, 0), "id"), "s1");
+    assert_int_equal(int_at(json_array_get(rows, 0), "media_sequence"), 41);
+    json_decref(rows);
+    f.media_sequence = -2;
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_E_INVALID);
+    struct evidence_record r = ev_sample_record("direct", now);
+    r.media_sequence = (struct evidence_int){.present = true, .value = 7};
+    /* the column says what the report says (the rules of a valid row) */
+    assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence: the column differs from the report"));
+    ev_refresh_report(&r);
+    insert_ok(db, &r);
+    assert_int_equal(ev_count(t->db, "SELECT media_sequence FROM evidence WHERE id = 'direct'"), 7);
+    r.id = "direct-neg";
+    r.media_sequence.value = -7;
+    ev_refresh_report(&r);
+    assert_int_equal(evidence_insert(db, &r, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "media_sequence"));
+    /* an edited column is never applicable to stepctl either */
+    exec_raw(t->db, "UPDATE evidence SET media_sequence = 8 WHERE id = 'direct'");
+    struct evidence_scope scope = {"cdn-c", "ch1", "720p", "pv7"};
+    struct evidence_rows got = {0};
+    assert_int_equal(evidence_newest(db, &scope, 1, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.rows[0].id, "direct");
+    assert_true(got.rows[0].malformed);
+    assert_non_null(strstr(got.rows[0].why, "media_sequence"));
+    evidence_rows_free(&got);
+    evidence_close(db);
+}
+
+static struct evidence_probe sample_probe(const char *id, const char *path, enum evidence_probe_status st,
+                                          int64_t observed)
+{
+    return (struct evidence_probe){
+        .id = id, .path_id = path, .channel = "ch1", .rendition = "360p",
+        .object = "http://cdn-a.example/live/360p.m3u8?Signature=REDACTED", .status = st,
+        .reason = st == EVIDENCE_PROBE_PASS ? "ok" : "download_http_error",
+        .observed_at_ms = observed, .observed_end_ms = observed + 40,
+        .playlist_status = {true, 200}, .media_sequence = {true, 12},
+        .segment = "http://cdn-a.example/live/s12.ts", .tcp_connect_ms = {true, 1},
+        .header_status = {true, 200}, .header_ttfb_ms = {true, 3},
+        .download_status = {true, st == EVIDENCE_PROBE_PASS ? 200 : 503},
+        .download_bytes = {true, 1000}, .download_ms = {true, 9},
+    };
+}
+
+static void store_26_probes_stored_and_newest_picked(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    char err[256] = "";
+    struct evidence_probe p = sample_probe("p1", "cdn-a", EVIDENCE_PROBE_PASS, now - 10000);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p2", "cdn-a", EVIDENCE_PROBE_VIOLATION, now - 5000);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p3", "cdn-a", EVIDENCE_PROBE_PASS, now - 5000); /* same time: VIOLATION wins */
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("p4", "cdn-a", EVIDENCE_PROBE_PASS, now + 1000); /* after the decision time */
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    p = sample_probe("q1", "cdn-b", EVIDENCE_PROBE_UNKNOWN, now - 1000);
+    p.channel = NULL;
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    /* refused: duplicate id, missing fields, zero time, bad status */
+    p = sample_probe("p1", "cdn-a", EVIDENCE_PROBE_PASS, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_CONFLICT);
+    p = sample_probe("x1", NULL, EVIDENCE_PROBE_PASS, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "path_id"));
+    p = sample_probe("x2", "cdn-a", EVIDENCE_PROBE_PASS, 0);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    p = sample_probe("x3", "cdn-a", (enum evidence_probe_status)7, now);
+    assert_int_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_E_INVALID);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM probes"), 5);
+
+    db = open_ro(t->db);
+    json_t *row = NULL;
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "360p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "p2");
+    assert_string_equal(str_at(row, "status"), "VIOLATION");
+    assert_int_equal(int_at(row, "download_status"), 503);
+    json_decref(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "360p", now - 6000, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "p1");
+    json_decref(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-a", "ch1", "720p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_null(row);
+    assert_int_equal(evidence_probe_newest(db, "cdn-b", NULL, "360p", now, &row, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(str_at(row, "id"), "q1");
+    json_decref(row);
+    /* a read-only handle cannot write probes */
+    p = sample_probe("ro", "cdn-a", EVIDENCE_PROBE_PASS, now);
+    assert_int_not_equal(evidence_probe_insert(db, &p, err, sizeof err), EVIDENCE_OK);
+    evidence_close(db);
+    enum evidence_probe_status st;
+    assert_true(evidence_probe_status_parse("VIOLATION", &st) && st == EVIDENCE_PROBE_VIOLATION);
+    assert_false(evidence_probe_status_parse("MATCH", &st));
+}
+
+/* An UNKNOWN needs nothing beyond what shows it is UNKNOWN: a check that
+ * never decoded (the canary's playlist_stalled: no interval, sides without
+ * decode flags, no fetch, audio null) is valid evidence, and stepctl reads
+ * it as a valid UNKNOWN.  A MATCH still needs everything: without its
+ * interval, or with the sides of such a report, it is refused. */
+static void store_27_unknown_without_a_decode_is_valid_match_still_needs_everything(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("id-stalled", "UNKNOWN", now, "cdn-c", "ch1", "720p", "pv7");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(root, "reason", json_string("playlist_stalled"));
+    json_object_set_new(root, "interval", json_pack("{s:i}", "time_offset", 0));
+    json_object_set_new(root, "video", json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:b}", "verdict", "UNKNOWN",
+                                                 "reason", "playlist_stalled", "reference_frames", 0,
+                                                 "candidate_frames", 0, "compared_frames", 0,
+                                                 "first_mismatch", "unconfirmed_differences", 0));
+    json_object_set_new(root, "audio", json_null());
+    json_object_set_new(root, "reference", json_pack("{s:n}", "object"));
+    json_object_set_new(root, "candidate", json_pack("{s:s, s:{s:s, s:s}}", "object",
+                                                     "https://cdn-c.example/live/index.m3u8?Signature=REDACTED",
+                                                     "delivery_failure", "reason", "playlist_stalled",
+                                                     "detail", "media sequence 12 for 18000 ms"));
+    json_object_set_new(root, "fetches", json_array());
+    json_object_set_new(root, "media_sequence", json_integer(12));
+    text = json_dumps(root, JSON_COMPACT);
+    import_ok(db, text, now, 1);
+    free(text);
+    struct evidence_scope scope = {"cdn-c", "ch1", "720p", "pv7"};
+    struct evidence_rows got = {0};
+    char err[512] = "";
+    assert_int_equal(evidence_newest(db, &scope, 1, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.n, 1);
+    if (got.rows[0].malformed)
+        fail_msg("a no-decode UNKNOWN read as malformed: %s", got.rows[0].why);
+    assert_int_equal(got.rows[0].verdict, EVIDENCE_VERDICT_UNKNOWN);
+    evidence_rows_free(&got);
+    /* the same shape can never be a MATCH: the lattice over nothing is UNKNOWN */
+    json_object_set_new(root, "evidence_id", json_string("id-stalled-match"));
+    json_object_set_new(root, "verdict", json_string("MATCH"));
+    json_object_set_new(root, "reason", json_string("identical"));
+    json_object_set_new(json_object_get(root, "video"), "verdict", json_string("MATCH"));
+    json_object_set_new(json_object_get(root, "video"), "reason", json_string("identical"));
+    json_object_del(json_object_get(root, "candidate"), "delivery_failure");
+    text = json_dumps(root, JSON_COMPACT);
+    int inserted = -1;
+    assert_int_equal(evidence_import_report_at(db, text, strlen(text), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "the lattice gives UNKNOWN"));
+    free(text);
+    json_decref(root);
+    /* and a MATCH without the interval it compared is refused */
+    forged(db, "MATCH", "interval.start", NULL, "interval: a MATCH names the interval it compared");
+    forged(db, "MATCH", "interval", json_null(), "interval: a MATCH names the interval it compared");
+    forged(db, "MATCH", "reference.video", NULL, "reference.video.decoder_error");
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -677,6 +1254,14 @@ int main(int argc, char **argv)
         T(store_17_concurrent_writers_all_succeed),
         T(store_18_new_id_is_random_uuid_v4),
         T(store_19_import_survives_truncated_and_corrupted_reports),
+        T(store_20_application_id_and_foreign_files_untouched),
+        T(store_21_store_from_before_application_id_is_adopted),
+        T(store_22_import_refuses_what_verify_could_not_have_produced),
+        T(store_23_newest_is_one_rule),
+        T(store_24_v1_store_readable_then_migrated_forward),
+        T(store_25_media_sequence_imported_and_filtered),
+        T(store_26_probes_stored_and_newest_picked),
+        T(store_27_unknown_without_a_decode_is_valid_match_still_needs_everything),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */

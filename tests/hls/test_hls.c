@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "hls.h"
+#include "test_skip.h"
 #include "uri.h"
 
 #ifndef EXACTAV_CORPUS_DIR
@@ -594,14 +595,12 @@ static char *read_corpus(const char *rel, size_t *len)
   return buf;
 }
 
-static bool corpus_present(void)
+/* Ends the process as skipped (exit 77) when the corpus is absent. */
+static void need_corpus(void)
 {
-  struct stat st;
   char path[1024];
   snprintf(path, sizeof path, "%s/playlists", EXACTAV_CORPUS_DIR);
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return true;
-  print_message("SKIP: corpus not found at %s (set -DEXACTAV_CORPUS_DIR=...)\n", path);
-  return false;
+  test_skip_unless(path);
 }
 
 struct corpus_case {
@@ -640,10 +639,7 @@ static const struct corpus_case CORPUS[] = {
 static void hls_21_corpus_playlists_outcomes(void **state)
 {
   (void)state;
-  if (!corpus_present()) {
-    skip();
-    return;
-  }
+  need_corpus();
   for (size_t i = 0; i < sizeof CORPUS / sizeof CORPUS[0]; i++) {
     const struct corpus_case *c = &CORPUS[i];
     char rel[512];
@@ -681,10 +677,7 @@ static void parse_corpus(const char *rel, struct hls_playlist *pl)
 static void hls_22_corpus_playlists_details(void **state)
 {
   (void)state;
-  if (!corpus_present()) {
-    skip();
-    return;
-  }
+  need_corpus();
   struct hls_playlist pl;
   struct hls_selection sel;
   parse_corpus("playlists/DERIVED_m3u8py_SIMPLE_PLAYLIST_crlf.m3u8", &pl);
@@ -754,10 +747,7 @@ static void hls_22_corpus_playlists_details(void **state)
 static void hls_23_rollover_stream_playlist(void **state)
 {
   (void)state;
-  if (!corpus_present()) {
-    skip();
-    return;
-  }
+  need_corpus();
   struct hls_playlist pl;
   struct hls_selection sel;
   parse_corpus("media/hls-ts-rollover/playlist.m3u8", &pl);

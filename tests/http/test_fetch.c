@@ -250,7 +250,9 @@ static void case_02_ok_headers_recorded(void **state)
 static void case_03_redirect_3_hops_recorded(void **state)
 {
     const struct server *s = *state;
+    const char *keep[] = {"a"}; /* every other query value would read REDACTED */
     struct fetch_options o = fetch_options_default();
+    o.redact = (struct redact_policy){.keep = keep, .n_keep = 1};
     struct fetch_result r;
     assert_int_equal(get(state, &o, "/redirect/3/seg.ts?a=1", &r), FETCH_OK);
     assert_int_equal(r.n_redirects, 3);
@@ -514,10 +516,9 @@ static void assert_no_secret(const char *s)
 static void case_15_redaction_everywhere(void **state)
 {
     const struct server *s = *state;
-    const char *extra[] = {"token"};
+    const char *keep[] = {"keep", "Signature"}; /* a credential is never kept */
     struct fetch_options o = fetch_options_default();
-    o.redact_names = extra;
-    o.n_redact_names = 1;
+    o.redact = (struct redact_policy){.keep = keep, .n_keep = 2};
     struct fetch_result r;
     char url[512];
     snprintf(
@@ -718,6 +719,97 @@ static void case_21_tls_verified(void **state)
     assert_int_equal(stop_server(&tls), 0);
 }
 
+static void case_27_redirect_to_other_host_followed_and_marked(void **state)
+{
+    const struct server *s = *state;
+    struct fetch_options o = fetch_options_default();
+    struct fetch_result r;
+    char path[160];
+    /* Another host name for the same server: followed (CDNs do that), marked. */
+    snprintf(path, sizeof path, "/location?to=http://localhost:%u/seg.ts", s->port);
+    enum fetch_error e = get(state, &o, path, &r);
+    if (e == FETCH_CONNECT_ERROR)
+        fprintf(stderr, "localhost does not reach 127.0.0.1 here: only the marking is checked\n");
+    else
+        assert_int_equal(e, FETCH_OK);
+    assert_int_equal(r.n_redirects, 1);
+    assert_true(r.other_host_redirect);
+    fetch_result_free(&r);
+    /* The same host is not marked. */
+    assert_int_equal(get(state, &o, "/redirect/2/seg.ts", &r), FETCH_OK);
+    assert_false(r.other_host_redirect);
+    fetch_result_free(&r);
+}
+
+static void case_28_redirect_outside_allowed_hosts_not_requested(void **state)
+{
+    const struct server *s = *state;
+    const char *allow[] = {"cdn2.example", "LOCALHOST"};
+    struct fetch_options o = fetch_options_default();
+    o.allow_redirect_hosts = allow;
+    o.n_allow_redirect_hosts = 2;
+    struct fetch_result r;
+    /* 127.0.0.2:1 refuses connections: an attempt would be connect_error. */
+    assert_int_equal(get(state, &o, "/location?to=http://127.0.0.2:1/seg.ts%3FSignature%3DSECRET", &r),
+                     FETCH_REDIRECT_NOT_ALLOWED);
+    assert_int_equal(r.n_redirects, 1);            /* the refused hop is recorded */
+    assert_int_equal(r.http_status, 302);
+    assert_null(r.data);
+    assert_non_null(strstr(r.message, "127.0.0.2"));
+    assert_null(strstr(r.redirects[0].location, "SECRET"));
+    json_t *j = fetch_result_to_json(&r, 0);
+    assert_memory_equal(json_string_value(json_object_get(j, "error")), "redirect_not_allowed: ", 22);
+    json_decref(j);
+    fetch_result_free(&r);
+    /* The requested host and the allowed ones are followed. */
+    assert_int_equal(get(state, &o, "/redirect/1/seg.ts", &r), FETCH_OK);
+    fetch_result_free(&r);
+    char path[160];
+    snprintf(path, sizeof path, "/location?to=http://localhost:%u/seg.ts", s->port);
+    assert_int_not_equal(get(state, &o, path, &r), FETCH_REDIRECT_NOT_ALLOWED);
+    fetch_result_free(&r);
+}
+
+static void case_29_close_delimited_body_length_unproven(void **state)
+{
+    struct fetch_options o = fetch_options_default();
+    struct fetch_result r;
+    assert_int_equal(get(state, &o, "/close/seg.ts", &r), FETCH_OK);
+    assert_int_equal(r.content_length, -1);
+    assert_segment_slice(&r, 0, SEG_SIZE);
+    assert_true(r.length_unproven);
+    fetch_result_free(&r);
+    /* A declared length, or the end of chunked coding, proves the end. */
+    assert_int_equal(get(state, &o, "/seg.ts", &r), FETCH_OK);
+    assert_false(r.length_unproven);
+    fetch_result_free(&r);
+    assert_int_equal(get(state, &o, "/chunked/seg.ts", &r), FETCH_OK);
+    assert_int_equal(r.content_length, -1);
+    assert_false(r.length_unproven);
+    fetch_result_free(&r);
+    /* A range is proven by its own length. */
+    o.range = (struct fetch_range){.offset = 10, .length = 100};
+    assert_int_equal(get(state, &o, "/close/seg.ts", &r), FETCH_OK);
+    assert_false(r.length_unproven);
+    fetch_result_free(&r);
+}
+
+static void case_30_only_documented_headers_recorded_redacted(void **state)
+{
+    struct fetch_options o = fetch_options_default();
+    struct fetch_result r;
+    assert_int_equal(get(state, &o, "/tokenheaders/seg.ts", &r), FETCH_OK);
+    assert_string_equal(r.headers.x_cache, "Hit; token=REDACTED, edge=REDACTED");
+    assert_string_equal(r.headers.via, "1.1 http://REDACTED@edge.example/x?sig=REDACTED");
+    json_t *j = fetch_result_to_json(&r, 0);
+    char *dump = json_dumps(j, 0);
+    assert_no_secret(dump);
+    assert_null(strstr(dump, "session"));  /* Set-Cookie is not a recorded header */
+    free(dump);
+    json_decref(j);
+    fetch_result_free(&r);
+}
+
 static void case_22_redirect_to_other_scheme_refused(void **state)
 {
     struct fetch_options o = fetch_options_default();
@@ -767,6 +859,10 @@ static const struct {
     CASE(20_testd_survives_aborts),
     CASE(21_tls_verified),
     CASE(22_redirect_to_other_scheme_refused),
+    CASE(27_redirect_to_other_host_followed_and_marked),
+    CASE(28_redirect_outside_allowed_hosts_not_requested),
+    CASE(29_close_delimited_body_length_unproven),
+    CASE(30_only_documented_headers_recorded_redacted),
 };
 
 int main(int argc, char **argv)

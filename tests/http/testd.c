@@ -11,8 +11,14 @@
  *   /short/<path>       declares the full Content-Length, sends half, closes
  *   /slow/<path>        1 KiB every 200 ms (at most SLOW_MAX_SECONDS)
  *   /chunked/<path>     the file without Content-Length (chunked encoding)
+ *   /close/<path>       the file without Content-Length, not chunked: the body
+ *                       ends when the connection closes (HTTP/1.0 style)
+ *   /tokenheaders/<path> the file, with credentials in X-Cache, Via and
+ *                       Set-Cookie (to test that none is recorded)
  *   /norange/<path>     ignores Range: always 200 with the full body
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
+ *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
+ *                       stream sliding over PLAYLIST's segments (testd_live.h)
  * Every file response carries ETag, Age, Via, X-Cache and Server so that
  * header recording can be tested; it is also the README's "CDN C".
  * With --port 0 the kernel picks a free port; the port number is written to
@@ -30,12 +36,15 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "testd_live.h"
 
 #define TESTD_NAME "exactav-testd"
 #define MAX_REDIRECT_HOPS 100
@@ -58,10 +67,13 @@ struct testd_config {
     char *tls_key;
     unsigned port;
     int verbose;
+    const char *live_playlist;   /* --live */
+    unsigned live_window;        /* --live-window */
+    struct testd_live *live;
 };
 
 /* One file being streamed by a callback route (/short, /slow). */
-enum stream_kind { STREAM_SHORT, STREAM_SLOW, STREAM_CHUNKED };
+enum stream_kind { STREAM_SHORT, STREAM_SLOW, STREAM_CHUNKED, STREAM_CLOSE };
 
 struct stream {
     int fd;
@@ -275,7 +287,7 @@ static enum MHD_Result route_status(struct MHD_Connection *c, const char *rest)
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct stream *s = cls;
-    if (pos >= s->limit && s->kind == STREAM_CHUNKED)
+    if (pos >= s->limit && (s->kind == STREAM_CHUNKED || s->kind == STREAM_CLOSE))
         return MHD_CONTENT_READER_END_OF_STREAM;
     if (pos >= s->limit)
         return MHD_CONTENT_READER_END_WITH_ERROR; /* closes the connection early */
@@ -300,8 +312,10 @@ static void stream_free(void *cls)
     free(s);
 }
 
-/* /short/, /slow/ and /chunked/: a callback response; the first two declare
- * the full size, /chunked/ declares none (chunked transfer encoding). */
+/* /short/, /slow/, /chunked/ and /close/: a callback response; the first two
+ * declare the full size, /chunked/ declares none (chunked transfer encoding),
+ * /close/ declares none and is not chunked: MHD's HTTP/1.0-only mode ends
+ * the body by closing the connection. */
 static enum MHD_Result route_stream(struct MHD_Connection *c, const struct testd_config *cfg,
                                     const char *rest, enum stream_kind kind)
 {
@@ -316,14 +330,42 @@ static enum MHD_Result route_stream(struct MHD_Connection *c, const struct testd
     }
     uint64_t size = (uint64_t)st.st_size;
     *s = (struct stream){fd, kind == STREAM_SHORT ? size / 2 : size, kind, time(NULL)};
+    bool unknown = kind == STREAM_CHUNKED || kind == STREAM_CLOSE;
     struct MHD_Response *r = MHD_create_response_from_callback(
-        kind == STREAM_CHUNKED ? MHD_SIZE_UNKNOWN : size,
+        unknown ? MHD_SIZE_UNKNOWN : size,
         kind == STREAM_SLOW ? SLOW_CHUNK : SHORT_BLOCK, stream_read, s, stream_free);
     if (!r) {
         stream_free(s);
         return MHD_NO;
     }
     add_cdn_headers(r, rest, &st);
+    if (kind == STREAM_CLOSE &&
+        MHD_set_response_options(r, MHD_RF_HTTP_VERSION_1_0_ONLY, MHD_RO_END) != MHD_YES) {
+        MHD_destroy_response(r);
+        return MHD_NO;
+    }
+    return queue(c, MHD_HTTP_OK, r);
+}
+
+/* /tokenheaders/<path>: the file, with header values that carry credentials. */
+static enum MHD_Result route_token_headers(struct MHD_Connection *c, const struct testd_config *cfg,
+                                           const char *rest)
+{
+    struct stat st;
+    int fd = open_inside(cfg, rest, &st);
+    if (fd < 0)
+        return queue_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+    struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+    if (!r) {
+        close(fd);
+        return MHD_NO;
+    }
+    add_cdn_headers(r, rest, &st);
+    MHD_del_response_header(r, "X-Cache", "Miss from " TESTD_NAME);
+    MHD_del_response_header(r, MHD_HTTP_HEADER_VIA, "1.1 " TESTD_NAME);
+    MHD_add_response_header(r, "X-Cache", "Hit; token=SECRETX, edge=e1");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VIA, "1.1 http://u:SECRETP@edge.example/x?sig=SECRETS");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, "session=SECRETC; HttpOnly");
     return queue(c, MHD_HTTP_OK, r);
 }
 
@@ -337,6 +379,11 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
                              const char *url, const char *raw_uri)
 {
     const char *rest;
+    if (cfg->live && testd_live_handles(url)) {
+        unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        struct MHD_Response *r = testd_live_respond(cfg->live, c, url, &status);
+        return queue(c, status, r);
+    }
     if ((rest = after(url, "/redirect/")))
         return route_redirect(c, cfg, rest, raw_uri);
     if ((rest = after(url, "/signed/")))
@@ -349,6 +396,10 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
         return route_stream(c, cfg, rest, STREAM_SLOW);
     if ((rest = after(url, "/chunked/")))
         return route_stream(c, cfg, rest, STREAM_CHUNKED);
+    if ((rest = after(url, "/close/")))
+        return route_stream(c, cfg, rest, STREAM_CLOSE);
+    if ((rest = after(url, "/tokenheaders/")))
+        return route_token_headers(c, cfg, rest);
     if ((rest = after(url, "/norange/")))
         return serve_file(c, cfg, rest, 0);
     if (strcmp(url, "/location") == 0)
@@ -395,13 +446,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 /* ---- start-up --------------------------------------------------------------------- */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr, "usage: " TESTD_NAME " --root DIR [--port N] [--port-file FILE]"
-                    " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]\n");
+    fprintf(out, "usage: " TESTD_NAME " --root DIR [--port N] [--port-file FILE]"
+                 " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]"
+                 " [--live PLAYLIST [--live-window N]]\n"
+                 "The project's test HTTP server on 127.0.0.1 (docs/fetch.md lists its routes).\n"
+                 "--live serves a live HLS stream sliding over PLAYLIST's segments at /_live/\n"
+                 "(window: --live-window N segments, 1-100), controlled through /_control/.\n"
+                 "Exit: 0 stopped by SIGTERM/SIGINT or --help, 1 cannot listen, 2 usage.\n");
 }
 
-/* Returns 0 if the options are usable. */
+/* Returns 0 if the options are usable, 1 for --help. */
 static int parse_args(int argc, char **argv, struct testd_config *cfg)
 {
     static const struct option longopts[] = {{"root", required_argument, NULL, 'r'},
@@ -411,6 +467,8 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
                                              {"tls-cert", required_argument, NULL, 'c'},
                                              {"tls-key", required_argument, NULL, 'k'},
                                              {"verbose", no_argument, NULL, 'v'},
+                                             {"live", required_argument, NULL, 'L'},
+                                             {"live-window", required_argument, NULL, 'W'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *root = NULL;
@@ -430,6 +488,13 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
         case 'c': cfg->tls_cert_file = optarg; break;
         case 'k': cfg->tls_key_file = optarg; break;
         case 'v': cfg->verbose = 1; break;
+        case 'h': return 1;
+        case 'L': cfg->live_playlist = optarg; break;
+        case 'W':
+            cfg->live_window = (unsigned)strtoul(optarg, &end, 10);
+            if (!*optarg || *end || cfg->live_window < 1 || cfg->live_window > 100)
+                return -1;
+            break;
         default: return -1;
         }
     }
@@ -529,12 +594,24 @@ int main(int argc, char **argv)
     struct testd_config cfg;
     struct sockaddr_in sa;
     memset(&cfg, 0, sizeof cfg);
-    if (parse_args(argc, argv, &cfg) != 0 || make_addr(cfg.bind, cfg.port, &sa) != 0) {
-        usage();
+    int prc = parse_args(argc, argv, &cfg);
+    if (prc == 1) {
+        usage(stdout);
+        return 0;
+    }
+    if (prc != 0 || make_addr(cfg.bind, cfg.port, &sa) != 0) {
+        usage(stderr);
         return 2;
     }
     if (load_tls(&cfg) != 0)
         return 2;
+    if (cfg.live_playlist) {
+        char err[512];
+        if (!(cfg.live = testd_live_new(cfg.live_playlist, cfg.root, cfg.live_window, err, sizeof err))) {
+            fprintf(stderr, TESTD_NAME ": %s\n", err);
+            return 2;
+        }
+    }
     /* Block the stop signals before any MHD thread exists, then wait for them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -565,5 +642,6 @@ int main(int argc, char **argv)
         unlink(cfg.port_file);
     free(cfg.tls_cert);
     free(cfg.tls_key);
+    testd_live_free(cfg.live);
     return 0;
 }

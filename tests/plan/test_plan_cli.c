@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 typedef struct {
     int code;
     char out[1 << 20];
@@ -212,14 +214,10 @@ static void cli_07_write_input_round_trip(void **state)
 }
 
 /* 08: EUA generation and coverage through the CLI (skips without corpus). */
-static void cli_08_eua(void **state)
+static void cli_08_corpus_eua(void **state)
 {
     (void)state;
-    struct stat st;
-    if (stat(PLAN_CORPUS_DIR "/eua", &st) != 0) {
-        printf("SKIP: no EUA corpus under %s\n", PLAN_CORPUS_DIR);
-        skip();
-    }
+    test_skip_unless(PLAN_CORPUS_DIR "/eua");
     run_result *r = run("--coverage", PLAN_CORPUS_DIR "/eua", NULL);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "below10 72 8.8%"));
@@ -234,7 +232,39 @@ static void cli_08_eua(void **state)
     assert_int_equal(run("--eua", "/nonexistent", NULL)->code, 66);
 }
 
-int main(void)
+/* 09: --json and --tsv together are refused as a usage error, in either order. */
+static void cli_09_json_and_tsv_refused(void **state)
+{
+    (void)state;
+    run_result *r = run("--input", DATA("tiny.json"), "--json", "--tsv", NULL);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--json and --tsv"));
+    assert_non_null(strstr(r->out, "\"kind\":\"usage\""));      /* the --json error object, nothing else */
+    assert_null(strstr(r->out, "\"metrics\""));
+    assert_int_equal(run("--input", DATA("tiny.json"), "--tsv", "--json", NULL)->code, 64);
+    assert_int_equal(run("--input", DATA("tiny.json"), "--tsv", NULL)->code, 0);
+}
+
+/* 10: optimal not proven within its time limit has its own exit code (75),
+ * prints no allocation, and names the option.  GLPK stops at its first
+ * check when tm_lim is 1 ms (the check is "tm_lim - 1 <= elapsed"), so this
+ * does not depend on the machine's speed. */
+static void cli_10_optimal_time_limit_exits_75(void **state)
+{
+    (void)state;
+    run_result *r = run("--algorithm", "optimal", "--synthetic", "--users", "200", "--servers",
+                        "20", "--time-limit-ms", "1", "--json", NULL);
+    assert_int_equal(r->code, 75);
+    assert_non_null(strstr(r->out, "\"kind\":\"time_limit\""));  /* the --json error object, no allocation */
+    assert_null(strstr(r->out, "\"metrics\""));
+    assert_non_null(strstr(r->err, "--time-limit-ms"));
+    assert_int_equal(run("--algorithm", "optimal", "--input", DATA("tiny.json"), "--time-limit-ms",
+                         "0", NULL)->code, 64);
+    r = run("--help", NULL);
+    assert_non_null(strstr(r->out, "75"));
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cli_01_all_algorithms_json),
@@ -244,7 +274,10 @@ int main(void)
         cmocka_unit_test(cli_05_exit_codes),
         cmocka_unit_test(cli_06_optimal_too_large),
         cmocka_unit_test(cli_07_write_input_round_trip),
-        cmocka_unit_test(cli_08_eua),
+        cmocka_unit_test(cli_08_corpus_eua),
+        cmocka_unit_test(cli_09_json_and_tsv_refused),
+        cmocka_unit_test(cli_10_optimal_time_limit_exits_75),
     };
+    test_select(argc, argv);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "plan_gen.h"
+#include "test_skip.h"
 #include "plan_geo.h"
 
 /* 01: Vincenty's own test line, Flinders Peak - Buninyong: 54 972.271 m. */
@@ -43,27 +44,16 @@ static void geo_02_edges(void **state)
     assert_false(plan_geo_valid(91, 0));
 }
 
-static const char *eua_dir(void)
-{
-    static char dir[4096];
-    struct stat st;
-    snprintf(dir, sizeof dir, "%s/eua", PLAN_CORPUS_DIR);
-    return stat(dir, &st) == 0 ? dir : NULL;
-}
-
 /* 03: the published shares 8.8 % / 74.4 % / 16.8 % with a 300 m geodesic
  * radius (72 / 607 / 137 of 816 users). */
-static void geo_03_eua_coverage_matches_paper(void **state)
+static void geo_03_corpus_eua_coverage_matches_paper(void **state)
 {
     (void)state;
     plan_points sites, users;
     plan_coverage c;
     char err[256];
-    const char *dir = eua_dir();
-    if (!dir) {
-        printf("SKIP: no EUA corpus under %s\n", PLAN_CORPUS_DIR);
-        skip();
-    }
+    const char *dir = PLAN_CORPUS_DIR "/eua";
+    test_skip_unless(dir);
     assert_int_equal(plan_eua_load(dir, &sites, &users, err, sizeof err), PLAN_GEN_OK);
     assert_int_equal(sites.n, 125);
     assert_int_equal(users.n, 816);
@@ -101,13 +91,14 @@ static void geo_04_csv_errors(void **state)
                      PLAN_GEN_NOFILE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(geo_01_vincenty_reference),
         cmocka_unit_test(geo_02_edges),
-        cmocka_unit_test(geo_03_eua_coverage_matches_paper),
+        cmocka_unit_test(geo_03_corpus_eua_coverage_matches_paper),
         cmocka_unit_test(geo_04_csv_errors),
     };
+    test_select(argc, argv);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "test_skip.h"
+
 #define FX FIXTURES_DIR "/"
 
 /* Runs `exactav ARGS`, returns its exit code; *out gets stdout parsed as
@@ -320,10 +322,95 @@ static void t10_extreme_interleaving_ends_unknown_and_never_hangs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- the evidence store: checked before the check, id printed after the commit ---- */
+
+/* Runs `[prefix] exactav ARGS` with stdout to DIR/out and stderr to DIR/err;
+ * returns the exit code and the stdout text (malloc'd) in *out. */
+static int run_in(const char *dir, const char *prefix, char **out, const char *fmt, ...)
+{
+    char args[2048], cmd[4096], path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s%s %s >%s/out 2>%s/err", prefix, EXACTAV_BIN, args, dir, dir);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/out", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    *out = calloc(1, 1 << 20);
+    assert_non_null(*out);
+    size_t n = fread(*out, 1, (1 << 20) - 1, f);
+    (*out)[n] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void t11_evidence_store_is_checked_before_the_check(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/e2e-ev-XXXXXX", path[256], cmd[512], *out;
+    assert_non_null(mkdtemp(dir));
+    const char *args = "verify --no-progress --reference " FX "ref.ts --candidate " FX
+                       "cand_copy.ts --path-id c";
+    /* a committed row: the human report ends with its id, which is stored */
+    snprintf(path, sizeof path, "%s/evidence.db", dir);
+    assert_int_equal(run_in(dir, "", &out, "%s --evidence %s", args, path), 0);
+    const char *line = strstr(out, "evidence: ");
+    assert_non_null(line);
+    char id[64] = "";
+    assert_int_equal(sscanf(line, "evidence: %63s", id), 1);
+    free(out);
+    snprintf(cmd, sizeof cmd, "test \"$(sqlite3 %s \"select id from evidence\")\" = %s", path, id);
+    assert_int_equal(system(cmd), 0);
+    /* no store: no evidence line */
+    assert_int_equal(run_in(dir, "", &out, "%s", args), 0);
+    assert_null(strstr(out, "evidence:"));
+    free(out);
+    /* a store that is not ours, the other store, a place that cannot be
+     * written: exit 66 before the check (no report), the file untouched */
+    snprintf(cmd, sizeof cmd, "sqlite3 %s/foreign.db 'create table t(x)' && "
+                              "sqlite3 %s/control.db 'create table decisions(x); "
+                              "pragma application_id = 1398031188' && mkdir %s/ro", dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    const char *bad[][2] = {{"foreign.db", "not an evidence store"},
+                            {"control.db", "this is a stepctl control.db"},
+                            {"missing/evidence.db", "cannot"}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i][0]);
+        snprintf(cmd, sizeof cmd, "sha256sum %s > %s/sum 2>/dev/null", path, dir);
+        int had = system(cmd) == 0;
+        assert_int_equal(run_in(dir, "", &out, "%s --evidence %s", args, path), 66);
+        assert_string_equal(out, ""); /* no check ran, nothing printed */
+        free(out);
+        snprintf(cmd, sizeof cmd, "grep -q '%s' %s/err", bad[i][1], dir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "sha256sum -c --quiet %s/sum && ! test -e %s-wal", dir, path);
+        if (had)
+            assert_int_equal(system(cmd), 0);
+    }
+    /* a read-only directory (as root: the check runs as user nobody) */
+    snprintf(cmd, sizeof cmd, "chmod 755 %s && chmod 555 %s/ro", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    bool root = geteuid() == 0;
+    if (!root || system("command -v setpriv >/dev/null") == 0) {
+        snprintf(path, sizeof path, "%s/ro/evidence.db", dir);
+        assert_int_equal(run_in(dir, root ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "",
+                                &out, "%s --evidence %s", args, path),
+                         66);
+        assert_string_equal(out, "");
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "chmod 755 %s/ro && rm -rf %s", dir, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- issue 8: the verdict follows the decoded content ---- */
+
 /* Class 2 of issue 8: every sample of the interval is compared, also those
  * of the AAC frame holding START in the middle of a 17-frame PES, and a
  * difference there is reported at its first sample. */
-static void t11_every_sample_of_the_interval_is_compared(void **state)
+static void t12_every_sample_of_the_interval_is_compared(void **state)
 {
     (void)state;
     json_t *r;
@@ -343,7 +430,7 @@ static void t11_every_sample_of_the_interval_is_compared(void **state)
 }
 
 /* Class 14: a binding fixes the scope of the evidence. */
-static void t12_binding_scope_cannot_be_overridden(void **state)
+static void t13_binding_scope_cannot_be_overridden(void **state)
 {
     (void)state;
     char dir[] = "/tmp/exactav-e2e-scope-XXXXXX";
@@ -371,7 +458,7 @@ static void t12_binding_scope_cannot_be_overridden(void **state)
 
 /* Classes 4 and 13: the program compared, the streams listed (metadata
  * never compared), the parameter that differs named (class 12). */
-static void t13_programs_streams_and_parameters_in_the_report(void **state)
+static void t14_programs_streams_and_parameters_in_the_report(void **state)
 {
     (void)state;
     json_t *r;
@@ -401,7 +488,7 @@ static void t13_programs_streams_and_parameters_in_the_report(void **state)
 
 /* Class 10: damage in an open-GOP I frame taints the leading B frame that
  * is output before it: the difference there is never confirmed. */
-static void t14_damage_follows_decode_order(void **state)
+static void t15_damage_follows_decode_order(void **state)
 {
     (void)state;
     json_t *r;
@@ -420,14 +507,18 @@ static bool corpus(const char *rel, char *out, size_t outlen)
     return stat(out, &st) == 0;
 }
 
+/* The path of a corpus file; ends the process as skipped when it is absent. */
+static void need_corpus(const char *rel, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/%s", CORPUS_DIR, rel);
+    test_skip_unless(out);
+}
+
 static void t07_corpus_pts_wrap_inside_a_real_segment(void **state)
 {
     (void)state;
     char seg[1024];
-    if (!corpus("media/hls-ts-rollover/360p30_h264_48k_160_aac_ts-0000000028.ts", seg, sizeof seg)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/hls-ts-rollover/360p30_h264_48k_160_aac_ts-0000000028.ts", seg, sizeof seg);
     json_t *r;
     assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", seg, seg), 0);
     assert_true(jint(r, "interval", "start") > jint(r, "interval", "end"));  /* the wrap */
@@ -444,10 +535,8 @@ static void t08_corpus_other_segments_and_renditions_differ(void **state)
 {
     (void)state;
     char a[1024], b[1024];
-    if (!corpus("media/hls-multivideo/red_1.ts", a, sizeof a) || !corpus("media/hls-multivideo/green_1.ts", b, sizeof b)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/hls-multivideo/red_1.ts", a, sizeof a);
+    need_corpus("media/hls-multivideo/green_1.ts", b, sizeof b);
     json_t *r;
     assert_int_equal(run(&r, "verify --json --reference %s --candidate %s", a, b), 1);
     assert_string_equal(jstr(r, "video", "reason"), "video_pixels");
@@ -458,10 +547,7 @@ static void t09_corpus_out_of_profile_and_video_only(void **state)
 {
     (void)state;
     char p[1024];
-    if (!corpus("media/single/shaka_id3-metadata.ts", p, sizeof p)) {
-        print_message("skipped: %s absent\n", CORPUS_DIR);
-        skip();
-    }
+    need_corpus("media/single/shaka_id3-metadata.ts", p, sizeof p);
     assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* HE-AACv2, no video */
     assert_true(corpus("media/single/muxjs_test-segment.ts", p, sizeof p));
     assert_int_equal(run(NULL, "verify --reference %s --candidate %s", p, p), 65);   /* AAC 44.1 kHz */
@@ -472,7 +558,7 @@ static void t09_corpus_out_of_profile_and_video_only(void **state)
     json_decref(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t01_every_fixture_gives_its_expected_verdict),
@@ -482,13 +568,15 @@ int main(void)
         cmocka_unit_test(t05_usage_and_unopenable_inputs),
         cmocka_unit_test(t06_runtime_drift_refuses_to_verify),
         cmocka_unit_test(t10_extreme_interleaving_ends_unknown_and_never_hangs),
-        cmocka_unit_test(t11_every_sample_of_the_interval_is_compared),
-        cmocka_unit_test(t12_binding_scope_cannot_be_overridden),
-        cmocka_unit_test(t13_programs_streams_and_parameters_in_the_report),
-        cmocka_unit_test(t14_damage_follows_decode_order),
+        cmocka_unit_test(t11_evidence_store_is_checked_before_the_check),
+        cmocka_unit_test(t12_every_sample_of_the_interval_is_compared),
+        cmocka_unit_test(t13_binding_scope_cannot_be_overridden),
+        cmocka_unit_test(t14_programs_streams_and_parameters_in_the_report),
+        cmocka_unit_test(t15_damage_follows_decode_order),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),
     };
+    test_select(argc, argv);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

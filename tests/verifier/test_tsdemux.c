@@ -52,6 +52,27 @@ static void section(struct stream *s, int pid, const uint8_t *body, size_t len)
         p[5 + len + (size_t)i] = (uint8_t)(crc >> (24 - 8 * i));
 }
 
+/* A PSI section of any length (<= 1021), with its CRC, split over as many
+ * packets as it needs. */
+static void long_section(struct stream *s, int pid, const uint8_t *body, size_t len)
+{
+    uint8_t sec[1024];
+    memcpy(sec, body, len);
+    uint32_t crc = av_bswap32(av_crc(av_crc_get_table(AV_CRC_32_IEEE), UINT32_MAX, body, len));
+    for (int i = 0; i < 4; i++)
+        sec[len + (size_t)i] = (uint8_t)(crc >> (24 - 8 * i));
+    size_t total = len + 4;
+    for (size_t pos = 0; pos < total;) {
+        uint8_t *p = packet(s, pid, pos == 0);
+        size_t at = pos == 0 ? 5 : 4;
+        if (pos == 0)
+            p[4] = 0;            /* pointer_field */
+        size_t k = total - pos < TS_PACKET_SIZE - at ? total - pos : TS_PACKET_SIZE - at;
+        memcpy(p + at, sec + pos, k);
+        pos += k;
+    }
+}
+
 static void pat(struct stream *s, int n, const int *programs, const int *pmt_pids)
 {
     uint8_t b[64] = {0x00, 0xB0, (uint8_t)(9 + 4 * n), 0, 1, 0xC1, 0, 0};
@@ -282,6 +303,52 @@ static void t04_an_access_unit_swallowing_a_timed_pes_is_damaged(void **state)
     assert_false(u.damaged[2]);
 }
 
+/* A PMT longer than a packet is assembled across packets (its video is the
+ * last stream); one listing more streams than the demuxer holds is never
+ * read as if the rest did not exist. */
+static void pmt_of(struct stream *s, int n, size_t es_info)
+{
+    uint8_t b[1021] = {0x02, 0, 0, 0, 1, 0xC1, 0, 0, 0xE1, 0x00, 0xF0, 0x00};
+    size_t len = 12;
+    for (int i = 0; i < n; i++) {
+        int pid = 0x200 + i;
+        uint8_t *e = b + len;
+        e[0] = i == n - 1 ? 0x1B : 0x06, e[1] = (uint8_t)(0xE0 | pid >> 8), e[2] = (uint8_t)pid;
+        e[3] = 0xF0, e[4] = (uint8_t)es_info;
+        if (es_info)             /* one user-private descriptor */
+            e[5] = 0x80, e[6] = (uint8_t)(es_info - 2), memset(e + 7, 0x55, es_info - 2);
+        len += 5 + es_info;
+    }
+    b[1] = (uint8_t)(0xB0 | (len + 4 - 3) >> 8), b[2] = (uint8_t)(len + 4 - 3);
+    long_section(s, 0x100, b, len);
+}
+
+static void t05_long_pmt_sections_and_too_many_streams(void **state)
+{
+    (void)state;
+    static struct stream s;
+    struct tsd_select sel = {.want_video = 1};
+    struct tsdemux d;
+    struct got g;
+    memset(&s, 0, sizeof s);
+    pat(&s, 1, (int[]){1}, (int[]){0x100});
+    pmt_of(&s, 20, 12);          /* 352 bytes: three packets */
+    pes(&s, 0x200 + 19, 90000);
+    run(&s, &sel, &g, &d);
+    assert_false(d.too_many);
+    assert_int_equal(d.selection, TSD_SEL_OK);
+    assert_int_equal(tsdemux_program(&d)->nstreams, 20);
+    assert_int_equal(g.n, 1);
+    tsdemux_free(&d);
+    memset(&s, 0, sizeof s);
+    pat(&s, 1, (int[]){1}, (int[]){0x100});
+    pmt_of(&s, TSD_MAX_STREAMS + 1, 0);
+    pes(&s, 0x200 + TSD_MAX_STREAMS, 90000);
+    run(&s, &sel, &g, &d);
+    assert_true(d.too_many);
+    tsdemux_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +356,7 @@ int main(void)
         cmocka_unit_test(t02_equal_programs_are_ambiguous),
         cmocka_unit_test(t03_a_lost_pes_start_damages_what_follows),
         cmocka_unit_test(t04_an_access_unit_swallowing_a_timed_pes_is_damaged),
+        cmocka_unit_test(t05_long_pmt_sections_and_too_many_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

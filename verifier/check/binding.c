@@ -31,6 +31,29 @@ void binding_digest(const json_t *doc, char out[65])
     json_decref(copy);
 }
 
+json_t *binding_document(const struct binding_spec *s, json_t *files)
+{
+    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:b}, s:{s:I, s:o}, s:o, s:o}",
+                            "binding_version", 1, "kind", "exact-av-reference-binding",
+                            "channel", s->channel, "program_version", s->program_version,
+                            "rendition", s->rendition, "profile_id", s->profile_id,
+                            "interval", "start", (json_int_t)s->start, "end", (json_int_t)s->end,
+                            "declared", s->declared,
+                            "decode_boundary", "video_pts", (json_int_t)s->video_boundary,
+                            "audio_pts", s->has_audio ? json_integer(s->audio_boundary) : json_null(),
+                            "media_sequence", s->have_media_sequence
+                                                  ? json_pack("{s:I, s:I}", "first", (json_int_t)s->seq_first,
+                                                              "last", (json_int_t)s->seq_last)
+                                                  : json_null(),
+                            "files", files);
+    if (!doc)
+        return NULL;
+    char digest[65];
+    binding_digest(doc, digest);
+    json_object_set_new(doc, "reference_version", json_string(digest));
+    return doc;
+}
+
 static char *resolve_path(const char *binding_path, const char *file)
 {
     if (file[0] == '/')

@@ -41,4 +41,22 @@ void binding_free(struct binding *b);
  * its reference_version member. */
 void binding_digest(const json_t *doc, char out[65]);
 
+/* What a binding document says (see docs/cli.md, exactav bind). */
+struct binding_spec {
+    const char *channel, *program_version, *rendition, *profile_id;
+    int64_t start, end;          /* the interval */
+    bool declared;               /* given by the user, not derived */
+    int64_t video_boundary;
+    bool has_audio;
+    int64_t audio_boundary;
+    bool have_media_sequence;
+    int64_t seq_first, seq_last;
+};
+
+/* The binding document with its reference_version member.  files is an
+ * array of {path, sha256, bytes} whose reference is taken.  NULL when out
+ * of memory.  `exactav bind` writes it; the canary derives a reference
+ * segment's reference_version from it (docs/canary.md). */
+json_t *binding_document(const struct binding_spec *s, json_t *files);
+
 #endif

@@ -11,16 +11,16 @@
 #include <libavutil/avutil.h>
 #include <libavutil/cpu.h>
 #include <libswresample/swresample.h>
-#include <openssl/evp.h>
 
+#include "evidence_fingerprint.h"
 #include "util.h"
 
 extern const char exactav_embedded_profile[];
 extern const size_t exactav_embedded_profile_len;
 
-static const char *RUNTIME_PINS[] = {
-    "libavcodec", "libavformat", "libavutil", "libswresample", "ffmpeg_configuration_sha256",
-};
+/* The runtime pins and the fingerprint are evidence/fingerprint's: the
+ * evidence store recomputes the fingerprint from a report the same way. */
+#define RUNTIME_PINS evidence_fingerprint_pins
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *field)
 {
@@ -69,6 +69,23 @@ static int parse_flags(json_t *arr, int *out, const char *where, char *err, size
     return 0;
 }
 
+/* The largest picture either side may decode: work and memory are bounded
+ * by it, and v1's envelope ends at 1920x1080. */
+#define V1_MAX_WIDTH 1920
+#define V1_MAX_HEIGHT 1080
+
+static int parse_resolution(json_t *env, struct profile *p, char *err, size_t errlen)
+{
+    json_t *w = json_object_get(env, "max_width"), *h = json_object_get(env, "max_height");
+    if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > V1_MAX_WIDTH)
+        return fail(err, errlen, "profile: %s must be an integer 1..1920 in Exact-AV v1", "video.envelope.max_width");
+    if (!json_is_integer(h) || json_integer_value(h) < 1 || json_integer_value(h) > V1_MAX_HEIGHT)
+        return fail(err, errlen, "profile: %s must be an integer 1..1080 in Exact-AV v1", "video.envelope.max_height");
+    p->max_width = (int)json_integer_value(w);
+    p->max_height = (int)json_integer_value(h);
+    return 0;
+}
+
 static int parse_video(json_t *v, struct profile *p, char *err, size_t errlen)
 {
     if (!json_is_object(v))
@@ -88,7 +105,7 @@ static int parse_video(json_t *v, struct profile *p, char *err, size_t errlen)
         return fail(err, errlen, "profile: %s must be \"yuv420p\" in Exact-AV v1", "video.output");
     if (!(p->video_flags & AV_CODEC_FLAG_BITEXACT) || !(p->video_flags & AV_CODEC_FLAG_UNALIGNED))
         return fail(err, errlen, "profile: %s must include bitexact and unaligned", "video.flags");
-    return 0;
+    return parse_resolution(json_object_get(v, "envelope"), p, err, errlen);
 }
 
 static int parse_audio(json_t *a, struct profile *p, char *err, size_t errlen)
@@ -136,7 +153,7 @@ static int parse_profile(struct profile *p, char *err, size_t errlen)
     if (p->video_threads != 1 || p->audio_threads != 1)
         return fail(err, errlen, "profile: %s must be 1 in Exact-AV v1", "thread_count");
     json_t *rt = json_object_get(doc, "runtime");
-    for (size_t i = 0; i < sizeof RUNTIME_PINS / sizeof RUNTIME_PINS[0]; i++)
+    for (size_t i = 0; i < EVIDENCE_FINGERPRINT_N_PINS; i++)
         if (!json_is_string(json_object_get(rt, RUNTIME_PINS[i])))
             return fail(err, errlen, "profile: runtime.%s is missing", RUNTIME_PINS[i]);
     return 0;
@@ -221,48 +238,19 @@ json_t *profile_runtime_description(void)
 
 int profile_check_runtime(const struct profile *p, const json_t *runtime, char *err, size_t errlen)
 {
-    json_t *pins = json_object_get(p->doc, "runtime");
-    size_t used = 0;
-    int differences = 0;
-    err[0] = '\0';
-    for (size_t i = 0; i < sizeof RUNTIME_PINS / sizeof RUNTIME_PINS[0]; i++) {
-        const char *want = json_string_value(json_object_get(pins, RUNTIME_PINS[i]));
-        const char *have = json_string_value(json_object_get(runtime, RUNTIME_PINS[i]));
-        if (want && have && !strcmp(want, have))
-            continue;
-        differences++;
-        if (used < errlen)
-            used += (size_t)snprintf(err + used, errlen - used, "%s%s: profile %s, runtime %s",
-                                     differences > 1 ? "; " : "", RUNTIME_PINS[i],
-                                     want ? want : "(none)", have ? have : "(none)");
-    }
-    return differences ? -1 : 0;
+    return evidence_fingerprint_check_pins(p->doc, runtime, err, errlen);
 }
 
 void profile_fingerprint(const struct profile *p, const json_t *runtime, char out[65])
 {
-    char *a = json_dumps(p->doc, JSON_COMPACT | JSON_SORT_KEYS);
-    char *b = json_dumps(runtime, JSON_COMPACT | JSON_SORT_KEYS);
-    size_t la = a ? strlen(a) : 0, lb = b ? strlen(b) : 0;
-    char *both = malloc(la + lb + 2);
-    if (!both) {
-        snprintf(out, 65, "%s", "unavailable");
-    } else {
-        memcpy(both, a, la);
-        both[la] = '\n';
-        memcpy(both + la + 1, b, lb);
-        util_sha256_hex(both, la + lb + 1, out);
-    }
-    free(both);
-    free(a);
-    free(b);
+    evidence_fingerprint(p->doc, runtime, out);
 }
 
 json_t *profile_pin_to_runtime(const struct profile *p, const json_t *runtime)
 {
     json_t *copy = json_deep_copy(p->doc);
     json_t *pins = json_object();
-    for (size_t i = 0; i < sizeof RUNTIME_PINS / sizeof RUNTIME_PINS[0]; i++)
+    for (size_t i = 0; i < EVIDENCE_FINGERPRINT_N_PINS; i++)
         json_object_set(pins, RUNTIME_PINS[i], json_object_get(runtime, RUNTIME_PINS[i]));
     json_object_set_new(copy, "runtime", pins);
     json_object_set_new(copy, "version", json_integer(p->version + 1));

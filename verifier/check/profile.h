@@ -27,6 +27,7 @@ struct profile {
     int audio_flags;
     int audio_flags2;            /* AV_CODEC_FLAG2_* */
     int strict_std_compliance;
+    int max_width, max_height;   /* video.envelope: largest picture decoded, either side */
     int audio_sample_rate;
     int audio_channels;
     bool audio_optional;

@@ -164,6 +164,14 @@ static enum refscan_status check_video(struct scan *s, struct refscan *r, char *
                  name ? name : "unknown");
         return REFSCAN_UNUSABLE;
     }
+    const struct profile *p = s->p;
+    if (s->width > p->max_width || s->height > p->max_height) {
+        snprintf(err, errlen, "reference video is %dx%d; the profile's %s is %d (video.envelope.max_width x "
+                 "max_height: %dx%d)", s->width, s->height,
+                 s->width > p->max_width ? "video.envelope.max_width" : "video.envelope.max_height",
+                 s->width > p->max_width ? p->max_width : p->max_height, p->max_width, p->max_height);
+        return REFSCAN_UNUSABLE;
+    }
     r->has_video = true;
     r->video_pid = s->ad.td.pes[TSD_VIDEO].pid;
     r->width = s->width;
@@ -210,6 +218,11 @@ static enum refscan_status check_envelope(struct scan *s, struct refscan *r, cha
 {
     const struct tsdemux *td = &s->ad.td;
     const struct tsd_program *p = tsdemux_program(td);
+    if (td->too_many) {
+        snprintf(err, errlen, "reference has more than %d programs or %d streams in a program (too_many_streams)",
+                 TSD_MAX_PROGRAMS, TSD_MAX_STREAMS);
+        return REFSCAN_UNUSABLE;
+    }
     if (td->selection == TSD_SEL_AMBIGUOUS) {
         snprintf(err, errlen, "reference has several programs with audio or video; Exact-AV v1 takes one rendition");
         return REFSCAN_UNUSABLE;

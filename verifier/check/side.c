@@ -8,6 +8,7 @@
 #include <libavcodec/avcodec.h>
 
 #include "ts33.h"
+#include "util.h"
 #include "vvalid.h"
 
 #define PENDING_MAX 16           /* decoded pictures waiting for final validity (a DPB) */
@@ -52,6 +53,19 @@ static void track_error(struct side_track *t, const char *what, int rc)
         snprintf(t->first_error, sizeof t->first_error, "%s: %s", what, av_err2str(rc));
 }
 
+/* Called by the decoder when a new sequence (SPS) is activated, before any
+ * picture of that size is allocated or decoded: a size beyond the profile's
+ * envelope is refused there, so hostile dimensions cost no memory. */
+static enum AVPixelFormat get_format_in_envelope(AVCodecContext *c, const enum AVPixelFormat *fmts)
+{
+    struct side_log *log = c->opaque;
+    if (log && log->max_width > 0 && (c->width > log->max_width || c->height > log->max_height)) {
+        atomic_store(&log->oversize, 1);
+        return AV_PIX_FMT_NONE;
+    }
+    return avcodec_default_get_format(c, fmts);
+}
+
 static AVCodecContext *open_decoder(struct decode_state *st, const char *name, int flags, int flags2,
                                     struct side_log *log, struct side_track *t)
 {
@@ -69,6 +83,8 @@ static AVCodecContext *open_decoder(struct decode_state *st, const char *name, i
     c->strict_std_compliance = p->strict_std_compliance;
     c->pkt_timebase = (AVRational){1, 90000};
     c->opaque = log;
+    if (log->max_width > 0)
+        c->get_format = get_format_in_envelope;
     if (avcodec_open2(c, codec, NULL) < 0) {
         avcodec_free_context(&c);
         snprintf(t->first_error, sizeof t->first_error, "decoder %s cannot be opened", name);
@@ -227,6 +243,10 @@ static void video_damage(struct decode_state *st, const char *what, int rc)
     if (atomic_exchange(&s->vlog.reorder_growth, 0)) {
         vvalid_damage(&st->vv, st->vlast);
         s->res.video.dropped |= !preroll;
+    }
+    if (atomic_exchange(&s->vlog.oversize, 0)) {   /* refused, pre-roll or not */
+        vvalid_damage(&st->vv, st->vlast);
+        s->res.video.oversize = true;
     }
 }
 
@@ -503,9 +523,33 @@ static void audio_au(struct decode_state *st, const struct au *au)
 
 /* ---- the thread ---- */
 
+/* Limits of the whole check, enforced as the side reads (docs/exact-av-v1.md):
+ * the deadline, and the programs and streams the demuxer holds.  True when
+ * one is reached; the side then stops as after a read error. */
+static bool over_limits(struct decode_state *st)
+{
+    const char *why = NULL;
+    if (st->s->cfg.deadline_ms && util_now_ms() >= st->s->cfg.deadline_ms)
+        why = "deadline_exceeded";
+    else if (st->ad.td.too_many)
+        why = "too_many_streams";
+    if (!why)
+        return false;
+    if (!st->b.io_error) {
+        st->b.io_error = true;
+        snprintf(st->b.io_reason, sizeof st->b.io_reason, "%s", why);
+        snprintf(st->b.io_detail, sizeof st->b.io_detail, "%s", why[0] == 'd'
+                 ? "the check's deadline (--deadline) passed while decoding"
+                 : "more programs or streams than the demuxer holds; a stream may be missing");
+    }
+    return true;
+}
+
 static bool on_au(void *opaque, const struct au *au)
 {
     struct decode_state *st = opaque;
+    if (over_limits(st))
+        return false;
     if (au->track == TSD_VIDEO && st->ad.t[TSD_VIDEO].codec == AU_CODEC_H264)
         video_au(st, au);
     else if (au->track == TSD_AUDIO && st->s->cfg.want_audio && st->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC)
@@ -578,6 +622,7 @@ static void *side_main(void *arg)
         s->res.internal_error = true;
     } else {
         au_demux_run(&st->ad);
+        over_limits(st);   /* streams declared without any access unit count too */
         if (!st->failed) {
             stop_video(st);
             stop_audio(st);
@@ -601,6 +646,11 @@ int side_start(struct side *s, const struct side_config *cfg)
     atomic_init(&s->alog.errors, 0);
     atomic_init(&s->alog.reorder_growth, 0);
     atomic_init(&s->alog.ref_marking, 0);
+    atomic_init(&s->vlog.oversize, 0);
+    atomic_init(&s->alog.oversize, 0);
+    s->vlog.max_width = cfg->profile->max_width;
+    s->vlog.max_height = cfg->profile->max_height;
+    s->alog.max_width = s->alog.max_height = 0;
     return pthread_create(&s->thread, NULL, side_main, s) ? -1 : 0;
 }
 

@@ -52,13 +52,17 @@ struct side_config {
     int64_t audio_boundary;      /* start of the AAC frame decoding starts at, 1/720000 s */
     bool want_audio;             /* the reference has audio */
     struct xfer *xfer;
+    int64_t deadline_ms;         /* wall clock UTC ms to stop by (deadline_exceeded); 0: none */
 };
 
-/* What the FFmpeg log said about one decoder (filled by avlog.c). */
+/* What the FFmpeg log said about one decoder (filled by avlog.c), and what
+ * its get_format callback refused (side.c): the decoder's opaque. */
 struct side_log {
     atomic_int errors;           /* messages at AV_LOG_ERROR or worse */
     atomic_int reorder_growth;   /* "Increasing reorder buffer" */
     atomic_int ref_marking;      /* of the errors: reference marking ("mmco: ...") */
+    int max_width, max_height;   /* the profile's envelope (video only; 0: no limit) */
+    atomic_int oversize;         /* a picture beyond it was refused before decoding */
 };
 
 struct side_track {
@@ -75,6 +79,7 @@ struct side_track {
     bool late;                   /* units of the interval after decoding stopped */
     bool invalid;                /* frames/samples of the interval from damaged data */
     bool params_changed;         /* reference only: left the envelope mid-stream */
+    bool oversize;               /* pictures larger than the profile's max_width x max_height */
     int64_t packets_fed, frames_out;
     int64_t in_interval;         /* frames (video) or samples (audio) handed on */
     char first_error[160];

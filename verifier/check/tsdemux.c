@@ -367,10 +367,14 @@ static void parse_pmt(struct tsdemux *d, int pid, const uint8_t *s, size_t n)
     struct tsd_program np = {.number = p->number, .pmt_pid = pid, .have_pmt = true, .version = version};
     size_t pil = (size_t)(s[10] & 0x0F) << 8 | s[11];
     size_t end = n - 4;          /* CRC */
-    for (size_t i = 12 + pil; i + 5 <= end && np.nstreams < TSD_MAX_STREAMS;) {
+    for (size_t i = 12 + pil; i + 5 <= end;) {
         size_t esl = (size_t)(s[i + 3] & 0x0F) << 8 | s[i + 4];
         if (i + 5 + esl > end)
             break;
+        if (np.nstreams == TSD_MAX_STREAMS) {
+            d->too_many = true;
+            break;
+        }
         struct tsd_stream *st = &np.streams[np.nstreams++];
         st->stream_type = s[i];
         st->pid = (s[i + 1] & 0x1F) << 8 | s[i + 2];
@@ -401,8 +405,10 @@ static void parse_pat(struct tsdemux *d, const uint8_t *s, size_t n)
             continue;            /* the network PID */
         struct tsd_program *p = program_by_number(d, number);
         if (!p) {
-            if (d->nprograms == TSD_MAX_PROGRAMS)
+            if (d->nprograms == TSD_MAX_PROGRAMS) {
+                d->too_many = true;
                 continue;
+            }
             p = &d->programs[d->nprograms++];
             memset(p, 0, sizeof *p);
             p->number = number;
@@ -430,8 +436,10 @@ static struct tsd_section *section_of(struct tsdemux *d, int pid)
     for (int i = 0; i < d->npsi; i++)
         if (d->psi[i].pid == pid)
             return &d->psi[i];
-    if (d->npsi == TSD_MAX_PROGRAMS + 1)
+    if (d->npsi == TSD_MAX_PROGRAMS + 1) {
+        d->too_many = true;      /* PMTs moved to other PIDs too often */
         return NULL;
+    }
     struct tsd_section *s = &d->psi[d->npsi++];
     memset(s, 0, sizeof *s);
     s->pid = pid;
@@ -452,7 +460,7 @@ static void take_sections(struct tsdemux *d, struct tsd_section *s)
             break;
         }
         if (s->len < need)
-            return;
+            break;               /* continues in the next packet */
         uint8_t sec[1024];
         memcpy(sec, s->buf, need);
         memmove(s->buf, s->buf + need, s->len - need);

@@ -28,6 +28,9 @@
 
 #include "tscheck.h"
 
+/* What the demuxer holds.  A stream announcing more (a PAT with more
+ * programs, a PMT with more elementary streams) cannot be read as a whole:
+ * too_many is set, never a silent drop (the video may be among the rest). */
 #define TSD_MAX_PROGRAMS 64
 #define TSD_MAX_STREAMS 32       /* elementary streams per program */
 #define TSD_HOLD_PACKETS 8192    /* held before the selection (1.5 MB) */
@@ -123,6 +126,7 @@ struct tsdemux {
     enum tsd_selection selection;
     int selected;                /* index into programs, -1 when none */
     bool track_set_changed;      /* a later PMT version changed the track set */
+    bool too_many;               /* more programs or streams announced than held */
     uint8_t *held;               /* packets waiting for the selection */
     unsigned char *held_done;    /* 1: already consumed (a PMT) */
     size_t nheld;

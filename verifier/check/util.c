@@ -2,23 +2,19 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <openssl/evp.h>
+#include "evidence_fingerprint.h"
 
 void util_sha256_hex(const void *data, size_t len, char out[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-        snprintf(out, 65, "%s", "unavailable");
-        return;
-    }
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    evidence_sha256_hex(data, len, out); /* one implementation (evidence/fingerprint) */
 }
 
 int64_t util_now_ms(void)
@@ -68,4 +64,21 @@ int util_parse_seq_range(const char *s, int64_t *first, int64_t *last)
     if (rc == 0 && !strchr(s, ':'))
         *last = *first;
     return rc || *first < 0 || *last < *first ? -1 : 0;
+}
+
+int util_check_regular_file(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO must not block here */
+    struct stat st;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file", path);
+        return -1;
+    }
+    return 0;
 }

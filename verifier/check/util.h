@@ -24,4 +24,9 @@ int util_parse_range(const char *s, int64_t *a, int64_t *b);
  * 0 on success.  The form of --media-sequence. */
 int util_parse_seq_range(const char *s, int64_t *first, int64_t *last);
 
+/* 0 when path names a regular file this process can open for reading;
+ * else -1 with a message naming the path (a directory, a FIFO, a device or
+ * a missing file is refused before anything reads it). */
+int util_check_regular_file(const char *path, char *err, size_t errlen);
+
 #endif

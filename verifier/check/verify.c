@@ -93,7 +93,7 @@ static bool side_observation_complete(const struct side_result *s)
 static bool track_clean(const struct side_track *t)
 {
     return !t->decode_error && !t->corrupt && !t->lost_packets && !t->dropped && !t->missing_pts &&
-           !t->params_changed && !t->skipped && !t->late && !t->invalid;
+           !t->params_changed && !t->skipped && !t->late && !t->invalid && !t->oversize;
 }
 
 /* The first reason, in a fixed order, why one side's track is not a
@@ -108,6 +108,8 @@ static const char *side_problem(const struct side_result *s, const struct side_t
         return s->io_reason[0] ? s->io_reason : "io_error";
     if (!s->ts_complete)
         return tscheck_issue_code(s->ts_issue);
+    if (t->oversize)             /* before the decoder error the refusal causes */
+        return "out_of_envelope";
     if (t->lost_packets)         /* lost packets are a transport issue, reported above */
         return "corrupt_pes";
     if (t->skipped)
@@ -140,8 +142,9 @@ static const char *reference_reason(const char *problem)
         {"corrupt_pes", "reference_corrupt_pes"},
         {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
         {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
-        {"params_changed", "reference_out_of_profile"},
+        {"params_changed", "reference_out_of_profile"}, {"out_of_envelope", "reference_out_of_profile"},
         {"access_unit_out_of_order", "reference_access_unit_out_of_order"},
+        {"deadline_exceeded", "deadline_exceeded"},
         /* the reference itself cannot be decoded there: its own name */
         {"no_random_access_before_interval", "no_random_access_before_interval"},
     };
@@ -179,7 +182,7 @@ static const char *unknown_reason(const struct run *r, bool video)
         return "interleave_skew";
     const char *p = side_problem(cand, video ? &cand->video : &cand->audio);
     if (p)
-        return p;
+        return strcmp(p, "out_of_envelope") ? p : "candidate_out_of_envelope";
     p = side_problem(ref, video ? &ref->video : &ref->audio);
     if (p)
         return reference_reason(p);
@@ -204,12 +207,14 @@ static bool observation_complete(const struct run *r)
 }
 
 /* The candidate's selected program carries another audio/video track set
- * than the reference (a track missing, or one more). */
+ * than the reference (a track missing, or one more), as observed: not when
+ * its reading was cut short (more programs or streams than the demuxer
+ * holds, the deadline, a read error), where a track may be unseen. */
 static bool track_set_differs(const struct run *r)
 {
     const struct side_result *cand = &r->sides[1].res;
     return (cand->selection == TSD_SEL_TRACK_SET || (cand->selection == TSD_SEL_OK && cand->track_set_changed)) &&
-           !r->rq->candidate_failure;
+           !r->rq->candidate_failure && !cand->io_error;
 }
 
 static struct track_verdict assess_video(struct run *r)
@@ -227,6 +232,10 @@ static struct track_verdict assess_video(struct run *r)
     if (complete && cand->video.present && !cand->video.codec_ok && !r->v.confirmed.set)
         r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.video.start,
                                              .plane = "params", .param = "codec", .x = -1, .y = -1};
+    /* A close-delimited body cut short looks like a shorter candidate: its
+     * missing frames are not confirmed absent. */
+    if (r->v.confirmed.set && r->rq->candidate_length_unproven && !strcmp(r->v.confirmed.plane, "missing"))
+        return (struct track_verdict){VERDICT_UNKNOWN, "length_unproven"};
     if (r->v.confirmed.set)
         return (struct track_verdict){VERDICT_MISMATCH, video_mismatch_reason(r->v.confirmed.plane)};
     const char *why = unknown_reason(r, true);
@@ -257,6 +266,8 @@ static struct track_verdict assess_audio(struct run *r)
         first = &r->a.gap;
     if (first != &r->a.confirmed)
         r->a.confirmed = *first;
+    if (r->a.confirmed.set && r->rq->candidate_length_unproven && !strcmp(r->a.confirmed.kind, "missing"))
+        return (struct track_verdict){VERDICT_UNKNOWN, "length_unproven"};
     if (r->a.confirmed.set)
         return (struct track_verdict){VERDICT_MISMATCH, audio_mismatch_reason(r->a.confirmed.kind)};
     const char *why = unknown_reason(r, false);
@@ -380,13 +391,15 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
     int64_t obs1 = rq->observed_end_ms ? rq->observed_end_ms : t1;
     util_rfc3339(obs0, at);
     json_t *rep = json_pack(
-        "{s:s, s:s, s:o, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
+        "{s:s, s:s, s:o, s:s, s:s, s:{s:s, s:I, s:s, s:s, s:O, s:O}, s:o, s:{s:I, s:I, s:I, s:I}, s:I,"
         " s:s, s:I, s:I, s:o, s:o, s:o, s:o}",
         "tool", "exactav " EXACTAV_VERSION, "check_kind", "exact-av-v1",
         "evidence_id", rq->evidence_id ? json_string(rq->evidence_id) : json_null(),
         "verdict", verdict_name(overall.verdict), "reason", overall.reason,
         "profile", "id", rq->profile->id, "version", (json_int_t)rq->profile->version,
         "fingerprint", r->fingerprint, "source", rq->profile->source, "runtime", r->runtime,
+        /* the document too: the store recomputes the fingerprint from the report alone */
+        "document", rq->profile->doc,
         "context", context_json(rq),
         "interval", "start", (json_int_t)r->ref.start, "end", (json_int_t)r->ref.end,
         "video_boundary", (json_int_t)r->ref.video_boundary,
@@ -447,7 +460,7 @@ static int start_sides(struct run *r)
             .video = r->ref.video, .audio = r->ref.audio,
             .video_boundary = r->ref.video_boundary, .video_recovery = r->ref.video_recovery,
             .audio_boundary = r->ref.audio_boundary,
-            .want_audio = r->ref.has_audio, .xfer = &r->x,
+            .want_audio = r->ref.has_audio, .xfer = &r->x, .deadline_ms = rq->deadline_ms,
         };
         /* the reference's own program; the candidate's by track set unless forced */
         cfg.select = s == 0 ? (struct tsd_select){.program = r->ref.program.number, .reference = true}

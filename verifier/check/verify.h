@@ -34,6 +34,9 @@ struct verify_request {
     int64_t observed_end_ms;
     const char *candidate_failure;  /* delivery already known broken (stable code) */
     const char *evidence_id;     /* this check's id (evidence_new_id), or NULL */
+    int64_t deadline_ms;         /* wall clock UTC ms the check must end by (deadline_exceeded); 0: none */
+    bool candidate_length_unproven;  /* a candidate body had no declared end: missing frames or
+                                      * samples are UNKNOWN length_unproven, never MISMATCH */
     bool progress;               /* progress on stderr */
 };
 

@@ -53,8 +53,11 @@ static int parse(int argc, char **argv, struct bind_opts *o)
         case 'p': o->profile = optarg; break;
         case 'h': fputs(USAGE, stdout); return -1;
         case 'i':
-            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0)
-                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--interval wants START:END in ticks");
+            /* 33-bit values: a larger one is refused, never reduced modulo 2^33 */
+            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0 ||
+                o->start >= ((int64_t)1 << 33) || o->end >= ((int64_t)1 << 33))
+                return cli_fail(EXACTAV_EXIT_USAGE, "bind", "--interval wants START:END in 90 kHz ticks, each 0..%lld",
+                                (long long)((int64_t)1 << 33) - 1);
             o->have_interval = true;
             break;
         case 's':
@@ -99,21 +102,14 @@ static json_t *binding_json(const struct bind_opts *o, const struct profile *p, 
     for (size_t i = 0; i < n; i++)
         json_array_append_new(files, json_pack("{s:o, s:s, s:I}", "path", stored_path(o->out, segs[i].path),
                                                "sha256", segs[i].sha256, "bytes", (json_int_t)segs[i].bytes_read));
-    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:b}, s:{s:I, s:o}, s:o, s:o}",
-                            "binding_version", 1, "kind", "exact-av-reference-binding",
-                            "channel", o->channel, "program_version", o->program_version,
-                            "rendition", o->rendition, "profile_id", p->id,
-                            "interval", "start", (json_int_t)r->start, "end", (json_int_t)r->end,
-                            "declared", o->have_interval,
-                            "decode_boundary", "video_pts", (json_int_t)r->video_boundary,
-                            "audio_pts", r->has_audio ? json_integer(r->audio_boundary / 8) : json_null(),
-                            "media_sequence", o->have_seq ? json_pack("{s:I, s:I}", "first", (json_int_t)o->seq_first,
-                                                                      "last", (json_int_t)o->seq_last) : json_null(),
-                            "files", files);
-    char digest[65];
-    binding_digest(doc, digest);
-    json_object_set_new(doc, "reference_version", json_string(digest));
-    return doc;
+    struct binding_spec spec = {
+        .channel = o->channel, .program_version = o->program_version, .rendition = o->rendition,
+        .profile_id = p->id, .start = r->start, .end = r->end, .declared = o->have_interval,
+        .video_boundary = r->video_boundary, .has_audio = r->has_audio,
+        .audio_boundary = r->audio_boundary / AU_UNITS_PER_TICK,   /* a 90 kHz PTS */
+        .have_media_sequence = o->have_seq, .seq_first = o->seq_first, .seq_last = o->seq_last,
+    };
+    return binding_document(&spec, files);
 }
 
 int exactav_cmd_bind(int argc, char **argv)
@@ -131,12 +127,10 @@ int exactav_cmd_bind(int argc, char **argv)
     memset(segs, 0, sizeof segs);
     for (size_t i = 0; i < n; i++) {
         segs[i].path = argv[optind + (int)i];
-        FILE *f = fopen(segs[i].path, "rb");
-        if (!f) {
+        if ((rc = cli_check_input_file(segs[i].path, "reference", true, "bind"))) {
             profile_free(&p);
-            return cli_fail(EXACTAV_EXIT_NOINPUT, "bind", "cannot open %s", segs[i].path);
+            return rc;
         }
-        fclose(f);
     }
     struct refscan r;
     char err[512];

@@ -37,8 +37,9 @@ static const char USAGE[] =
     "       exactav evidence show ID --evidence FILE.db [--json]\n"
     "       exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
-    "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS\n"
-    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report, 66 cannot open, 70 internal\n";
+    "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS --media-sequence N\n"
+    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report (one exactav verify could\n"
+    "not have produced), 66 cannot open, or not an evidence store this build reads, 70 internal\n";
 
 static const char HELP_LIST[] =
     "usage: exactav evidence list --evidence FILE.db [filters] [--limit N] [--json]\n"
@@ -46,9 +47,11 @@ static const char HELP_LIST[] =
     "  --path-id ID --channel C --rendition R --program-version V   exact match\n"
     "  --verdict MATCH|MISMATCH|UNKNOWN\n"
     "  --max-age SECONDS   keep rows observed at most SECONDS ago (observed_at_ms only)\n"
+    "  --media-sequence N  rows of the check of HLS media sequence number N (canary)\n"
     "  --limit N           at most N rows\n"
     "  --json              a JSON array of rows (column names as keys) instead of a table\n"
     "Table columns: ID OBSERVED_AT AGE_S VERDICT REASON PATH_ID CHANNEL RENDITION PROGRAM_VERSION\n"
+    "               MEDIA_SEQ\n"
     "No rows is not an error: an empty table (or []) and exit 0.\n";
 
 static const char HELP_LATEST[] =
@@ -127,6 +130,10 @@ static int set_filter_value(struct opts *o, const char *name, const char *val, c
         if (!parse_int(val, 0, MAX_AGE_LIMIT_S, &f->max_age_s))
             return usage(io, "--max-age needs whole seconds >= 0, not '%s'", val);
         f->has_max_age = true;
+    } else if (strcmp(name, "--media-sequence") == 0) {
+        if (!parse_int(val, 0, INT64_MAX, &f->media_sequence))
+            return usage(io, "--media-sequence needs a whole number >= 0, not '%s'", val);
+        f->has_media_sequence = true;
     } else if (strcmp(name, "--limit") == 0) {
         if (!parse_int(val, 1, INT64_MAX, &f->limit))
             return usage(io, "--limit needs a whole number >= 1, not '%s'", val);
@@ -139,6 +146,7 @@ static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
     {"--evidence", FOR_ALL},      {"--path-id", FOR_QUERY}, {"--channel", FOR_QUERY},
     {"--rendition", FOR_QUERY},   {"--program-version", FOR_QUERY},
     {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
+    {"--media-sequence", FOR_QUERY},
 };
 
 static int value_opt(const char *name)

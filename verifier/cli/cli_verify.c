@@ -36,17 +36,25 @@ static const char USAGE[] =
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
-    "  --evidence FILE.db    append the result to this evidence store (SQLite)\n"
+    "  --evidence FILE.db    append the result to this evidence store (SQLite; opened and\n"
+    "                        checked before the check; `evidence: ID` once committed)\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
     "  --channel C, --rendition R, --program-version V\n"
     "                        evidence context (default: from the reference binding;\n"
     "                        with a binding, a different value is a usage error)\n"
-    "  --redact-param NAME   also redact this query parameter (repeatable); Policy,\n"
-    "                        Signature, Key-Pair-Id, Expires, Hash-Algorithm always are\n"
+    "  --keep-param NAME     show this query parameter's value in what is stored and\n"
+    "                        printed (repeatable); every other value is redacted, and\n"
+    "                        credentials (Signature, Policy, token...) always are\n"
+    "  --redact-param NAME   redact this parameter even if kept (repeatable)\n"
+    "  --allow-redirect-host HOST  follow redirects only to the requested host and to\n"
+    "                        HOST (repeatable); others end UNKNOWN redirect_not_allowed.\n"
+    "                        Default: any host is followed and the report marks it\n"
     "  --cacert FILE         extra CA certificates (PEM) for TLS verification\n"
     "  --connect-timeout S   seconds to connect (default 5)\n"
     "  --timeout S           seconds for each object (default 60)\n"
-    "  --max-size BYTES      largest object accepted (default 268435456)\n"
+    "  --deadline S          seconds for the whole check (default 300, at most 86400);\n"
+    "                        beyond it: UNKNOWN deadline_exceeded\n"
+    "  --max-size BYTES      largest object accepted (default 268435456, at most 1073741824)\n"
     "  --max-redirects N     redirects followed per object (default 5)\n"
     "  --json                print the report as one JSON object\n"
     "  --progress            progress on stderr (default when stderr is a terminal)\n"
@@ -55,19 +63,35 @@ static const char USAGE[] =
     "  -h, --help            this help\n"
     "\n"
     "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable,\n"
-    "66 an input cannot be opened, 70 internal error.  See docs/cli.md.\n";
+    "66 an input cannot be opened or the evidence store is not usable, 70 internal error.\n"
+    "See docs/cli.md.\n";
 
-#define MAX_REDACT_PARAMS 32
+#define MAX_NAMED_PARAMS 32          /* each of --keep-param, --redact-param, --allow-redirect-host */
+#define DEFAULT_DEADLINE_S 300
+#define MAX_DEADLINE_S 86400
+#define TS33_MAX (((int64_t)1 << 33) - 1)
 
 struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
     bool have_interval, json, progress, have_seq;
     int64_t start, end, offset, seq_first, seq_last, program;
+    int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
     int verbose;
     struct fetch_options fetch;
-    const char *redact[MAX_REDACT_PARAMS];
+    const char *redact[MAX_NAMED_PARAMS], *keep[MAX_NAMED_PARAMS], *allow_hosts[MAX_NAMED_PARAMS];
 };
+
+/* Appends a repeatable option's value to list (n entries); 0 when done. */
+static int add_name(const char **list, size_t *n, const char *opt, const char *value)
+{
+    if (*n == MAX_NAMED_PARAMS)
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "at most %d %s", MAX_NAMED_PARAMS, opt);
+    if (!value[0])
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s wants a non-empty name", opt);
+    list[(*n)++] = value;
+    return 0;
+}
 
 static int parse_positive(const char *arg, const char *name, int64_t max, int64_t *out)
 {
@@ -87,11 +111,13 @@ static int parse_delivery(int c, struct verify_opts *o)
     case 'R': o->rendition = optarg; return 0;
     case 'V': o->program_version = optarg; return 0;
     case 'A': o->fetch.cacert = optarg; return 0;
-    case 'X':
-        if (o->fetch.n_redact_names == MAX_REDACT_PARAMS)
-            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "at most %d --redact-param", MAX_REDACT_PARAMS);
-        o->redact[o->fetch.n_redact_names++] = optarg;
-        return 0;
+    case 'X': return add_name(o->redact, &o->fetch.redact.n_redact, "--redact-param", optarg);
+    case 'K':
+        if (redact_is_credential_name(optarg))
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--keep-param %s: a credential is always redacted", optarg);
+        return add_name(o->keep, &o->fetch.redact.n_keep, "--keep-param", optarg);
+    case 'H': return add_name(o->allow_hosts, &o->fetch.n_allow_redirect_hosts, "--allow-redirect-host", optarg);
+    case 'L': return parse_positive(optarg, "--deadline", MAX_DEADLINE_S, &o->deadline_s);
     case 'S':
         if (util_parse_seq_range(optarg, &o->seq_first, &o->seq_last))
             return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--media-sequence wants FIRST[:LAST], 0 <= FIRST <= LAST");
@@ -106,7 +132,7 @@ static int parse_delivery(int c, struct verify_opts *o)
         o->fetch.total_timeout_ms = (long)v * 1000;
         return 0;
     case 'M':
-        if (parse_positive(optarg, "--max-size", (int64_t)1 << 40, &v)) return EXACTAV_EXIT_USAGE;
+        if (parse_positive(optarg, "--max-size", (int64_t)CANDIDATE_MAX_TOTAL_BYTES, &v)) return EXACTAV_EXIT_USAGE;
         o->fetch.max_bytes = (size_t)v;
         return 0;
     case 'D':
@@ -116,7 +142,7 @@ static int parse_delivery(int c, struct verify_opts *o)
         return 0;
     }
     fputs(USAGE, stderr);
-    return EXACTAV_EXIT_USAGE;
+    return cli_fail(EXACTAV_EXIT_USAGE, "verify", "an unknown option, or an option without its value (usage above)");
 }
 
 static int parse(int argc, char **argv, struct verify_opts *o)
@@ -133,11 +159,16 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"cacert", required_argument, NULL, 'A'}, {"redact-param", required_argument, NULL, 'X'},
         {"connect-timeout", required_argument, NULL, 'T'}, {"timeout", required_argument, NULL, 'O'},
         {"max-size", required_argument, NULL, 'M'}, {"max-redirects", required_argument, NULL, 'D'},
-        {"program", required_argument, NULL, 'G'}, {NULL, 0, NULL, 0},
+        {"program", required_argument, NULL, 'G'},
+        {"keep-param", required_argument, NULL, 'K'}, {"allow-redirect-host", required_argument, NULL, 'H'},
+        {"deadline", required_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
     o->fetch = fetch_options_default();
-    o->fetch.redact_names = o->redact;
+    o->fetch.redact = (struct redact_policy){.keep = o->keep, .redact = o->redact};
+    o->fetch.allow_redirect_hosts = o->allow_hosts;
+    o->deadline_s = DEFAULT_DEADLINE_S;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -151,8 +182,12 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 'v': o->verbose++; break;
         case 'h': fputs(USAGE, stdout); return -1;
         case 'i':
-            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0)
-                return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--interval wants START:END in ticks, got '%s'", optarg);
+            /* 33-bit values: a larger one is refused, never reduced modulo 2^33 */
+            if (util_parse_range(optarg, &o->start, &o->end) || o->start < 0 || o->end < 0 ||
+                o->start > TS33_MAX || o->end > TS33_MAX)
+                return cli_fail(EXACTAV_EXIT_USAGE, "verify",
+                                "--interval wants START:END in 90 kHz ticks, each 0..%lld, got '%s'",
+                                (long long)TS33_MAX, optarg);
             o->have_interval = true;
             break;
         case 't':
@@ -175,19 +210,13 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         return cli_fail(EXACTAV_EXIT_USAGE, "verify", "unexpected argument '%s'", argv[optind]);
     if (!o->reference || !o->candidate)
         return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--reference and --candidate are required (see --help)");
+    if (o->have_seq && !candidate_location_is_url(o->candidate))
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify",
+                        "--media-sequence selects segments of an HLS playlist; the candidate is a local file");
     return 0;
 }
 
 static int emit(const struct verify_opts *o, json_t *report, int rc, const char *err);
-
-static int check_readable(const char *path, const char *what)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cli_fail(EXACTAV_EXIT_NOINPUT, "verify", "cannot open %s %s", what, path);
-    fclose(f);
-    return 0;
-}
 
 /* The reference's segments and context, from a binding or a plain file. */
 struct reference {
@@ -202,10 +231,13 @@ static int load_reference(const struct verify_opts *o, const struct profile *p, 
 {
     char err[512];
     memset(ref, 0, sizeof *ref);
-    if (check_readable(o->reference, "reference"))
-        return EXACTAV_EXIT_NOINPUT;
+    int rc = cli_check_input_file(o->reference, "reference", false, "verify");
+    if (rc)
+        return rc;
     ref->context = json_object();
     if (!binding_looks_like(o->reference)) {
+        if ((rc = cli_check_input_file(o->reference, "reference", true, "verify")))
+            return rc;
         ref->segs[0].path = o->reference;
         ref->nsegs = 1;
         return 0;
@@ -221,8 +253,8 @@ static int load_reference(const struct verify_opts *o, const struct profile *p, 
     for (size_t i = 0; i < ref->b.nfiles; i++) {
         ref->segs[i].path = ref->b.paths[i];
         ref->segs[i].expect_sha256 = ref->b.sha256[i];
-        if (check_readable(ref->b.paths[i], "reference file"))
-            return EXACTAV_EXIT_NOINPUT;
+        if ((rc = cli_check_input_file(ref->b.paths[i], "reference file", false, "verify")))
+            return rc;
     }
     ref->nsegs = ref->b.nfiles;
     json_object_set_new(ref->context, "channel", json_string(ref->b.channel));
@@ -250,22 +282,35 @@ static int apply_context(const struct verify_opts *o, struct reference *ref)
     return 0;
 }
 
-/* Appends the report to the evidence store in one transaction. */
-static int store_evidence(const char *path, const json_t *report)
+/* Opens (creating if needed) and validates the evidence store before the
+ * check starts: a store that is not ours, of another version or not
+ * writable here fails now, before any byte is fetched, not after the whole
+ * check.  Store errors about the file exit 66, like every other command. */
+static int open_evidence(const char *path, struct evidence_db **db)
 {
-    struct evidence_db *db = NULL;
-    char err[512];
-    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
-    if (rc != EVIDENCE_OK)
-        return cli_fail(rc == EVIDENCE_E_OPEN ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL, "verify",
-                        "evidence %s: %s", path, err);
+    char err[1024];
+    *db = NULL;
+    if (!path)
+        return 0;
+    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, db, err, sizeof err);
+    if (rc == EVIDENCE_OK)
+        return 0;
+    return cli_fail(rc == EVIDENCE_E_INTERNAL ? EXACTAV_EXIT_INTERNAL : EXACTAV_EXIT_NOINPUT,
+                    "verify", "--evidence %s: %s", path, err);
+}
+
+/* Appends the report to the evidence store in one transaction. */
+static int store_evidence(struct evidence_db *db, const char *path, const json_t *report)
+{
+    char err[1024];
     char *text = json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
     int inserted = 0;
-    rc = text ? evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err) : EVIDENCE_E_INTERNAL;
+    enum evidence_rc rc = text ? evidence_import_report(db, text, strlen(text), &inserted, err, sizeof err)
+                               : EVIDENCE_E_INTERNAL;
     free(text);
-    evidence_close(db);
     if (rc != EVIDENCE_OK)
-        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "evidence %s: %s", path, err);
+        return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "evidence %s: %s", path,
+                        text ? err : "out of memory");
     return 0;
 }
 
@@ -276,8 +321,6 @@ static int emit(const struct verify_opts *o, json_t *report, int rc, const char 
             return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "cannot write the report");
         return rc;
     }
-    if (o->json)
-        printf("{\"error\": {\"exit\": %d, \"message\": \"%s\"}}\n", rc, "see stderr");
     return cli_fail(rc, "verify", "%s", err[0] ? err : "failed");
 }
 
@@ -286,7 +329,8 @@ static int open_candidate(const struct verify_opts *o, const struct reference *r
     struct candidate_options co = {.location = o->candidate, .fetch = o->fetch,
                                    .have_sequence = o->have_seq || (ref->is_binding && ref->b.have_media_sequence),
                                    .seq_first = (uint64_t)(o->have_seq ? o->seq_first : ref->b.media_sequence_first),
-                                   .seq_last = (uint64_t)(o->have_seq ? o->seq_last : ref->b.media_sequence_last)};
+                                   .seq_last = (uint64_t)(o->have_seq ? o->seq_last : ref->b.media_sequence_last),
+                                   .deadline_ms = o->deadline_ms};
     char err[4096] = "";
     switch (candidate_open(&co, cand, err, sizeof err)) {
     case CANDIDATE_OK: return 0;
@@ -298,7 +342,7 @@ static int open_candidate(const struct verify_opts *o, const struct reference *r
 }
 
 static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
-                     struct candidate *cand)
+                     struct candidate *cand, struct evidence_db *edb)
 {
     struct verify_request rq = {
         .profile = p, .ref_segs = ref->segs, .n_ref = ref->nsegs, .cand_segs = cand->segs, .n_cand = cand->nsegs,
@@ -308,7 +352,8 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
         .reference_version = ref->is_binding ? ref->b.reference_version : NULL,
         .context = ref->context, .progress = o->progress, .fetches = cand->fetches,
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
-        .candidate_failure = cand->failure,
+        .candidate_failure = cand->failure, .deadline_ms = o->deadline_ms,
+        .candidate_length_unproven = cand->length_unproven,
     };
     char id[37];
     if (evidence_new_id(id) != EVIDENCE_OK)
@@ -317,20 +362,15 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
     json_t *report = NULL;
     char err[768] = "";
     int rc = verify_run(&rq, &report, err, sizeof err);
-    if (report && cand->failure)
-        json_object_set_new(json_object_get(report, "candidate"), "delivery_failure",
-                            json_pack("{s:s, s:s}", "reason", cand->failure, "detail", cand->failure_detail));
-    if (report && o->evidence) {
-        int erc = store_evidence(o->evidence, report);
-        if (erc) {
-            emit(o, report, rc, err);
-            json_decref(report);
-            return erc;
-        }
-    }
-    rc = emit(o, report, rc, err);
+    if (report)
+        candidate_annotate_report(report, cand);
+    int erc = report && edb ? store_evidence(edb, o->evidence, report) : 0;
+    rc = emit(o, report, erc ? erc : rc, err);
+    /* `evidence: ID` only for a committed row (the JSON report has its id). */
+    if (report && edb && !erc && !o->json)
+        printf("evidence: %s\n", id);
     json_decref(report);
-    return rc;
+    return erc ? erc : rc;
 }
 
 int exactav_cmd_verify(int argc, char **argv)
@@ -340,20 +380,25 @@ int exactav_cmd_verify(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
+    o.deadline_ms = util_now_ms() + o.deadline_s * 1000;
     avlog_install(o.verbose ? AV_LOG_INFO : AV_LOG_QUIET);
     struct profile p;
     if ((rc = cli_load_profile(o.profile, &p, "verify")))
         return rc;
     struct reference ref;
     struct candidate cand;
+    struct evidence_db *edb = NULL;
     memset(&cand, 0, sizeof cand);
     rc = load_reference(&o, &p, &ref);
     if (!rc)
         rc = apply_context(&o, &ref);
     if (!rc)
+        rc = open_evidence(o.evidence, &edb);
+    if (!rc)
         rc = open_candidate(&o, &ref, &cand);
     if (!rc)
-        rc = run_check(&o, &p, &ref, &cand);
+        rc = run_check(&o, &p, &ref, &cand, edb);
+    evidence_close(edb);
     candidate_free(&cand);
     if (ref.is_binding)
         binding_free(&ref.b);

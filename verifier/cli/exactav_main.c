@@ -1,9 +1,11 @@
 /* exactav_main.c - entry point of exactav: dispatches to one subcommand. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_evidence.h"
+#include "evidence_text.h"
 #include "exitcodes.h"
 #include "fetch.h"
 
@@ -11,13 +13,16 @@ struct exactav_command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    bool own_json_errors; /* prints its own --json error object (cli_canary.c says why) */
 };
 
 static const struct exactav_command commands[] = {
-    {"verify", exactav_cmd_verify, "compare a candidate with the reference (Exact-AV v1)"},
-    {"bind", exactav_cmd_bind, "write a reference binding"},
-    {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint"},
-    {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)"},
+    {"verify", exactav_cmd_verify, "compare a candidate with the reference (Exact-AV v1)", false},
+    {"bind", exactav_cmd_bind, "write a reference binding", false},
+    {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint", false},
+    {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)", false},
+    {"canary", exactav_cmd_canary, "check live renditions at every segment; --once: a pre-flight session",
+     true},
 };
 
 static void usage(FILE *out)
@@ -34,6 +39,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXACTAV_EXIT_USAGE;
     }
+    bool json = evidence_text_wants_json(argc, argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return 0;
@@ -50,11 +56,18 @@ int main(int argc, char **argv)
             fprintf(stderr, "exactav: cannot initialise libcurl\n");
             return EXACTAV_EXIT_INTERNAL;
         }
-        int rc = commands[i].run(argc - 1, argv + 1);
+        /* --json: a failure that printed nothing prints the error object (docs/cli.md) */
+        int rc = commands[i].own_json_errors
+                     ? commands[i].run(argc - 1, argv + 1)
+                     : evidence_text_run("exactav", commands[i].name, commands[i].run, argc - 1,
+                                         argv + 1, cli_first_error);
         fetch_global_cleanup();
         return rc;
     }
-    fprintf(stderr, "exactav: unknown command '%s'\n", argv[1]);
+    char shown[256];
+    fprintf(stderr, "exactav: unknown command '%s'\n", evidence_text_escape(argv[1], false, shown, sizeof shown));
     usage(stderr);
+    if (json)
+        evidence_text_json_error(stdout, "exactav", NULL, EXACTAV_EXIT_USAGE, "unknown command");
     return EXACTAV_EXIT_USAGE;
 }

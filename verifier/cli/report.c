@@ -3,10 +3,21 @@
 
 #include <string.h>
 
-static const char *str(const json_t *o, const char *key)
+#include "evidence_text.h"
+
+/* Every string of the report is printed escaped: a path id, a reason or an
+ * object may come from outside (evidence_text.h).  A few slots, so that one
+ * fprintf can show several values. */
+struct shown {
+    char slot[6][512];
+    int next;
+};
+
+static const char *str(struct shown *sh, const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "-";
+    char *buf = sh->slot[sh->next++ % 6];
+    return evidence_text_escape(s, false, buf, sizeof sh->slot[0]);
 }
 
 static long long num(const json_t *o, const char *key)
@@ -23,13 +34,14 @@ int report_write_json(FILE *out, const json_t *report)
 
 static void write_video(FILE *out, const json_t *v)
 {
+    struct shown sh = {.next = 0};
     fprintf(out, "video:    %s (%s): %lld reference frames, %lld candidate frames, %lld compared\n",
-            str(v, "verdict"), str(v, "reason"), num(v, "reference_frames"), num(v, "candidate_frames"),
+            str(&sh, v, "verdict"), str(&sh, v, "reason"), num(v, "reference_frames"), num(v, "candidate_frames"),
             num(v, "compared_frames"));
     const json_t *fm = json_object_get(v, "first_mismatch");
     if (json_is_object(fm)) {
         fprintf(out, "          first difference: frame %lld (pts %lld), %s", num(fm, "index"), num(fm, "pts"),
-                str(fm, "plane"));
+                str(&sh, fm, "plane"));
         if (json_is_integer(json_object_get(fm, "x")))
             fprintf(out, " at x=%lld y=%lld", num(fm, "x"), num(fm, "y"));
         fputc('\n', out);
@@ -38,16 +50,17 @@ static void write_video(FILE *out, const json_t *v)
 
 static void write_audio(FILE *out, const json_t *a)
 {
+    struct shown sh = {.next = 0};
     if (!json_is_object(a)) {
         fprintf(out, "audio:    (reference has no audio)\n");
         return;
     }
     fprintf(out, "audio:    %s (%s): %lld reference samples, %lld candidate samples per channel\n",
-            str(a, "verdict"), str(a, "reason"), num(a, "reference_samples"), num(a, "candidate_samples"));
+            str(&sh, a, "verdict"), str(&sh, a, "reason"), num(a, "reference_samples"), num(a, "candidate_samples"));
     const json_t *fm = json_object_get(a, "first_mismatch");
     if (json_is_object(fm)) {
         fprintf(out, "          first difference: sample %lld (pts %lld), %s", num(fm, "sample_index"),
-                num(fm, "pts"), str(fm, "kind"));
+                num(fm, "pts"), str(&sh, fm, "kind"));
         if (json_is_integer(json_object_get(fm, "channel")))
             fprintf(out, " on channel %s", num(fm, "channel") ? "R" : "L");
         fputc('\n', out);
@@ -55,9 +68,9 @@ static void write_audio(FILE *out, const json_t *a)
 }
 
 /* The candidate's program and streams, when they are not simply the reference's. */
-static void write_streams(FILE *out, const json_t *cand)
+static void write_streams(FILE *out, struct shown *sh, const json_t *cand)
 {
-    const char *sel = str(cand, "program_selection");
+    const char *sel = str(sh, cand, "program_selection");
     const json_t *streams = json_object_get(cand, "streams");
     if (!strcmp(sel, "ok") && json_array_size(streams) <= 2)
         return;
@@ -68,23 +81,41 @@ static void write_streams(FILE *out, const json_t *cand)
     size_t i;
     const json_t *s;
     json_array_foreach(streams, i, s)
-        fprintf(out, " %s/%s pid %lld%s", str(s, "kind"), str(s, "codec"), num(s, "pid"),
+        fprintf(out, " %s/%s pid %lld%s", str(sh, s, "kind"), str(sh, s, "codec"), num(s, "pid"),
                 json_is_true(json_object_get(s, "compared")) ? "" : " (not compared)");
     fputc('\n', out);
 }
 
+/* What the delivery said beyond the verdict: redirects to other hosts. */
+static void write_delivery(FILE *out, const json_t *cand)
+{
+    const json_t *hosts = json_object_get(cand, "redirect_hosts");
+    if (!json_array_size(hosts))
+        return;
+    fputs("redirect: followed to other host(s):", out);
+    size_t i;
+    const json_t *h;
+    json_array_foreach(hosts, i, h) {
+        fputc(' ', out);
+        evidence_text_fputs(out, json_string_value(h));
+    }
+    fputs(" (--allow-redirect-host restricts)\n", out);
+}
+
 int report_write_human(FILE *out, const json_t *report)
 {
+    struct shown sh = {.next = 0};
     const json_t *profile = json_object_get(report, "profile");
     const json_t *interval = json_object_get(report, "interval");
-    fprintf(out, "verdict:  %s (%s)\n", str(report, "verdict"), str(report, "reason"));
-    fprintf(out, "profile:  %s v%lld, fingerprint %.16s...\n", str(profile, "id"), num(profile, "version"),
-            str(profile, "fingerprint"));
+    fprintf(out, "verdict:  %s (%s)\n", str(&sh, report, "verdict"), str(&sh, report, "reason"));
+    fprintf(out, "profile:  %s v%lld, fingerprint %.16s...\n", str(&sh, profile, "id"), num(profile, "version"),
+            str(&sh, profile, "fingerprint"));
     fprintf(out, "interval: [%lld, %lld) ticks, time offset %lld, observed %s\n", num(interval, "start"),
-            num(interval, "end"), num(report, "time_offset"), str(report, "observed_at"));
+            num(interval, "end"), num(report, "time_offset"), str(&sh, report, "observed_at"));
     write_video(out, json_object_get(report, "video"));
     write_audio(out, json_object_get(report, "audio"));
-    write_streams(out, json_object_get(report, "candidate"));
-    fprintf(out, "evidence: %s\n", str(report, "evidence_id"));
+    write_streams(out, &sh, json_object_get(report, "candidate"));
+    write_delivery(out, json_object_get(report, "candidate"));
+    /* "evidence: ID" is printed by verify once the row is committed. */
     return ferror(out) ? -1 : 0;
 }

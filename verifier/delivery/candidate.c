@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "hls.h"
 #include "redact.h"
 #include "uri.h"
+#include "util.h"
 
 static void set_failure(struct candidate *c, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -42,16 +44,89 @@ static struct fetch_result *keep(struct candidate *c, struct fetch_result *res)
     return &c->bodies[c->nbodies++];
 }
 
-static struct fetch_result *fetch_one(struct candidate *c, const struct fetch_options *opt, const char *url)
+/* Adds the host of a redirect target (redacted URL) to the report's list,
+ * unless it is the requested URL's host or already listed. */
+static void note_host(struct candidate *c, const char *url, const char *requested)
 {
+    struct uri_parts u, r;
+    if (!url || uri_parse(url, &u) != URI_OK || !u.host.defined || !u.host.len)
+        return;
+    if (requested && uri_parse(requested, &r) == URI_OK && r.host.defined && r.host.len == u.host.len &&
+        !strncasecmp(r.host.ptr, u.host.ptr, u.host.len))
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(c->redirect_hosts, i, v)
+        if (json_string_length(v) == u.host.len && !strncasecmp(json_string_value(v), u.host.ptr, u.host.len))
+            return;
+    if (json_array_size(c->redirect_hosts) < CANDIDATE_MAX_REDIRECT_HOSTS)
+        json_array_append_new(c->redirect_hosts, json_stringn(u.host.ptr, u.host.len));
+}
+
+enum narrowed {
+    NARROW_NOTHING_LEFT = 0, /* the failure is set: no request */
+    NARROW_OK,               /* the request may go, with its own limits */
+    NARROW_BY_TOTAL,         /* its size limit is what is left of the candidate total */
+};
+
+/* The limits of the next request: the per-object options, narrowed to
+ * what is left of the candidate total (segments only) and of the deadline. */
+static enum narrowed narrow(struct candidate *c, const struct candidate_options *opt, struct fetch_options *fo,
+                            bool segment)
+{
+    int64_t now = util_now_ms();
+    if (opt->deadline_ms && now >= opt->deadline_ms) {
+        set_failure(c, "deadline_exceeded", "the deadline (--deadline) passed before the next request");
+        return NARROW_NOTHING_LEFT;
+    }
+    if (opt->deadline_ms) {
+        long per_object = fo->total_timeout_ms > 0 ? fo->total_timeout_ms : FETCH_DEFAULT_TOTAL_TIMEOUT_MS;
+        if (opt->deadline_ms - now < per_object)
+            fo->total_timeout_ms = (long)(opt->deadline_ms - now);
+    }
+    if (!segment)
+        return NARROW_OK;
+    uint64_t total = opt->max_total_bytes && opt->max_total_bytes < CANDIDATE_MAX_TOTAL_BYTES
+                         ? opt->max_total_bytes : CANDIDATE_MAX_TOTAL_BYTES;
+    uint64_t left = total > c->total_bytes ? total - c->total_bytes : 0;
+    size_t per_object = fo->max_bytes ? fo->max_bytes : FETCH_DEFAULT_MAX_BYTES;
+    if (left == 0) {
+        set_failure(c, "candidate_too_large", "the selected segments exceed %llu bytes in all",
+                    (unsigned long long)total);
+        return NARROW_NOTHING_LEFT;
+    }
+    if (left < per_object) {
+        fo->max_bytes = (size_t)left;
+        return NARROW_BY_TOTAL;
+    }
+    return NARROW_OK;
+}
+
+/* Fetches url, keeps and records the result in *out: 0, or -1 when out of
+ * memory.  *out is NULL when nothing was requested (the failure is set). */
+static int fetch_one(struct candidate *c, const struct candidate_options *opt, struct fetch_options fo,
+                     const char *url, bool segment, const struct fetch_result **out)
+{
+    *out = NULL;
+    enum narrowed limited = narrow(c, opt, &fo, segment);
+    if (limited == NARROW_NOTHING_LEFT)
+        return 0;
     struct fetch_result res;
-    fetch_get(opt, url, &res);
+    fetch_get(&fo, url, &res);
     struct fetch_result *kept = keep(c, &res);
     if (!kept)
-        return NULL;
+        return -1;
+    for (size_t i = 0; i < kept->n_redirects && kept->other_host_redirect; i++)
+        note_host(c, kept->redirects[i].location, kept->url);
+    const char *code = fetch_error_code(kept->error);
+    if (kept->error == FETCH_TIMEOUT && opt->deadline_ms && util_now_ms() >= opt->deadline_ms)
+        code = "deadline_exceeded";
+    else if (kept->error == FETCH_TOO_LARGE && limited == NARROW_BY_TOTAL)
+        code = "candidate_too_large";
     if (kept->error != FETCH_OK)
-        set_failure(c, fetch_error_code(kept->error), "%s: %s", kept->url ? kept->url : "(url)", kept->message);
-    return kept;
+        set_failure(c, code, "%s: %s", kept->url ? kept->url : "(url)", kept->message);
+    *out = kept;
+    return 0;
 }
 
 static void add_segment(struct candidate *c, const struct fetch_result *res, bool joins_previous)
@@ -61,6 +136,8 @@ static void add_segment(struct candidate *c, const struct fetch_result *res, boo
     s->data = res->data;
     s->len = res->size;
     s->joins_previous = joins_previous;
+    c->total_bytes += res->size;
+    c->length_unproven |= res->length_unproven;
 }
 
 static const char *playlist_reason(enum hls_status st)
@@ -78,16 +155,22 @@ static const char *playlist_reason(enum hls_status st)
     }
 }
 
-static void list_variants(const struct hls_playlist *pl, char *err, size_t errlen)
+/* The variants, for the usage error; their URIs redacted like every URL
+ * printed (a master playlist's variant URIs often carry tokens). */
+static void list_variants(const struct hls_playlist *pl, const struct redact_policy *pol, char *err,
+                          size_t errlen)
 {
     size_t used = (size_t)snprintf(err, errlen, "the candidate is a master playlist; name one media playlist:");
-    for (size_t i = 0; i < pl->variant_count && used < errlen; i++)
-        used += (size_t)snprintf(err + used, errlen - used, "\n  %s  (BANDWIDTH=%llu%s%s%s%s)", pl->variants[i].uri,
+    for (size_t i = 0; i < pl->variant_count && used < errlen; i++) {
+        char uri[1024];
+        redact_url(pl->variants[i].uri, pol, uri, sizeof uri);
+        used += (size_t)snprintf(err + used, errlen - used, "\n  %s  (BANDWIDTH=%llu%s%s%s%s)", uri,
                                  (unsigned long long)pl->variants[i].bandwidth,
                                  pl->variants[i].resolution ? " RESOLUTION=" : "",
                                  pl->variants[i].resolution ? pl->variants[i].resolution : "",
                                  pl->variants[i].codecs ? " CODECS=" : "",
                                  pl->variants[i].codecs ? pl->variants[i].codecs : "");
+    }
 }
 
 static enum candidate_status fetch_segments(struct candidate *c, const struct candidate_options *opt,
@@ -130,25 +213,20 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         struct fetch_options fo = opt->fetch;
         if (seg->has_byterange)
             fo.range = (struct fetch_range){.offset = seg->byterange_offset, .length = seg->byterange_length};
-        const struct fetch_result *res = fetch_one(c, &fo, url);
+        const struct fetch_result *res;
+        int frc = fetch_one(c, opt, fo, url, true, &res);
         bool joins = seg->has_byterange && prev_url && !strcmp(prev_url, url) && seg->byterange_offset == prev_end;
         free(prev_url);
         prev_url = seg->has_byterange ? url : NULL;
         prev_end = seg->byterange_offset + seg->byterange_length;
         if (!seg->has_byterange)
             free(url);
-        if (!res) {
+        if (frc) {
             free(prev_url);
             return CANDIDATE_FAILED;
         }
-        if (res->error != FETCH_OK)
+        if (!res || res->error != FETCH_OK)
             break;
-        c->total_bytes += res->size;
-        if (c->total_bytes > CANDIDATE_MAX_TOTAL_BYTES) {
-            set_failure(c, "candidate_too_large", "the selected segments exceed %llu bytes in all",
-                        (unsigned long long)CANDIDATE_MAX_TOTAL_BYTES);
-            break;
-        }
         add_segment(c, res, joins);
     }
     free(prev_url);
@@ -159,10 +237,11 @@ static enum candidate_status open_url(struct candidate *c, const struct candidat
                                       char *err, size_t errlen)
 {
     c->fetches = json_array();
-    const struct fetch_result *first = fetch_one(c, &opt->fetch, opt->location);
-    if (!first || !c->fetches)
+    c->redirect_hosts = json_array();
+    const struct fetch_result *first;
+    if (!c->fetches || !c->redirect_hosts || fetch_one(c, opt, opt->fetch, opt->location, false, &first))
         return CANDIDATE_FAILED;
-    if (first->error != FETCH_OK)
+    if (!first || first->error != FETCH_OK)
         return CANDIDATE_OK;
     if (!hls_looks_like_playlist(first->data, first->size)) {
         add_segment(c, first, false);
@@ -174,7 +253,7 @@ static enum candidate_status open_url(struct candidate *c, const struct candidat
     enum hls_status st = hls_parse(first->data, first->size, &pl, &herr);
     enum candidate_status rc = CANDIDATE_OK;
     if (st == HLS_E_MASTER_PLAYLIST) {
-        list_variants(&pl, err, errlen);
+        list_variants(&pl, &opt->fetch.redact, err, errlen);
         rc = CANDIDATE_USAGE;
     } else if (st != HLS_OK) {
         set_failure(c, playlist_reason(st), "playlist line %lu: %s", herr.line, herr.message);
@@ -188,14 +267,50 @@ static enum candidate_status open_url(struct candidate *c, const struct candidat
     return rc;
 }
 
+bool candidate_location_is_url(const char *location)
+{
+    size_t n = strspn(location, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    return n > 0 && strncmp(location + n, "://", 3) == 0;
+}
+
+/* A location of URL form that is not a usable http(s) URL: a usage error
+ * that never echoes the URL (it may carry a signature): scheme and host at
+ * most. */
+static enum candidate_status refuse_url(const char *location, char *err, size_t errlen)
+{
+    char origin[300];
+    redact_url_origin(location, origin, sizeof origin);
+    size_t scheme = strcspn(location, ":");
+    if (!((scheme == 4 && !strncasecmp(location, "http", 4)) || (scheme == 5 && !strncasecmp(location, "https", 5))))
+        snprintf(err, errlen, "unsupported scheme '%.*s' in --candidate: use a local file or an http(s) URL",
+                 (int)(scheme < 16 ? scheme : 16), location);
+    else
+        snprintf(err, errlen, "--candidate %s...: the URL cannot be parsed (RFC 3986); not shown, it may "
+                 "carry credentials", origin);
+    return CANDIDATE_USAGE;
+}
+
+/* A local candidate must be a readable regular file: a directory, a FIFO or
+ * a device is refused before anything is checked or stored. */
+static enum candidate_status open_local(struct candidate *c, const char *path, char *err, size_t errlen)
+{
+    if (util_check_regular_file(path, err, errlen))
+        return CANDIDATE_NOINPUT;
+    c->segs[0].path = path;
+    c->nsegs = 1;
+    return CANDIDATE_OK;
+}
+
 enum candidate_status candidate_open(const struct candidate_options *opt, struct candidate *c,
                                      char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
-    c->object = redact_url_dup(opt->location, opt->fetch.redact_names, opt->fetch.n_redact_names);
+    if (candidate_location_is_url(opt->location) && !uri_is_http(opt->location))
+        return refuse_url(opt->location, err, errlen);
+    c->object = redact_url_dup(opt->location, &opt->fetch.redact);
     if (!c->object)
         return CANDIDATE_FAILED;
-    if (uri_is_http(opt->location)) {
+    if (candidate_location_is_url(opt->location)) {
         enum candidate_status rc = open_url(c, opt, err, errlen);
         /* A failed delivery ends the byte stream with an error, so that the
          * decoding side can never take a partial delivery for a whole one. */
@@ -206,15 +321,7 @@ enum candidate_status candidate_open(const struct candidate_options *opt, struct
         }
         return rc;
     }
-    FILE *f = fopen(opt->location, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open candidate %s", opt->location);
-        return CANDIDATE_NOINPUT;
-    }
-    fclose(f);
-    c->segs[0].path = opt->location;
-    c->nsegs = 1;
-    return CANDIDATE_OK;
+    return open_local(c, opt->location, err, errlen);
 }
 
 void candidate_free(struct candidate *c)
@@ -223,6 +330,19 @@ void candidate_free(struct candidate *c)
         fetch_result_free(&c->bodies[i]);
     free(c->bodies);
     json_decref(c->fetches);
+    json_decref(c->redirect_hosts);
     free(c->object);
     memset(c, 0, sizeof *c);
+}
+
+void candidate_annotate_report(json_t *report, const struct candidate *c)
+{
+    json_t *o = json_object_get(report, "candidate");
+    if (!json_is_object(o))
+        return;
+    if (c->failure)
+        json_object_set_new(o, "delivery_failure",
+                            json_pack("{s:s, s:s}", "reason", c->failure, "detail", c->failure_detail));
+    json_object_set_new(o, "redirect_hosts", c->redirect_hosts ? json_copy(c->redirect_hosts) : json_array());
+    json_object_set_new(o, "length_proven", json_boolean(!c->length_unproven));
 }

@@ -24,8 +24,9 @@
 enum candidate_status {
     CANDIDATE_FAILED = 0,        /* internal error */
     CANDIDATE_OK,                /* segments ready (possibly with a delivery failure) */
-    CANDIDATE_USAGE,             /* e.g. a master playlist: err lists the variants */
-    CANDIDATE_NOINPUT,           /* a local file cannot be opened */
+    CANDIDATE_USAGE,             /* a master playlist (err lists the variants, redacted),
+                                  * an unsupported scheme, a URL that does not parse */
+    CANDIDATE_NOINPUT,           /* a local path that is not a readable regular file */
 };
 
 struct candidate_options {
@@ -33,12 +34,16 @@ struct candidate_options {
     bool have_sequence;
     uint64_t seq_first, seq_last;
     struct fetch_options fetch;
+    int64_t deadline_ms;         /* wall clock UTC ms the whole check must end by; 0: none */
+    uint64_t max_total_bytes;    /* all segments together; 0 (and above it): CANDIDATE_MAX_TOTAL_BYTES */
 };
 
 #define CANDIDATE_MAX_SEGMENTS 1024
 /* All selected segments are held in memory until decoded: their sum is
- * bounded as well as each object (fetch_options.max_bytes). */
+ * bounded as well as each object (fetch_options.max_bytes), both while the
+ * bytes arrive.  One object can therefore never exceed it either. */
 #define CANDIDATE_MAX_TOTAL_BYTES ((uint64_t)1 << 30)
+#define CANDIDATE_MAX_REDIRECT_HOSTS 16
 
 struct candidate {
     struct bsrc_segment segs[CANDIDATE_MAX_SEGMENTS];
@@ -52,10 +57,22 @@ struct candidate {
     char *object;                /* what was checked, redacted (owned) */
     bool is_playlist;
     uint64_t total_bytes;
+    bool length_unproven;        /* a body of the stream had no declared end (fetch.h) */
+    json_t *redirect_hosts;      /* hosts that redirects led to, other than the requested ones */
 };
+
+/* True when location has the form of a URL ("scheme://..."), whatever the
+ * scheme: such a location is never taken for a local file. */
+bool candidate_location_is_url(const char *location);
 
 enum candidate_status candidate_open(const struct candidate_options *opt, struct candidate *c,
                                      char *err, size_t errlen);
 void candidate_free(struct candidate *c);
+
+/* What the delivery adds to a check's report (its "candidate" object): the
+ * failed delivery {reason, detail} when there was one, redirect_hosts and
+ * length_proven.  Shared by `exactav verify` and `exactav canary`, so both
+ * write the same report. */
+void candidate_annotate_report(json_t *report, const struct candidate *c);
 
 #endif

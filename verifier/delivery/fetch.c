@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #ifndef EXACTAV_VERSION
@@ -105,6 +106,7 @@ const char *fetch_error_code(enum fetch_error e)
     case FETCH_BAD_RANGE: return "bad_range";
     case FETCH_TRANSFER_ERROR: return "transfer_error";
     case FETCH_INTERNAL_ERROR: return "internal_error";
+    case FETCH_REDIRECT_NOT_ALLOWED: return "redirect_not_allowed";
     }
     return "internal_error";
 }
@@ -327,15 +329,42 @@ static void headers_free(struct fetch_headers *h)
     memset(h, 0, sizeof *h);
 }
 
-static void record_headers(CURL *c, struct fetch_headers *h)
+/* A header value as recorded: redacted like a URL (it may quote one, or
+ * carry NAME=VALUE tokens). */
+static char *recorded_header(CURL *c, const char *name, const struct redact_policy *pol)
+{
+    char *raw = header_value(c, name);
+    char *red = redact_text_dup(raw, pol);
+    free(raw);
+    return red;
+}
+
+/* Only the documented headers are ever recorded (fetch.h). */
+static void record_headers(CURL *c, struct fetch_headers *h, const struct redact_policy *pol)
 {
     headers_free(h);
-    h->age = header_value(c, "Age");
-    h->via = header_value(c, "Via");
-    h->x_cache = header_value(c, "X-Cache");
-    h->server = header_value(c, "Server");
-    h->etag = header_value(c, "ETag");
-    h->content_type = header_value(c, "Content-Type");
+    h->age = recorded_header(c, "Age", pol);
+    h->via = recorded_header(c, "Via", pol);
+    h->x_cache = recorded_header(c, "X-Cache", pol);
+    h->server = recorded_header(c, "Server", pol);
+    h->etag = recorded_header(c, "ETag", pol);
+    h->content_type = recorded_header(c, "Content-Type", pol);
+}
+
+/* Whether the body's end was declared: a Content-Length, chunked transfer
+ * coding (its last chunk), or HTTP/2+ framing (END_STREAM).  Otherwise the
+ * body ends when the connection closes, and a cut looks like an end. */
+static bool length_unproven(CURL *c, int64_t content_length)
+{
+    long version = 0;
+    struct curl_header *h = NULL;
+    curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
+    if (content_length >= 0 || version >= CURL_HTTP_VERSION_2_0)
+        return false;
+    if (curl_easy_header(c, "Transfer-Encoding", 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h &&
+        strstr(h->value, "chunked"))
+        return false;
+    return true;
 }
 
 /* ---- final response checks ------------------------------------------------ */
@@ -412,9 +441,9 @@ static int add_hop(struct fetch_result *res, const char *url, long status, const
         return -1;
     res->redirects = h;
     h += res->n_redirects++;
-    h->url = redact_url_dup(url, o->redact_names, o->n_redact_names);
+    h->url = redact_url_dup(url, &o->redact);
     h->http_status = status;
-    h->location = redact_url_dup(location, o->redact_names, o->n_redact_names);
+    h->location = redact_url_dup(location, &o->redact);
     return h->url && h->location ? 0 : -1;
 }
 
@@ -432,7 +461,8 @@ static CURLcode perform_hop(CURL *c, const struct fetch_options *o, const char *
     return curl_easy_perform(c);
 }
 
-static void record_response(struct fetch_result *res, CURL *c, const struct hop_state *hs)
+static void record_response(struct fetch_result *res, CURL *c, const struct hop_state *hs,
+                            const struct fetch_options *o)
 {
     curl_off_t cl = -1;
     res->http_status = 0;
@@ -440,7 +470,8 @@ static void record_response(struct fetch_result *res, CURL *c, const struct hop_
     curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
     res->content_length = cl >= 0 ? (int64_t)cl : -1;
     res->bytes = hs->received;
-    record_headers(c, &res->headers);
+    res->length_unproven = !o->range.length && length_unproven(c, res->content_length);
+    record_headers(c, &res->headers, &o->redact);
 }
 
 static int is_redirect(long status)
@@ -448,35 +479,94 @@ static int is_redirect(long status)
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
+/* The host of an absolute URL, lower case, without IPv6 brackets; NULL if
+ * there is none.  malloc'd. */
+static char *url_host(const char *url)
+{
+    CURLU *u = curl_url();
+    char *host = NULL, *out = NULL;
+    if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host) {
+        size_t n = strlen(host), skip = (n >= 2 && host[0] == '[' && host[n - 1] == ']');
+        out = strndup(host + skip, n - 2 * skip);
+        for (char *p = out; p && *p; p++)
+            *p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    return out;
+}
+
+static bool host_equal(const char *a, const char *b)
+{
+    size_t n = strlen(b), skip = (n >= 2 && b[0] == '[' && b[n - 1] == ']');
+    return strlen(a) == n - 2 * skip && strncasecmp(a, b + skip, n - 2 * skip) == 0;
+}
+
+/* A redirect to next, from the chain that started at first_host: 0 to
+ * follow it (marking a change of host), -1 when the allow list refuses it. */
+static int check_redirect_host(struct fetch_result *res, const struct fetch_options *o,
+                               const char *first_host, const char *next)
+{
+    char *host = url_host(next);
+    bool same = host && first_host && host_equal(host, first_host);
+    bool allowed = same || o->n_allow_redirect_hosts == 0;
+    for (size_t i = 0; host && !allowed && i < o->n_allow_redirect_hosts; i++)
+        allowed = o->allow_redirect_hosts[i] && host_equal(host, o->allow_redirect_hosts[i]);
+    if (allowed && !same)
+        res->other_host_redirect = true;
+    if (!allowed)
+        fail(res, FETCH_REDIRECT_NOT_ALLOWED, "redirect to host %.128s, not allowed (--allow-redirect-host)",
+             host ? host : "(none)");
+    free(host);
+    return allowed ? 0 : -1;
+}
+
+/* One request of the chain: FETCH_NOT_ATTEMPTED when a redirect was
+ * recorded and is to be followed (*current is then its target), else the
+ * outcome of the chain. */
+static enum fetch_error one_hop(struct fetch_result *res, CURL *c, const struct fetch_options *o,
+                               char **current, struct hop_state *hs, char *errbuf,
+                               const char *first_host)
+{
+    long left = o->total_timeout_ms - (long)(now_ms() - res->started_at_ms);
+    if (left <= 0)
+        return fail(res, FETCH_TIMEOUT, "total time-out of %ld ms spent in redirects",
+                    o->total_timeout_ms);
+    CURLcode rc = perform_hop(c, o, *current, left, hs, errbuf);
+    record_response(res, c, hs, o);
+    enum fetch_error e = classify_curl(rc, hs);
+    if (e != FETCH_OK)
+        return fail(res, e, "%s", safe_curl_message(rc, errbuf));
+    char *next = NULL;
+    curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &next);
+    if (!is_redirect(res->http_status) || !next)
+        return check_final(res, c, o, hs);
+    if (add_hop(res, *current, res->http_status, next, o) != 0)
+        return fail(res, FETCH_INTERNAL_ERROR, "out of memory");
+    if (res->n_redirects > (size_t)o->max_redirects)
+        return fail(res, FETCH_TOO_MANY_REDIRECTS, "more than %d redirects", o->max_redirects);
+    if (check_redirect_host(res, o, first_host, next) != 0)
+        return res->error;
+    char *copy = strdup(next);
+    if (!copy)
+        return fail(res, FETCH_INTERNAL_ERROR, "out of memory");
+    free(*current);
+    *current = copy;
+    return FETCH_NOT_ATTEMPTED;
+}
+
 /* Follows the chain from *current; leaves the last hop's URL in *current. */
 static enum fetch_error run_hops(struct fetch_result *res, CURL *c, const struct fetch_options *o,
                                  char **current, struct hop_state *hs)
 {
     char errbuf[CURL_ERROR_SIZE];
-    for (;;) {
-        long left = o->total_timeout_ms - (long)(now_ms() - res->started_at_ms);
-        if (left <= 0)
-            return fail(res, FETCH_TIMEOUT, "total time-out of %ld ms spent in redirects",
-                        o->total_timeout_ms);
-        CURLcode rc = perform_hop(c, o, *current, left, hs, errbuf);
-        record_response(res, c, hs);
-        enum fetch_error e = classify_curl(rc, hs);
-        if (e != FETCH_OK)
-            return fail(res, e, "%s", safe_curl_message(rc, errbuf));
-        char *next = NULL;
-        curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &next);
-        if (!is_redirect(res->http_status) || !next)
-            return check_final(res, c, o, hs);
-        if (add_hop(res, *current, res->http_status, next, o) != 0)
-            return fail(res, FETCH_INTERNAL_ERROR, "out of memory");
-        if (res->n_redirects > (size_t)o->max_redirects)
-            return fail(res, FETCH_TOO_MANY_REDIRECTS, "more than %d redirects", o->max_redirects);
-        char *copy = strdup(next);
-        if (!copy)
-            return fail(res, FETCH_INTERNAL_ERROR, "out of memory");
-        free(*current);
-        *current = copy;
-    }
+    char *first_host = url_host(*current);
+    enum fetch_error e;
+    while ((e = one_hop(res, c, o, current, hs, errbuf, first_host)) == FETCH_NOT_ATTEMPTED)
+        ;
+    free(first_host);
+    return e;
 }
 
 enum fetch_error fetch_get(const struct fetch_options *opt_in, const char *url,
@@ -486,7 +576,7 @@ enum fetch_error fetch_get(const struct fetch_options *opt_in, const char *url,
     memset(res, 0, sizeof *res);
     res->content_length = -1;
     struct fetch_options o = effective_options(opt_in);
-    res->url = redact_url_dup(url, o.redact_names, o.n_redact_names);
+    res->url = redact_url_dup(url, &o.redact);
     res->started_at_ms = now_ms();
     res->ended_at_ms = res->started_at_ms;
     if (!url)
@@ -501,7 +591,7 @@ enum fetch_error fetch_get(const struct fetch_options *opt_in, const char *url,
     enum fetch_error e = (c && current) ? run_hops(res, c, &o, &current, &hs)
                                         : fail(res, FETCH_INTERNAL_ERROR, "libcurl set-up failed");
     res->ended_at_ms = now_ms();
-    res->effective_url = redact_url_dup(current ? current : url, o.redact_names, o.n_redact_names);
+    res->effective_url = redact_url_dup(current ? current : url, &o.redact);
     res->raw_effective_url = strdup(current ? current : url ? url : "");
     if (e == FETCH_OK) {
         res->error = FETCH_OK;

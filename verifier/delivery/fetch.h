@@ -15,8 +15,11 @@
 #define EXACTAV_FETCH_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "redact.h"
 
 /* Defaults used when an option is 0 (a zero option never means "unlimited"). */
 #define FETCH_DEFAULT_CONNECT_TIMEOUT_MS 5000L
@@ -43,7 +46,8 @@ enum fetch_error {
     FETCH_BAD_URL,            /* malformed URL or a scheme other than http(s) */
     FETCH_BAD_RANGE,          /* the range answer does not match the request */
     FETCH_TRANSFER_ERROR,     /* any other transfer failure */
-    FETCH_INTERNAL_ERROR      /* out of memory, libcurl set-up failed */
+    FETCH_INTERNAL_ERROR,     /* out of memory, libcurl set-up failed */
+    FETCH_REDIRECT_NOT_ALLOWED /* a redirect to a host outside allow_redirect_hosts (not requested) */
 };
 
 /* A byte range (EXT-X-BYTERANGE: length@offset).  length 0 = no range. */
@@ -61,8 +65,11 @@ struct fetch_options {
     int max_redirects;       /* hops followed; <= 0: none are followed */
     const char *cacert;      /* extra CA file (PEM), NULL for the system store only */
     struct fetch_range range;
-    const char *const *redact_names; /* extra query names to redact */
-    size_t n_redact_names;
+    struct redact_policy redact; /* which query values stay visible (default: none) */
+    /* Redirect targets allowed besides the requested URL's own host; none
+     * given (n == 0): every host is followed (and marked in the result). */
+    const char *const *allow_redirect_hosts;
+    size_t n_allow_redirect_hosts;
 };
 
 /* One redirect hop: the URL that answered with a 3xx, that status, and the
@@ -74,8 +81,10 @@ struct fetch_hop {
     char *location; /* redacted */
 };
 
-/* Selected headers of the final response, verbatim (bytes outside printable
- * ASCII become '?'), NULL when absent.  Repeated headers are joined by ", ". */
+/* Selected headers of the final response (only these are ever recorded),
+ * redacted like URLs (redact_text_dup: NAME=VALUE values, embedded URLs),
+ * bytes outside printable ASCII as '?', NULL when absent.  Repeated headers
+ * are joined by ", ". */
 struct fetch_headers {
     char *age;
     char *via;
@@ -108,6 +117,13 @@ struct fetch_result {
     size_t n_redirects;
     struct fetch_headers headers;
     enum fetch_range_mode range_mode;
+    /* The body's end was never declared: no Content-Length, not chunked, not
+     * HTTP/2 (a close-delimited body).  Such a body cut short looks complete,
+     * so its length proves nothing about what the server meant to send. */
+    bool length_unproven;
+    /* A redirect led to a host other than the requested URL's host (followed
+     * because no allow list was given). */
+    bool other_host_redirect;
     unsigned char *data; /* the object (the range slice if a range was asked) */
     size_t size;         /* bytes in data; 0 unless error == FETCH_OK */
 };

@@ -1,0 +1,659 @@
+/* `exactav canary` end to end on loopback: exactav-testd serves a live
+ * window sliding over the real segments of the corpus (the PTS wraps in
+ * one of them) as the reference and as CDN paths, with tampering, outages,
+ * frozen and late playlists on command; the canary runs as a process and
+ * the tests read evidence.db.  Nothing here asserts on durations: waits
+ * poll for rows, and times are only compared with each other. */
+#include "canary_test.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "canary_live.h"
+#include "canary_sched.h"
+#include "evidence.h"
+#include "fetch.h"
+#include "test_skip.h"
+
+/* Without the corpus the process exits 77 (tests/test_skip.h): ctest
+ * reports the test as skipped, never as passed. */
+#define SKIP_WITHOUT_CORPUS() test_skip_unless(LIVE_PLAYLIST)
+
+/* Slack around an outage's edges for a request in flight at that moment. */
+#define EDGE_MS 200
+
+static bool overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+    return a0 <= b1 && b0 <= a1;
+}
+
+static int64_t jint(const json_t *o, const char *k)
+{
+    return json_integer_value(json_object_get(o, k));
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* One target of a config. */
+static void target(char *buf, size_t n, const char *path_id, const char *candidate, const char *reference,
+                   const char *extra)
+{
+    snprintf(buf, n,
+             "{\"path_id\": \"%s\", \"channel\": \"live\", \"rendition\": \"360p\", \"program_version\": \"v1\","
+             " \"candidate\": \"%s\", \"reference\": \"%s\"%s}",
+             path_id, candidate, reference, extra ? extra : "");
+}
+
+static int64_t publish_ms(const struct live *l, int64_t seq)
+{
+    json_t *s = live_get_json(l, "_control/status?seq=%lld", (long long)seq);
+    int64_t t = jint(s, "publish_ms");
+    json_decref(s);
+    return t;
+}
+
+/* Each path's rows are one per media sequence number, without gaps. */
+static void one_row_per_segment(const json_t *rows, const char *path_id, long long *first, long long *last)
+{
+    long long prev = -1;
+    size_t i;
+    json_t *r;
+    *first = -1;
+    json_array_foreach(rows, i, r) {
+        if (strcmp(jstr(r, "path_id"), path_id))
+            continue;
+        assert_true(json_is_integer(json_object_get(r, "media_sequence")));
+        long long seq = jint(r, "media_sequence");
+        if (prev >= 0 && seq != prev + 1)
+            print_error("%s: media sequence %lld after %lld\n", path_id, seq, prev);
+        assert_true(prev < 0 || seq == prev + 1);
+        if (*first < 0)
+            *first = seq;
+        prev = seq;
+    }
+    *last = prev;
+}
+
+static void canary_21_live_simulation_tamper_and_outage(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    char tampered[256], t1[1024], t2[1024], cfg[4096], u1[256], u2[256], ref[256];
+    /* live segment 5 is source segment 5 (...029.ts), just after the PTS wrap */
+    live_path(&l, "tampered-5.ts", tampered, sizeof tampered);
+    live_tamper_segment(LIVE_SOURCE "/360p30_h264_48k_160_aac_ts-0000000029.ts", tampered);
+    json_decref(live_get_json(&l, "_control/tamper?path=b&seq=5&file=tampered-5.ts"));
+    snprintf(u1, sizeof u1, "http://127.0.0.1:%d/_live/a/playlist.m3u8?Policy=SECRETP&Signature=SECRETS&Key-Pair-Id=SECRETK", l.port);
+    snprintf(u2, sizeof u2, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    target(t1, sizeof t1, "cdn-a", u1, ref, NULL);
+    target(t2, sizeof t2, "cdn-b", u2, ref, NULL);
+    snprintf(cfg, sizeof cfg,
+             "{\"concurrency\": 2, \"period_s\": 2, \"timeout_s\": 6, \"lag_segments\": 1, \"probe_period_s\": 2,"
+             " \"max_backoff_s\": 2, \"targets\": [%s, %s]}", t1, t2);
+    live_write(&l, "canary.json", cfg);
+    char args[512];
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    /* after the tampered segment, a 6-second outage of path b */
+    live_wait_count(&l, 1, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND media_sequence >= 6");
+    json_t *outage = live_get_json(&l, "_control/outage?path=b&ms=6000");
+    int64_t o0 = jint(outage, "start_ms"), o1 = jint(outage, "end_ms");
+    json_decref(outage);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND verdict = 'MATCH' "
+             "AND observed_at_ms > %lld", (long long)o1);
+    live_wait_count(&l, 2, 90, sql);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict, reason, observed_at_ms, observed_end_ms,"
+                                 " recorded_at_ms, json_extract(report, '$.canary.decoded') AS decoded,"
+                                 " json_extract(report, '$.video.first_mismatch.plane') AS plane"
+                                 " FROM evidence ORDER BY path_id, media_sequence");
+    long long a0, a1, b0, b1;
+    one_row_per_segment(rows, "cdn-a", &a0, &a1);
+    one_row_per_segment(rows, "cdn-b", &b0, &b1);
+    assert_true(a1 >= 11 && b1 >= 11);
+    size_t i;
+    json_t *r;
+    int unknown = 0, after = 0, mismatch = 0;
+    json_array_foreach(rows, i, r) {
+        const char *path = jstr(r, "path_id"), *v = jstr(r, "verdict");
+        int64_t seq = jint(r, "media_sequence"), at = jint(r, "observed_at_ms"), end = jint(r, "observed_end_ms");
+        /* observed no earlier than the segment after it existed (lag_segments 1) */
+        assert_true(at >= publish_ms(&l, seq + 1));
+        assert_true(at <= end && end <= jint(r, "recorded_at_ms"));
+        if (!strcmp(path, "cdn-a")) {
+            assert_string_equal(v, "MATCH");
+            continue;
+        }
+        if (seq == 5) {
+            assert_string_equal(v, "MISMATCH");
+            assert_string_equal(jstr(r, "reason"), "video_pixels");
+            assert_string_equal(jstr(r, "plane"), "Y");
+            mismatch++;
+        } else if (!strcmp(v, "UNKNOWN")) {
+            assert_true(overlaps(at, end, o0 - EDGE_MS, o1 + EDGE_MS));
+            assert_string_equal(jstr(r, "reason"), "http_error");
+            unknown++;
+        } else {
+            assert_string_equal(v, "MATCH");
+            assert_false(overlaps(at, end, o0 + EDGE_MS, o1 - EDGE_MS));
+            after += at > o1;
+        }
+    }
+    assert_int_equal(mismatch, 1);
+    assert_true(unknown >= 2);
+    assert_true(after >= 2);
+    /* the probes show the outage, and only on path b */
+    json_t *probes = live_rows(&l, "SELECT path_id, status, reason, playlist_status, observed_at_ms, observed_end_ms,"
+                                   " tcp_connect_ms, header_status, download_bytes FROM probes");
+    int violations = 0;
+    json_array_foreach(probes, i, r) {
+        int64_t at = jint(r, "observed_at_ms"), end = jint(r, "observed_end_ms");
+        if (!strcmp(jstr(r, "status"), "VIOLATION")) {
+            assert_string_equal(jstr(r, "path_id"), "cdn-b");
+            assert_true(overlaps(at, end, o0 - EDGE_MS, o1 + EDGE_MS));
+            assert_int_equal(jint(r, "playlist_status"), 503);
+            violations++;
+        } else {
+            assert_string_equal(jstr(r, "status"), "PASS");
+            assert_false(overlaps(at, end, o0 + EDGE_MS, o1 - EDGE_MS) && !strcmp(jstr(r, "path_id"), "cdn-b"));
+            assert_int_equal(jint(r, "header_status"), 200);
+            assert_true(jint(r, "download_bytes") >= 63168); /* the smallest corpus segment */
+        }
+    }
+    assert_true(violations >= 1);
+    /* the reference of a media sequence was read once for both paths */
+    long long decoded = live_q(&l, "SELECT count(DISTINCT media_sequence) FROM evidence "
+                                   "WHERE json_extract(report, '$.canary.decoded')");
+    json_t *st = live_get_json(&l, "_control/status?path=ref");
+    assert_int_equal(jint(st, "segment_requests"), decoded);
+    json_decref(st);
+    /* one log line per check; no secret anywhere */
+    char *log = live_read(&l, "run.err");
+    int lines = 0;
+    for (const char *p = log; (p = strstr(p, "\"event\":\"check\"")); p++)
+        lines++;
+    assert_int_equal(lines, (int)json_array_size(rows));
+    free(log);
+    const char *files[] = {"run.err", "run.out", NULL};
+    assert_false(live_anywhere(&l, "SECRET", files));
+    char *out = live_read(&l, "run.out");
+    json_t *summary = json_loads(out, 0, NULL);
+    free(out);
+    assert_string_equal(jstr(summary, "kind"), "exactav-canary-session");
+    assert_int_equal(json_array_size(json_object_get(summary, "targets")), 2);
+    json_t *sb = json_object_get(json_array_get(json_object_get(summary, "targets"), 1), "stored");
+    assert_int_equal(json_integer_value(json_object_get(sb, "MISMATCH")), 1);
+    assert_int_equal(json_integer_value(json_object_get(sb, "UNKNOWN")), unknown);
+    json_decref(summary);
+    json_decref(probes);
+    json_decref(rows);
+    live_stop(&l);
+}
+
+/* Static copies of the corpus: a (as delivered), b (segment 8 tampered). */
+static void static_paths(struct live *l)
+{
+    assert_int_equal(live_sh("cp -r %s %s/a && cp -r %s %s/b", LIVE_SOURCE, l->dir, LIVE_SOURCE, l->dir), 0);
+    char dst[256];
+    live_path(l, "b/360p30_h264_48k_160_aac_ts-0000000032.ts", dst, sizeof dst);
+    live_tamper_segment(LIVE_SOURCE "/360p30_h264_48k_160_aac_ts-0000000032.ts", dst);
+}
+
+static void canary_22_once_is_a_preflight_session(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    static_paths(&l);
+    char ta[1024], tb[1024], tc[1024], url[256], cfg[4096], args[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, LIVE_SOURCE, NULL); /* the reference: a directory */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, LIVE_SOURCE, NULL);
+    target(tc, sizeof tc, "cdn-c", "http://127.0.0.1:1/c/playlist.m3u8", LIVE_SOURCE, NULL);
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s, %s, %s]}", ta, tb, tc);
+    live_write(&l, "three.json", cfg);
+    snprintf(args, sizeof args, "--once --json --config %s/three.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "three", args), 1);
+    char *out = live_read(&l, "three.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(s);
+    assert_int_equal(jint(s, "exit"), 1);
+    assert_string_equal(jstr(s, "verdict"), "MISMATCH");
+    json_t *targets = json_object_get(s, "targets");
+    assert_int_equal(json_array_size(targets), 3);
+    static const char *want[3][3] = {{"cdn-a", "MATCH", "identical"}, {"cdn-b", "MISMATCH", "video_pixels"},
+                                     {"cdn-c", "UNKNOWN", "connect_error"}};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *t = json_array_get(targets, i);
+        assert_string_equal(jstr(t, "path_id"), want[i][0]);
+        assert_string_equal(jstr(t, "verdict"), want[i][1]);
+        assert_string_equal(jstr(t, "reason"), want[i][2]);
+        assert_int_equal(jint(t, "media_sequence"), 8); /* newest common (9) minus lag_segments (1) */
+        assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE id = '%s' AND verdict = '%s' "
+                                    "AND media_sequence = 8", jstr(t, "evidence_id"), want[i][1]), 1);
+    }
+    json_decref(s);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence"), 3);
+    /* one probe per target: the unreachable path could not be observed */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE status = 'PASS'"), 2);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-c' AND status = 'UNKNOWN' "
+                                "AND reason = 'playlist_connect_error'"), 1);
+    /* the stored reference_version is what `exactav bind` gives that segment */
+    assert_int_equal(live_sh("mkdir %s/bind && cp %s/360p30_h264_48k_160_aac_ts-0000000032.ts %s/bind/ && "
+                             "%s bind --channel live --program-version v1 --rendition 360p --media-sequence 8 "
+                             "--out %s/bind/b.json %s/bind/360p30_h264_48k_160_aac_ts-0000000032.ts >/dev/null",
+                             l.dir, LIVE_SOURCE, l.dir, EXACTAV_BIN, l.dir, l.dir), 0);
+    assert_int_equal(live_sh("test \"$(sqlite3 %s/ev.db \"SELECT DISTINCT reference_version FROM evidence "
+                             "WHERE verdict != 'UNKNOWN'\")\" = \"$(grep -o '\"reference_version\": \"[0-9a-f]*' "
+                             "%s/bind/b.json | cut -d'\"' -f4)\"", l.dir, l.dir), 0);
+    /* every target MATCH: 0; nothing confirmed: 2; the table names each target */
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s]}", ta);
+    live_write(&l, "one.json", cfg);
+    snprintf(args, sizeof args, "--once --config %s/one.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "one", args), 0);
+    out = live_read(&l, "one.out");
+    assert_non_null(strstr(out, "MEDIA_SEQ"));
+    assert_non_null(strstr(out, "cdn-a"));
+    assert_non_null(strstr(out, "session: 1 target(s), newest records MATCH; stored 1 MATCH, 0 MISMATCH, "
+                                "0 UNKNOWN (exit 0)"));
+    free(out);
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s]}", tc);
+    live_write(&l, "down.json", cfg);
+    snprintf(args, sizeof args, "--once --config %s/down.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "down", args), 2);
+    live_stop(&l);
+}
+
+static void canary_23_metrics_reload_and_drain(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    char ta[1024], tc[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/c/playlist.m3u8", l.port);
+    target(tc, sizeof tc, "cdn-c", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s]}", ta);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json --metrics-listen 127.0.0.1:0",
+             l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 2, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict = 'MATCH'");
+    char *log = live_read(&l, "run.err");
+    const char *m = strstr(log, "serving http://");
+    assert_non_null(m);
+    char metrics[128], health[128];
+    int port = atoi(strchr(m + strlen("serving http://"), ':') + 1);
+    free(log);
+    snprintf(metrics, sizeof metrics, "http://127.0.0.1:%d/metrics", port);
+    snprintf(health, sizeof health, "http://127.0.0.1:%d/healthz", port);
+    long status = 0;
+    char *body = live_get(health, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(body, "ok\n");
+    free(body);
+    body = live_get(metrics, &status);
+    assert_int_equal(status, 200);
+    static const char *const series[] = {
+        "exactav_canary_up 1", "exactav_canary_targets 1",
+        "exactav_canary_checks_total{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\",verdict=\"MATCH\"} ",
+        "exactav_canary_check_duration_seconds_bucket{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\",le=\"+Inf\"} ",
+        "exactav_canary_lag_segments{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\"} ",
+        "exactav_canary_last_match_timestamp_seconds{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\"} ",
+        "# TYPE exactav_canary_check_duration_seconds histogram"};
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++) {
+        if (!strstr(body, series[i]))
+            print_error("no '%s' in:\n%s\n", series[i], body);
+        assert_non_null(strstr(body, series[i]));
+    }
+    const char *n = strstr(body, series[2]) + strlen(series[2]);
+    assert_true(atoll(n) >= 2);
+    free(body);
+    /* an invalid configuration is refused and the old one keeps running */
+    live_write(&l, "canary.json", "{\"targets\": [], \"bogus\": 1}");
+    kill(pid, SIGHUP);
+    long long before = live_q(&l, "SELECT count(*) FROM evidence");
+    live_wait_count(&l, before + 2, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a'");
+    log = live_read(&l, "run.err");
+    assert_non_null(strstr(log, "\"event\":\"reload_refused\""));
+    assert_non_null(strstr(log, "bogus: unknown key"));
+    free(log);
+    /* a valid one is taken between cycles */
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s, %s]}", ta, tc);
+    live_write(&l, "canary.json", cfg);
+    kill(pid, SIGHUP);
+    live_wait_count(&l, 2, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-c' AND verdict = 'MATCH'");
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    log = live_read(&l, "run.err");
+    assert_non_null(strstr(log, "\"event\":\"reload\""));
+    assert_non_null(strstr(log, "\"event\":\"stop\""));
+    free(log);
+    /* cdn-a's numbering went on across the reload: no segment twice */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM (SELECT media_sequence FROM evidence WHERE path_id = 'cdn-a' "
+                                "GROUP BY media_sequence HAVING count(*) > 1)"), 0);
+    live_stop(&l);
+}
+
+static void canary_24_stalled_and_regressed_playlists(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    char ts[1024], tr[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/s/playlist.m3u8", l.port);
+    target(ts, sizeof ts, "cdn-s", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/r/playlist.m3u8", l.port);
+    target(tr, sizeof tr, "cdn-r", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"targets\": [%s, %s]}", ts, tr);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    /* once the live edge is past the first window, so that 3 segments back is below what r listed */
+    live_wait_count(&l, 2, 60, "SELECT count(DISTINCT path_id) FROM evidence WHERE media_sequence >= 5");
+    /* s: the packager stops for 9 s (> 3 target durations); r: a cache serves a playlist 3 segments old */
+    json_t *fz = live_get_json(&l, "_control/freeze?path=s&ms=9000");
+    int64_t f1 = jint(fz, "end_ms");
+    json_decref(fz);
+    json_decref(live_get_json(&l, "_control/behind?path=r&segments=3"));
+    live_wait_count(&l, 1, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-r' AND reason = 'playlist_regressed'");
+    json_decref(live_get_json(&l, "_control/behind?path=r&segments=0"));
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-s' AND verdict = 'MATCH' "
+             "AND observed_at_ms > %lld", (long long)f1);
+    live_wait_count(&l, 1, 60, sql);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-s' AND reason = 'playlist_stalled' "
+                                "AND verdict = 'UNKNOWN' AND media_sequence IS NULL"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-r' AND reason = 'playlist_regressed' "
+                                "AND verdict = 'UNKNOWN' AND media_sequence IS NULL"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-s' AND verdict = 'UNKNOWN'"), 1);
+    live_stop(&l);
+}
+
+static void canary_25_candidate_command_output_is_redacted(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
+    char sign[256], fails[256], ta[1024], tf[1024], cfg[4096], args[512], url[256], extra[512];
+    live_path(&l, "sign-url", sign, sizeof sign);
+    live_path(&l, "sign-fails", fails, sizeof fails);
+    live_write(&l, "sign-url", "#!/bin/sh\necho SECRET-stderr >&2\n"
+                               "printf '%s?Policy=SECRET1&Signature=SECRET2&Key-Pair-Id=SECRET3&token=SECRET4&sid=SECRET7"
+                               "&other=SECRET8&keep=1\\n' "
+                               "\"$EXACTAV_CANDIDATE\"\n");
+    live_write(&l, "sign-fails", "#!/bin/sh\necho https://x.example/?Signature=SECRET5; echo SECRET6 >&2; exit 3\n");
+    assert_int_equal(live_sh("chmod +x %s %s", sign, fails), 0);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    snprintf(extra, sizeof extra, ", \"candidate_command\": [\"%s\"]", sign);
+    target(ta, sizeof ta, "cdn-a", url, LIVE_SOURCE, extra);
+    snprintf(extra, sizeof extra, ", \"candidate_command\": [\"%s\", \"--key\", \"K1\"]", fails);
+    target(tf, sizeof tf, "cdn-f", url, LIVE_SOURCE, extra);
+    /* every query value is redacted unless kept (keep_params, as --keep-param);
+     * redact_params wins over keep_params */
+    snprintf(cfg, sizeof cfg, "{\"redact_params\": [\"sid\"], \"keep_params\": [\"keep\", \"sid\"], "
+                              "\"targets\": [%s, %s]}", ta, tf);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--once --json --config %s/canary.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "run", args), 2);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict = 'MATCH' "
+                                "AND object LIKE '%%Signature=REDACTED%%token=REDACTED&sid=REDACTED&other=REDACTED&keep=1'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-f' AND verdict = 'UNKNOWN' "
+                                "AND reason = 'candidate_command_failed' AND media_sequence = 8"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-f' AND status = 'UNKNOWN' "
+                                "AND reason = 'candidate_command_failed'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-a' AND status = 'PASS'"), 1);
+    const char *files[] = {"run.err", "run.out", NULL};
+    assert_false(live_anywhere(&l, "SECRET", files));
+    live_stop(&l);
+}
+
+static void canary_26_shards_split_one_config(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
+    char cfg[8192] = "{\"probe_period_s\": 0, \"targets\": [", t[1024], url[256], path[16], args[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    for (int i = 0; i < 6; i++) {
+        snprintf(path, sizeof path, "cdn-%d", i);
+        target(t, sizeof t, path, url, LIVE_SOURCE, NULL);
+        strcat(cfg, i ? ", " : "");
+        strcat(cfg, t);
+    }
+    strcat(cfg, "]}");
+    live_write(&l, "canary.json", cfg);
+    int seen[6] = {0};
+    for (unsigned k = 0; k < 2; k++) {
+        char tag[8];
+        snprintf(tag, sizeof tag, "s%u", k);
+        snprintf(args, sizeof args, "--once --json --shard %u/2 --config %s/canary.json --evidence %s/ev.db", k, l.dir,
+                 l.dir);
+        int rc = live_canary_run(&l, tag, args);
+        char name[16];
+        snprintf(name, sizeof name, "%s.out", tag);
+        char *out = live_read(&l, name);
+        json_t *s = json_loads(out, 0, NULL);
+        free(out);
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(s, "targets"), i, o) {
+            int n = atoi(jstr(o, "path_id") + 4);
+            char key[64];
+            snprintf(key, sizeof key, "cdn-%d/live/360p", n);
+            assert_true(canary_in_shard(key, k, 2)); /* the documented hash decides */
+            seen[n]++;
+        }
+        assert_int_equal(rc, json_array_size(json_object_get(s, "targets")) ? 0 : 2);
+        json_decref(s);
+    }
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(seen[i], 1); /* every target in exactly one shard */
+    live_stop(&l);
+}
+
+/* A port that accepts connections and never answers. */
+static int blackhole(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 64), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void canary_27_one_bad_target_never_delays_the_others(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    int hole_port = 0, hole = blackhole(&hole_port);
+    char ta[1024], tx[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/live/x.m3u8", hole_port);
+    target(tx, sizeof tx, "cdn-x", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"concurrency\": 1, \"timeout_s\": 5, \"probe_period_s\": 0, \"targets\": [%s, %s]}",
+             tx, ta);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 1, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-x'");
+    live_wait_count(&l, 4, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a'");
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    close(hole);
+    json_t *x = live_rows(&l, "SELECT observed_at_ms, observed_end_ms, reason FROM evidence WHERE path_id = 'cdn-x' "
+                              "ORDER BY observed_at_ms LIMIT 1");
+    json_t *first = json_array_get(x, 0);
+    assert_string_equal(jstr(first, "reason"), "timeout");
+    /* while cdn-x's playlist hung, cdn-a went on checking (each target has its own thread and deadline) */
+    assert_true(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict = 'MATCH' AND "
+                           "observed_at_ms BETWEEN %lld AND %lld", (long long)jint(first, "observed_at_ms"),
+                       (long long)jint(first, "observed_end_ms")) >= 1);
+    long long a0, a1;
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence FROM evidence WHERE path_id = 'cdn-a' "
+                                 "ORDER BY media_sequence");
+    one_row_per_segment(rows, "cdn-a", &a0, &a1);
+    json_decref(rows);
+    json_decref(x);
+    live_stop(&l);
+}
+
+/* One long segment: 2 s of 1280x720 30 fps encoded once and repeated to
+ * 120 s without re-encoding (cheap to make, 3600 pictures a side to decode),
+ * so its check outlasts the 1-second drain even on a fast machine; the live
+ * edge stays put while the test runs. */
+static void long_segment(struct live *l)
+{
+    assert_int_equal(live_sh("mkdir %s/long && cd %s/long && ffmpeg -nostdin -hide_banner -loglevel error "
+                             "-f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 "
+                             "-t 2 -map 0:v -map 1:a -c:v libx264 -preset ultrafast -b:v 800k -g 60 -c:a aac -ac 2 -f mpegts two.ts && "
+                             "ffmpeg -nostdin -hide_banner -loglevel error -stream_loop 59 -i two.ts -map 0 -c copy -f mpegts long.ts && "
+                             "printf '#EXTM3U\\n#EXT-X-TARGETDURATION:120\\n#EXTINF:120.000000,\\nlong.ts\\n' > playlist.m3u8",
+                             l->dir, l->dir), 0);
+}
+
+static void canary_28_checks_still_running_at_the_end_are_interrupted(void **state)
+{
+    (void)state;
+    struct live l;
+    /* the source playlist lives outside the server's root: made first */
+    struct live tmp = {0};
+    snprintf(tmp.dir, sizeof tmp.dir, "/tmp/exactav-canary-long-XXXXXX");
+    assert_non_null(mkdtemp(tmp.dir));
+    long_segment(&tmp);
+    char playlist[128];
+    snprintf(playlist, sizeof playlist, "%s/long/playlist.m3u8", tmp.dir);
+    live_start(&l, playlist);
+    char ta[1024], url[256], ref[256], cfg[2048], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"timeout_s\": 1, \"probe_period_s\": 0, \"targets\": [%s]}", ta);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    /* the candidate segment was delivered: the check is decoding now */
+    for (int i = 0; i < 600; i++) {
+        json_t *st = live_get_json(&l, "_control/status?path=a");
+        int64_t n = jint(st, "segment_requests");
+        json_decref(st);
+        if (n >= 1)
+            break;
+        usleep(100000);
+    }
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    /* one row for that segment: UNKNOWN interrupted; its late result was refused */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN' AND reason = 'interrupted' "
+                                "AND media_sequence = 2"), 1);
+    char *out = live_read(&l, "run.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    json_t *t = json_array_get(json_object_get(s, "targets"), 0);
+    assert_string_equal(jstr(t, "reason"), "interrupted");
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE id = '%s'", jstr(t, "evidence_id")), 1);
+    json_decref(s);
+    char *log = live_read(&l, "run.err");
+    assert_non_null(strstr(log, "recorded UNKNOWN interrupted"));
+    free(log);
+    live_stop(&l);
+    live_sh("rm -rf %s", tmp.dir);
+}
+
+/* A result the store refuses (here every insert: a trigger, as for a report
+ * that breaks the rules of a valid report) is no evidence: the session
+ * reports it UNKNOWN not_stored, never MATCH, and --once does not exit 0. */
+static void canary_29_a_result_the_store_refuses_never_counts(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
+    char ta[1024], url[256], cfg[2048], args[512], db[160];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, LIVE_SOURCE, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s]}", ta);
+    live_write(&l, "canary.json", cfg);
+    /* a store of this build, then a trigger refusing every evidence row */
+    live_path(&l, "ev.db", db, sizeof db);
+    struct evidence_db *e = NULL;
+    char err[256] = "";
+    assert_int_equal(evidence_open(db, EVIDENCE_OPEN_RW, &e, err, sizeof err), EVIDENCE_OK);
+    evidence_close(e);
+    assert_int_equal(live_sh("sqlite3 %s \"CREATE TRIGGER refuse BEFORE INSERT ON evidence "
+                             "BEGIN SELECT RAISE(ABORT, 'refused'); END;\"", db), 0);
+    snprintf(args, sizeof args, "--once --json --config %s/canary.json --evidence %s", l.dir, db);
+    assert_int_equal(live_canary_run(&l, "run", args), 2);
+    char *out = live_read(&l, "run.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(s);
+    assert_string_equal(jstr(s, "verdict"), "UNKNOWN");
+    json_t *t = json_array_get(json_object_get(s, "targets"), 0);
+    assert_string_equal(jstr(t, "verdict"), "UNKNOWN");
+    assert_string_equal(jstr(t, "reason"), "not_stored");
+    assert_true(json_is_null(json_object_get(t, "evidence_id")));
+    json_decref(s);
+    char *log = live_read(&l, "run.err");
+    assert_non_null(strstr(log, "store_failed"));
+    assert_non_null(strstr(log, "\"verdict\":\"MATCH\"")); /* what was refused was a MATCH */
+    free(log);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence"), 0);
+    live_stop(&l);
+}
+
+int main(int argc, char **argv)
+{
+    fetch_global_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(canary_21_live_simulation_tamper_and_outage, live_teardown),
+        cmocka_unit_test_teardown(canary_22_once_is_a_preflight_session, live_teardown),
+        cmocka_unit_test_teardown(canary_23_metrics_reload_and_drain, live_teardown),
+        cmocka_unit_test_teardown(canary_24_stalled_and_regressed_playlists, live_teardown),
+        cmocka_unit_test_teardown(canary_25_candidate_command_output_is_redacted, live_teardown),
+        cmocka_unit_test_teardown(canary_26_shards_split_one_config, live_teardown),
+        cmocka_unit_test_teardown(canary_27_one_bad_target_never_delays_the_others, live_teardown),
+        cmocka_unit_test_teardown(canary_28_checks_still_running_at_the_end_are_interrupted, live_teardown),
+        cmocka_unit_test_teardown(canary_29_a_result_the_store_refuses_never_counts, live_teardown),
+    };
+    int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
+    fetch_global_cleanup();
+    return rc;
+}

@@ -1,0 +1,553 @@
+/* dt_oracle.c - the expected verdict from FFmpeg's decodes (see dt_oracle.h
+ * and README.md, "The oracle").  The sides are observed by dt_side.c; this
+ * file aligns them, places frames and samples in the interval, compares and
+ * turns what it found into a set of acceptable verdicts. */
+#include "dt_oracle.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_side.h"
+
+#define MOD33 (INT64_C(1) << 33)
+#define HALF33 (INT64_C(1) << 32)
+#define NEVER INT64_MAX
+
+const char *dt_verdict_name(enum dt_verdict v)
+{
+    switch (v) {
+    case DT_MATCH: return "MATCH";
+    case DT_MISMATCH: return "MISMATCH";
+    case DT_USAGE: return "USAGE";
+    case DT_ERROR: return "ERROR";
+    case DT_UNKNOWN: break;
+    }
+    return "UNKNOWN";
+}
+
+void dt_verdict_set_name(char *out, size_t size, unsigned set)
+{
+    dt_fmt(out, size, "%s", set ? "" : "any");
+    for (int v = DT_UNKNOWN; v <= DT_USAGE; v++)
+        if (set & DT_VSET(v)) {
+            size_t used = strlen(out);
+            snprintf(out + used, size - used, "%s%s", used ? "|" : "", dt_verdict_name((enum dt_verdict)v));
+        }
+}
+
+static int64_t mod33(int64_t t)
+{
+    int64_t r = t % MOD33;
+    return r < 0 ? r + MOD33 : r;
+}
+
+/* Position of a time on the reference timeline relative to START, in
+ * [-2^32, 2^32): negative means before the interval. */
+static int64_t rel_signed(int64_t t_ref, int64_t start)
+{
+    int64_t r = mod33(t_ref - start);
+    return r >= HALF33 ? r - MOD33 : r;
+}
+
+/* ---- what a track comparison found -------------------------------------------- */
+
+enum diff_kind { D_NONE = 0, D_CONTENT, D_PARAMS, D_PTS, D_MISSING, D_EXTRA };
+
+static const char *diff_name(enum diff_kind k, bool video)
+{
+    switch (k) {
+    case D_CONTENT: return video ? "pixels" : "samples";
+    case D_PARAMS: return "params";
+    case D_PTS: return "pts";
+    case D_MISSING: return "missing";
+    case D_EXTRA: return "extra";
+    case D_NONE: break;
+    }
+    return "none";
+}
+
+struct track_result {
+    bool neutral;              /* nothing of this track in I on either side */
+    size_t nref, ncand, npairs;
+    int64_t horizon;           /* first position that is not cleanly observed on either side */
+    int64_t unobserved;        /* first position where a packet gave no frame (or none could be
+                                * placed), on either side: part of the horizon */
+    bool damaged;              /* damage somewhere in this track, on either side (in I or not) */
+    enum diff_kind first;      /* first difference in time order */
+    int64_t first_at;
+    bool clean_content;        /* a content/params/pts difference before the horizon */
+    bool any_diff;
+};
+
+static void note_diff(struct track_result *t, enum diff_kind k, int64_t at)
+{
+    if (!t->any_diff || at < t->first_at) {
+        t->first = k;
+        t->first_at = at;
+    }
+    t->any_diff = true;
+    if (at < t->horizon && (k == D_CONTENT || k == D_PARAMS || k == D_PTS))
+        t->clean_content = true;
+}
+
+/* ---- positions in the interval ---------------------------------------------------- */
+
+/* One frame (video) or one sample instant (audio) of a side inside I. */
+struct pos {
+    int64_t at;         /* video: ticks from START; audio: 1/720000 s from START (tick 8, sample 15) */
+    uint64_t params;    /* hash of what gives the content its meaning */
+    uint64_t content;   /* video: a 64-bit hash of the frame's MD5; audio: L and R bit patterns */
+};
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const struct pos *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* Frames of side s in I, sorted; *horizon lowered to the first unclean frame
+ * or packet without a decoded frame in I. */
+static struct pos *video_positions(const struct dt_side *s, int64_t start, int64_t len,
+                                   int64_t offset, size_t *n, int64_t *horizon, int64_t *unobs)
+{
+    struct pos *v = calloc(s->nvf + 1, sizeof *v);
+    int64_t *have = calloc(s->nvf + 1, sizeof *have);
+    *n = 0;
+    if (v == NULL || have == NULL) {
+        free(v);
+        free(have);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->nvf; i++) {
+        const struct dt_vframe *f = &s->vf[i];
+        have[i] = f->pts == DT_NOPTS ? -1 : mod33(f->pts);
+        if (f->pts == DT_NOPTS) {
+            *unobs = 0; /* a frame that cannot be placed: the whole track is unobserved */
+            continue;
+        }
+        int64_t r = rel_signed(f->pts - offset, start);
+        if (r < 0 || r >= len)
+            continue;
+        v[(*n)++] = (struct pos){r, fnv(f->params), fnv(f->md5)};
+        if (!f->clean && r < *horizon)
+            *horizon = r;
+    }
+    qsort(have, s->nvf, sizeof *have, cmp_i64);
+    for (size_t k = 0; k < s->nvpk; k++) {
+        if (s->vpk[k].pts == DT_NOPTS)
+            continue;
+        int64_t key = mod33(s->vpk[k].pts);
+        int64_t r = rel_signed(s->vpk[k].pts - offset, start);
+        if (r < 0 || r >= len)
+            continue;
+        if (!bsearch(&key, have, s->nvf, sizeof *have, cmp_i64) && r < *unobs)
+            *unobs = r; /* a packet in I that produced no frame */
+    }
+    free(have);
+    qsort(v, *n, sizeof *v, cmp_pos);
+    return v;
+}
+
+/* Sample instants of side s in I, sorted; *horizon as for video. */
+static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64_t len,
+                                   int64_t offset, size_t *n, int64_t *horizon, int64_t *unobs)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < s->naf; i++)
+        cap += (size_t)(s->af[i].nb > 0 ? s->af[i].nb : 0);
+    struct pos *v = malloc((cap + 1) * sizeof *v);
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    int out_ch = s->naf ? s->af[0].channels : 2; /* what ffmpeg wrote per sample */
+    int64_t end_u = 8 * len;
+    for (size_t i = 0; i < s->naf; i++) {
+        const struct dt_aframe *f = &s->af[i];
+        if (f->pts == DT_NOPTS) {
+            *unobs = 0;
+            continue;
+        }
+        int64_t r0 = rel_signed(f->pts - offset, start);
+        int64_t step = f->rate > 0 ? 720000 / f->rate : 15; /* 15 at 48 kHz */
+        uint64_t params = (uint64_t)f->channels * 1000000u + (uint64_t)f->rate;
+        for (int k = 0; k < f->nb; k++) {
+            int64_t u = 8 * r0 + step * k;
+            if (u < 0 || u >= end_u)
+                continue;
+            if (!f->clean && u < *horizon)
+                *horizon = u;
+            size_t at = f->off + (size_t)k * (size_t)out_ch;
+            uint32_t l = 0, rr = 0;
+            if (at + (out_ch > 1 ? 1 : 0) < s->npcm) {
+                memcpy(&l, &s->pcm[at], sizeof l);
+                memcpy(&rr, &s->pcm[at + (out_ch > 1 ? 1 : 0)], sizeof rr);
+            }
+            v[(*n)++] = (struct pos){u, params, ((uint64_t)l << 32) | rr};
+        }
+    }
+    for (size_t k = 0; k < s->napk; k++) { /* packets in I whose frame did not come out */
+        bool decoded = false;
+        for (size_t i = 0; i < s->naf && !decoded; i++)
+            decoded = s->af[i].pts == s->apk[k].pts;
+        if (decoded || s->apk[k].pts == DT_NOPTS)
+            continue;
+        int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start);
+        if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *unobs)
+            *unobs = u < 0 ? 0 : u;
+    }
+    qsort(v, *n, sizeof *v, cmp_pos);
+    return v;
+}
+
+typedef struct pos *(*positions_fn)(const struct dt_side *, int64_t, int64_t, int64_t, size_t *,
+                                    int64_t *, int64_t *);
+
+/* Pair the two sides' positions by time and note every difference. */
+static void compare_track(positions_fn positions, const struct dt_side *r, const struct dt_side *c,
+                          int64_t start, int64_t len, int64_t offset, bool damaged,
+                          struct track_result *t)
+{
+    memset(t, 0, sizeof *t);
+    int64_t hr = NEVER, hc = NEVER, ur = NEVER, uc = NEVER;
+    size_t nr = 0, nc = 0;
+    struct pos *pr = positions(r, start, len, 0, &nr, &hr, &ur);
+    struct pos *pc = positions(c, start, len, offset, &nc, &hc, &uc);
+    t->unobserved = ur < uc ? ur : uc;
+    t->horizon = hr < hc ? hr : hc;
+    if (t->unobserved < t->horizon)
+        t->horizon = t->unobserved;
+    t->damaged = damaged;
+    t->nref = nr;
+    t->ncand = nc;
+    t->neutral = nr == 0 && nc == 0 && t->horizon == NEVER;
+    size_t i = 0, j = 0;
+    while (pr && pc && (i < nr || j < nc)) {
+        if (i < nr && j < nc && pr[i].at == pc[j].at) {
+            t->npairs++;
+            if (pr[i].params != pc[j].params)
+                note_diff(t, D_PARAMS, pr[i].at);
+            else if (pr[i].content != pc[j].content)
+                note_diff(t, D_CONTENT, pr[i].at);
+            i++;
+            j++;
+        } else if (j >= nc || (i < nr && pr[i].at < pc[j].at)) {
+            note_diff(t, D_MISSING, pr[i].at);
+            i++;
+        } else {
+            bool between = i > 0 && i < nr; /* a candidate instant between two reference ones */
+            note_diff(t, between ? D_PTS : D_EXTRA, pc[j].at);
+            j++;
+        }
+    }
+    free(pr);
+    free(pc);
+}
+
+/* ---- verdict ---------------------------------------------------------------------- */
+
+/* The acceptable verdicts of one track. */
+static enum dt_verdict track_verdict(const struct track_result *t, bool global_clean,
+                                     unsigned *allowed)
+{
+    if (t->neutral) {
+        *allowed = DT_VSET(DT_MATCH);
+        return DT_MATCH;
+    }
+    enum dt_verdict v = DT_UNKNOWN;
+    *allowed = DT_VSET(DT_UNKNOWN);
+    if (t->horizon == NEVER) {
+        /* every frame and sample of I cleanly observed on both sides */
+        if (!t->any_diff)
+            v = DT_MATCH;
+        else if (t->clean_content || global_clean)
+            v = DT_MISMATCH;
+        /* else only frames missing or extra while some of the observation (the
+         * other track, the other side, the transport) was not clean: an absence
+         * is confirmed only over a complete observation (SPEC) */
+        *allowed = DT_VSET(v);
+        if (t->damaged) /* damage outside I: UNKNOWN is over-cautious, not wrong */
+            *allowed |= DT_VSET(DT_UNKNOWN);
+        return v;
+    }
+    if (t->clean_content) {
+        *allowed = DT_VSET(DT_MISMATCH) | DT_VSET(DT_UNKNOWN);
+        return DT_MISMATCH;
+    }
+    if (t->horizon == 0 && t->unobserved == NEVER && !t->any_diff) {
+        /* damage before I (the first frame of I already came out after it), and
+         * yet every frame and sample of I identical: what a viewer gets over I
+         * is the reference's; UNKNOWN is over-cautious, not wrong */
+        *allowed = DT_VSET(DT_MATCH) | DT_VSET(DT_UNKNOWN);
+        return DT_MATCH;
+    }
+    return DT_UNKNOWN;
+}
+
+static enum dt_verdict combine(enum dt_verdict a, enum dt_verdict b)
+{
+    if (a == DT_MISMATCH || b == DT_MISMATCH)
+        return DT_MISMATCH;
+    if (a == DT_UNKNOWN || b == DT_UNKNOWN)
+        return DT_UNKNOWN;
+    return DT_MATCH;
+}
+
+static unsigned combine_sets(unsigned a, unsigned b)
+{
+    unsigned out = 0;
+    for (int x = DT_UNKNOWN; x <= DT_MISMATCH; x++)
+        for (int y = DT_UNKNOWN; y <= DT_MISMATCH; y++)
+            if ((a & DT_VSET(x)) && (b & DT_VSET(y)))
+                out |= DT_VSET(combine((enum dt_verdict)x, (enum dt_verdict)y));
+    return out;
+}
+
+static void describe(char *buf, size_t size, const char *name, const struct track_result *t,
+                     bool video, int64_t start)
+{
+    size_t used = strlen(buf);
+    if (used >= size)
+        return;
+    if (t->neutral) {
+        snprintf(buf + used, size - used, "%s: nothing in the interval; ", name);
+        return;
+    }
+    const char *unit = video ? "frames" : "samples/ch";
+    char first[128] = "identical";
+    if (t->any_diff) {
+        if (video)
+            snprintf(first, sizeof first, "first difference %s at pts %" PRId64,
+                     diff_name(t->first, true), mod33(start + t->first_at));
+        else
+            snprintf(first, sizeof first, "first difference %s at sample %" PRId64 " (pts %" PRId64 ")",
+                     diff_name(t->first, false), t->first_at / 15, mod33(start + t->first_at / 8));
+    }
+    char hz[96] = "clean";
+    if (t->horizon != NEVER)
+        snprintf(hz, sizeof hz, "not cleanly observed from %s %" PRId64, video ? "pts" : "sample",
+                 video ? mod33(start + t->horizon) : t->horizon / 15);
+    snprintf(buf + used, size - used, "%s: %zu ref / %zu cand %s in I, %zu paired, %s, %s; ", name,
+             t->nref, t->ncand, unit, t->npairs, first, hz);
+}
+
+/* Default interval (no --interval): from the reference's first video key
+ * frame (demux order) to the end of its own last frame, per track. */
+static void default_interval(const struct dt_side *r, int64_t *start, int64_t *vend, int64_t *aend)
+{
+    *start = -1;
+    for (size_t k = 0; k < r->nvpk && *start < 0; k++)
+        if (r->vpk[k].key && r->vpk[k].pts != DT_NOPTS)
+            *start = mod33(r->vpk[k].pts);
+    if (*start < 0)
+        *start = r->nvpk && r->vpk[0].pts != DT_NOPTS ? mod33(r->vpk[0].pts) : 0;
+    int64_t vmax = -1, amax = -1;
+    int64_t *rels = calloc(r->nvpk + 1, sizeof *rels);
+    size_t n = 0;
+    for (size_t k = 0; k < r->nvpk; k++) {
+        if (r->vpk[k].pts == DT_NOPTS)
+            continue;
+        int64_t rel = rel_signed(r->vpk[k].pts, *start);
+        if (rel >= 0 && rels)
+            rels[n++] = rel;
+        if (rel > vmax)
+            vmax = rel;
+    }
+    int64_t dur = 3000;
+    if (rels && n > 1) {
+        qsort(rels, n, sizeof *rels, cmp_i64);
+        for (size_t k = 1; k < n; k++)
+            if (rels[k] > rels[k - 1] && rels[k] - rels[k - 1] < dur)
+                dur = rels[k] - rels[k - 1];
+    }
+    free(rels);
+    for (size_t k = 0; k < r->napk; k++) {
+        if (r->apk[k].pts == DT_NOPTS)
+            continue;
+        int64_t rel = rel_signed(r->apk[k].pts, *start);
+        if (rel > amax)
+            amax = rel;
+    }
+    int rate = r->naf && r->af[0].rate > 0 ? r->af[0].rate : 48000;
+    *vend = mod33(*start + (vmax >= 0 ? vmax + dur : 0));
+    *aend = mod33(*start + (amax >= 0 ? amax + 1024 * 90000 / rate : 0));
+}
+
+/* Index of the candidate packet that maps onto the reference's first one. */
+static size_t align_index(const struct dt_pkt *rp, size_t nr, const struct dt_pkt *cp, size_t nc,
+                          int64_t offset)
+{
+    if (nr == 0)
+        return 0;
+    for (size_t k = 0; k < nc; k++)
+        if (cp[k].pts != DT_NOPTS && rp[0].pts != DT_NOPTS &&
+            mod33(cp[k].pts - offset) == mod33(rp[0].pts))
+            return k;
+    return 0;
+}
+
+struct dt_oracle_cache {
+    char key[DT_PATH_MAX];  /* the single reference file observed, "" none */
+    struct dt_side ref;
+};
+
+struct dt_oracle_cache *dt_oracle_cache_new(void)
+{
+    return calloc(1, sizeof(struct dt_oracle_cache));
+}
+
+void dt_oracle_cache_free(struct dt_oracle_cache *cache)
+{
+    if (cache)
+        dt_side_free(&cache->ref);
+    free(cache);
+}
+
+static int observe_ref(struct dt_env *env, const struct dt_case *c, struct dt_side *r)
+{
+    if (dt_side_prepare(env, r, c->ref, c->nref) != 0 || dt_side_probe_programs(env, r) != 0)
+        return -1;
+    if (dt_side_select(r, NULL) != 0)
+        return -1; /* a reference without video: not a case this harness makes */
+    dt_side_scan_pes(r);
+    return dt_side_probe_packets(env, r) == 0 && dt_side_decode(env, r) == 0 ? 0 : -1;
+}
+
+/* The reference side: observed now, or taken from the cache. */
+static int reference_side(struct dt_env *env, const struct dt_case *c,
+                          struct dt_oracle_cache *cache, struct dt_side *r, const struct dt_side **out)
+{
+    bool cacheable = cache && c->nref == 1 && !c->ref[0].ranged;
+    if (cacheable && strcmp(cache->key, c->ref[0].path) == 0) {
+        dt_note(env, "(the reference was observed by an earlier case: same commands)");
+        *out = &cache->ref;
+        return 0;
+    }
+    if (observe_ref(env, c, r) != 0)
+        return -1;
+    if (cacheable) {
+        dt_side_free(&cache->ref);
+        cache->ref = *r;
+        memset(r, 0, sizeof *r); /* the cache owns the arrays now */
+        dt_fmt(cache->key, sizeof cache->key, "%s", c->ref[0].path);
+        *out = &cache->ref;
+    } else {
+        *out = r;
+    }
+    return 0;
+}
+
+static int observe_cand(struct dt_env *env, const struct dt_case *c, const struct dt_side *r,
+                        struct dt_side *s, int *selection)
+{
+    if (dt_side_prepare(env, s, c->cand, c->ncand) != 0 || dt_side_probe_programs(env, s) != 0)
+        return -1;
+    *selection = dt_side_select(s, r);
+    if (*selection == 0)
+        dt_side_scan_pes(s);
+    if (dt_side_probe_packets(env, s) != 0)
+        return -1;
+    if (*selection != 0)
+        return 0;
+    int64_t off = (int64_t)c->offset;
+    size_t vskip = align_index(r->vpk, r->nvpk, s->vpk, s->nvpk, off);
+    size_t askip = align_index(r->apk, r->napk, s->apk, s->napk, off);
+    if ((vskip || askip) && dt_side_trim(env, s, vskip, askip) != 0)
+        return -1;
+    return dt_side_decode(env, s);
+}
+
+int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracle_cache *cache,
+                    struct dt_expect *out)
+{
+    struct dt_side rs = {.label = "reference"}, s = {.label = "candidate"};
+    const struct dt_side *rp = NULL;
+    memset(out, 0, sizeof *out);
+    if (!dt_fmt(rs.dir, sizeof rs.dir, "%s/oracle/ref", c->dir) ||
+        !dt_fmt(s.dir, sizeof s.dir, "%s/oracle/cand", c->dir))
+        return -1;
+    dt_note(env, "---- oracle: FFmpeg's decode of each side");
+    int selection = 0;
+    if (reference_side(env, c, cache, &rs, &rp) != 0 || observe_cand(env, c, rp, &s, &selection) != 0) {
+        dt_side_free(&rs);
+        dt_side_free(&s);
+        return -1;
+    }
+    const struct dt_side r = *rp;
+    char *why = out->why;
+    size_t wsz = sizeof out->why;
+    if (selection != 0) {
+        out->primary = selection == 1 ? DT_MISMATCH : DT_UNKNOWN;
+        out->allowed = DT_VSET(out->primary);
+        if (s.transport_damage)
+            out->allowed |= DT_VSET(DT_UNKNOWN);
+        dt_fmt(why, wsz, "%s", selection == 1
+                   ? "no candidate program has the reference's audio/video track set"
+                   : "several candidate programs carry the reference's track set (ambiguous)");
+        dt_side_free(&rs);
+        dt_side_free(&s);
+        return 0;
+    }
+    int64_t start, vend, aend;
+    default_interval(&r, &start, &vend, &aend);
+    if (c->has_interval) {
+        start = (int64_t)c->start;
+        vend = aend = (int64_t)c->end;
+    }
+    struct track_result tv, ta;
+    compare_track(video_positions, &r, &s, start, mod33(vend - start), (int64_t)c->offset,
+                  r.v_damaged || s.v_damaged, &tv);
+    compare_track(audio_positions, &r, &s, start, mod33(aend - start), (int64_t)c->offset,
+                  r.a_damaged || s.a_damaged, &ta);
+    bool global_clean = tv.horizon == NEVER && ta.horizon == NEVER && !r.xerror_failed &&
+                        !s.xerror_failed && !r.transport_damage && !s.transport_damage &&
+                        !r.inconsistent && !s.inconsistent;
+    unsigned av = 0, aa = 0;
+    out->video = track_verdict(&tv, global_clean, &av);
+    out->audio = track_verdict(&ta, global_clean, &aa);
+    out->primary = combine(out->video, out->audio);
+    out->allowed = combine_sets(av, aa);
+    if (tv.neutral && ta.neutral) {
+        out->primary = DT_UNKNOWN; /* nothing to compare is never MATCH */
+        out->allowed = DT_VSET(DT_UNKNOWN);
+    }
+    if ((r.transport_damage || s.transport_damage) && !r.xerror_failed && !s.xerror_failed) {
+        /* transport damage FFmpeg's decode does not show: UNKNOWN is honest too,
+         * and a difference it may have caused is not preferred over UNKNOWN */
+        out->allowed |= DT_VSET(DT_UNKNOWN);
+        if (out->primary == DT_MISMATCH)
+            out->primary = DT_UNKNOWN;
+    }
+    if (r.inconsistent || s.inconsistent) {
+        out->primary = DT_UNKNOWN;
+        out->allowed |= DT_VSET(DT_UNKNOWN);
+    }
+    dt_fmt(why, wsz, "I=[%" PRId64 ",%" PRId64 ")v [%" PRId64 ",%" PRId64 ")a; ", start,
+           mod33(vend), start, mod33(aend));
+    describe(why, wsz, "video", &tv, true, start);
+    describe(why, wsz, "audio", &ta, false, start);
+    size_t used = strlen(why);
+    snprintf(why + used, wsz - used, "-xerror: ref %s, cand %s%s%s%s%s%s%s",
+             r.xerror_failed ? "fails" : "ok", s.xerror_failed ? "fails" : "ok",
+             r.transport_damage ? "; ref transport: " : "", r.transport_damage ? r.transport_why : "",
+             s.transport_damage ? "; cand transport: " : "", s.transport_damage ? s.transport_why : "",
+             s.inconsistent ? "; cand: " : "", s.inconsistent ? s.inconsistent_why : "");
+    dt_side_free(&rs);
+    dt_side_free(&s);
+    return 0;
+}

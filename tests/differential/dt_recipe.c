@@ -1,0 +1,1378 @@
+/* dt_recipe.c - the recipes (see dt_recipe.h).  Each build function fills
+ * g->c: reference, candidate, verify options; every file it makes is in the
+ * case directory and every command is in the recipe log. */
+#include "dt_recipe.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VPID 256u      /* ffmpeg's mpegts muxer: first stream 0x100 (video), then 0x101 */
+#define APID 257u
+#define PE(name, ext) dt_gen_path(g, #name ext, name##_buf, sizeof name##_buf)
+#define P(name) PE(name, ".ts")   /* case-folder path NAME.ts, into NAME_buf */
+#define PX(name) PE(name, "")     /* the same without extension (a prefix) */
+
+/* ---- shared steps ------------------------------------------------------------------ */
+
+/* Seeded encoder settings around the defaults: every recipe varies them a little. */
+static void vary_specs(struct dt_gen *g, struct dt_video_spec *v, struct dt_audio_spec *a)
+{
+    static const int keyints[] = {15, 30, 45};
+    static const char *const srcs[] = {"testsrc2", "testsrc2", "mandelbrot"};
+    dt_video_default(v);
+    dt_audio_default(a);
+    v->keyint = keyints[dt_rand_in(g, 0, 2)];
+    v->bframes = (int)dt_rand_in(g, 0, 3);
+    v->pyramid = v->bframes >= 2 && dt_rand_in(g, 0, 1) ? 2 : 0;
+    dt_fmt(v->src, sizeof v->src, "%s", dt_pick(g, srcs, 3));
+    if (dt_rand_in(g, 0, 1)) {
+        dt_fmt(a->src, sizeof a->src, "noise");
+        a->seed = (int)dt_rand_in(g, 1, 1000);
+    }
+    static const int leads[] = {0, 0, 20, 40, 100};
+    a->lead_ms = leads[dt_rand_in(g, 0, 4)];
+}
+
+static void set_case_ref(struct dt_case *c, const char *path)
+{
+    memset(&c->ref[0], 0, sizeof c->ref[0]);
+    dt_fmt(c->ref[0].path, sizeof c->ref[0].path, "%s", path);
+    c->nref = 1;
+}
+
+static void set_case_cand(struct dt_case *c, const char *path)
+{
+    memset(&c->cand[0], 0, sizeof c->cand[0]);
+    dt_fmt(c->cand[0].path, sizeof c->cand[0].path, "%s", path);
+    c->ncand = 1;
+    c->cand_kind = DT_CAND_FILE;
+}
+
+/* Encode v and a, mux them into path (extra muxer options opts). */
+static int make_ts(struct dt_gen *g, const struct dt_video_spec *v, const struct dt_audio_spec *a,
+                   const char *const *opts, const char *path)
+{
+    char vp[DT_PATH_MAX], ap[DT_PATH_MAX];
+    if (dt_gen_video(g, v, vp, sizeof vp) != 0 || (a && dt_gen_audio(g, a, ap, sizeof ap) != 0))
+        return -1;
+    return dt_gen_mux(g, vp, a ? ap : NULL, NULL, a ? a->lead_ms : 0, opts, path);
+}
+
+/* The reference of most recipes: ref.ts from seeded settings. */
+static int make_ref(struct dt_gen *g, struct dt_video_spec *v, struct dt_audio_spec *a, char *ref,
+                    size_t size)
+{
+    vary_specs(g, v, a);
+    dt_gen_path(g, "ref.ts", ref, size);
+    if (make_ts(g, v, a, NULL, ref) != 0)
+        return -1;
+    set_case_ref(g->c, ref);
+    return 0;
+}
+
+/* Video PES of ts in file order; *n set. */
+static struct dt_pes *video_pes(struct dt_gen *g, const char *ts, size_t *n)
+{
+    size_t all = 0;
+    struct dt_pes *p = dt_gen_pes_list(g, ts, &all, NULL);
+    size_t k = 0;
+    for (size_t i = 0; p && i < all; i++)
+        if (p[i].pid == VPID)
+            p[k++] = p[i];
+    *n = k;
+    return p;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A seeded mid-stream interval: START at a frame between 25 % and 50 % of the
+ * video (any frame, not only key frames), END at a frame between 60 % and 95 %. */
+static int mid_interval(struct dt_gen *g, const char *ts)
+{
+    size_t n = 0;
+    struct dt_pes *p = video_pes(g, ts, &n);
+    if (p == NULL || n < 8) {
+        free(p);
+        return -1;
+    }
+    /* times relative to the first PES (mod 2^33), so a stream crossing 2^33 sorts right */
+    const int64_t mask = (INT64_C(1) << 33) - 1, base = p[0].pts - 90000;
+    int64_t *rel = malloc(n * sizeof *rel);
+    for (size_t i = 0; rel && i < n; i++)
+        rel[i] = (p[i].pts - base) & mask;
+    free(p);
+    if (rel == NULL)
+        return -1;
+    qsort(rel, n, sizeof *rel, cmp_i64);
+    size_t a = (size_t)dt_rand_in(g, (int64_t)n / 4, (int64_t)n / 2);
+    size_t b = (size_t)dt_rand_in(g, (int64_t)n * 6 / 10, (int64_t)n * 95 / 100);
+    g->c->has_interval = true;
+    g->c->start = (uint64_t)((rel[a] + base) & mask);
+    g->c->end = (uint64_t)((rel[b] + base) & mask);
+    free(rel);
+    dt_note(g->env, "interval [%" PRIu64 ", %" PRIu64 ") starts mid-stream", g->c->start, g->c->end);
+    return 0;
+}
+
+static void add_extra(struct dt_case *c, const char *a, const char *b)
+{
+    if (c->nextra + 2 > DT_MAX_EXTRA)
+        return;
+    dt_fmt(c->extra[c->nextra++], sizeof c->extra[0], "%s", a);
+    dt_fmt(c->extra[c->nextra++], sizeof c->extra[0], "%s", b);
+}
+
+/* HLS candidate: segs become the playlist index.m3u8 in the case folder. */
+static int hls_candidate(struct dt_gen *g, const struct dt_seg *segs, size_t n, bool endlist)
+{
+    struct dt_case *c = g->c;
+    char pl_buf[DT_PATH_MAX];
+    dt_gen_path(g, "index.m3u8", pl_buf, sizeof pl_buf);
+    if (n > DT_MAX_SEGS || dt_gen_playlist(g, pl_buf, segs, n, 0, endlist) != 0)
+        return -1;
+    memcpy(c->cand, segs, n * sizeof *segs);
+    c->ncand = n;
+    c->cand_kind = DT_CAND_HLS;
+    dt_fmt(c->playlist, sizeof c->playlist, "%s", pl_buf);
+    return 0;
+}
+
+/* Packet indexes inside n_cuts PES of at least 3 packets, increasing: PES of
+ * the video (no declared length) or of the audio (PES_packet_length set),
+ * by seed.  A cut lands between two packets of the PES. */
+static size_t cuts_inside_pes(struct dt_gen *g, const char *ts, uint64_t *cuts, size_t n_cuts)
+{
+    size_t n = 0, k = 0, m = 0;
+    unsigned pid = dt_rand_in(g, 0, 1) ? APID : VPID;
+    struct dt_pes *p = dt_gen_pes_list(g, ts, &n, NULL);
+    for (size_t i = 0; p && i < n; i++)
+        if (p[i].pid == pid)
+            p[m++] = p[i];
+    dt_note(g->env, "cuts inside %s PES", pid == VPID ? "video" : "audio");
+    for (size_t i = 1; p && i < m && k < n_cuts; i++) {
+        if (p[i].npackets < 3 || (int64_t)i < (int64_t)(m * (k + 1) / (n_cuts + 1)))
+            continue;
+        cuts[k++] = p[i].packet + (size_t)dt_rand_in(g, 1, (int64_t)p[i].npackets - 2);
+    }
+    free(p);
+    return k;
+}
+
+/* Reference from seeded settings; candidate = `TOOL CMD ref cand ARGS...`
+ * (up to three arguments; the first NULL ends them). */
+static int tool_recipe(struct dt_gen *g, const char *tool, const char *cmd, const char *a1,
+                       const char *a2, const char *a3)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, tool, cmd, ref, P(cand), a1, a2, a3, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* ---- packaging recipes ----------------------------------------------------------- */
+
+static int pack_copy(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "cp", ref, P(cand), (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Remux the reference with options (a NULL-terminated list). */
+static int remux_recipe(struct dt_gen *g, const char *const *opts)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 || dt_gen_remux(g, ref, opts, P(cand)) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+static int pack_pids(struct dt_gen *g)
+{
+    char sp[16], pp[16], sid[16];
+    dt_fmt(sp, sizeof sp, "0x%x", (unsigned)dt_rand_in(g, 0x20, 0x1f00));
+    dt_fmt(pp, sizeof pp, "0x%x", (unsigned)dt_rand_in(g, 0x20, 0x0f00));
+    dt_fmt(sid, sizeof sid, "%d", (int)dt_rand_in(g, 1, 65535));
+    const char *opts[] = {"-mpegts_start_pid", sp, "-mpegts_pmt_start_pid", pp,
+                          "-mpegts_service_id", sid, NULL};
+    if (strtol(sp, NULL, 0) <= strtol(pp, NULL, 0) + 1)
+        dt_fmt(sp, sizeof sp, "0x%lx", strtol(pp, NULL, 0) + 0x10);
+    return remux_recipe(g, opts);
+}
+
+static int pack_muxrate(struct dt_gen *g)
+{
+    char rate[16], period[16];
+    dt_fmt(rate, sizeof rate, "%dk", (int)dt_rand_in(g, 12, 30) * 100);
+    dt_fmt(period, sizeof period, "%d", (int)dt_rand_in(g, 20, 100));
+    const char *opts[] = {"-muxrate", rate, "-pcr_period", period, NULL};
+    return remux_recipe(g, opts);
+}
+
+/* Class 1: the same AAC frames, several per PES (default) or one per PES (-muxdelay 0). */
+static int pack_audio_pes(struct dt_gen *g)
+{
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], base_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    static const char *const one[] = {"-muxdelay", "0", NULL};
+    vary_specs(g, &v, &a);
+    if (make_ts(g, &v, &a, NULL, P(base)) != 0)
+        return -1;
+    bool ref_one = dt_rand_in(g, 0, 1);
+    if (dt_gen_remux(g, base_buf, ref_one ? one : NULL, P(ref)) != 0 ||
+        dt_gen_remux(g, base_buf, ref_one ? NULL : one, P(cand)) != 0)
+        return -1;
+    dt_note(g->env, "reference: %s audio PES packing, candidate: the other",
+            ref_one ? "one AAC frame per PES (-muxdelay 0)" : "several AAC frames per PES");
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Class 5: AAC (ADTS) with stream_type 0x11 (LATM), as some encoders write it. */
+static int pack_latm(struct dt_gen *g)
+{
+    static const char *const opts[] = {"-mpegts_flags", "latm", NULL};
+    return remux_recipe(g, opts);
+}
+
+/* Class 4: another program announced first in the PAT. */
+static int pack_prog_first(struct dt_gen *g)
+{
+    static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
+    return tool_recipe(g, "tsrepack", "addprog", dt_pick(g, kinds, 4), NULL, NULL);
+}
+
+static int pack_pcr_pid(struct dt_gen *g)
+{
+    char pid[16];
+    dt_fmt(pid, sizeof pid, "0x%x", (unsigned)dt_rand_in(g, 0x1e0, 0x1ff));
+    return tool_recipe(g, "tsrepack", "pcrpid", pid, NULL, NULL);
+}
+
+static int pack_nulls(struct dt_gen *g)
+{
+    char every[16];
+    dt_fmt(every, sizeof every, "%d", (int)dt_rand_in(g, 2, 25));
+    return tool_recipe(g, "tsedit", "nulls", every, NULL, NULL);
+}
+
+/* AUD, SEI or SPS/PPS placement: NAL units removed from the candidate's PES. */
+static int pack_nal_strip(struct dt_gen *g)
+{
+    static const char *const types[] = {"9", "6", "7,8", "9,6"};
+    char pid[16];
+    const char *t = dt_pick(g, types, 4);
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    return tool_recipe(g, "tsrepack", "nalstrip", pid, t, strcmp(t, "7,8") == 0 ? "1" : "0");
+}
+
+/* Video PES packing: every access unit in two PES (split before its first
+ * slice, or in the middle of a NAL unit; the second PES without PTS). */
+static int pack_pes_split(struct dt_gen *g)
+{
+    static const char *const at[] = {"nal", "middle"};
+    char pid[16];
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    return tool_recipe(g, "tsrepack", "pessplit", pid, dt_pick(g, at, 2), "0");
+}
+
+/* Class 6: an HLS candidate whose segments each restart their counters. */
+static int pack_hls_restart(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], seg_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    struct dt_seg segs[DT_MAX_SEGS];
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    int n = dt_gen_segments(g, ref, VPID, (int)dt_rand_in(g, 1, 2), "restart", PX(seg), segs,
+                            DT_MAX_SEGS);
+    return n > 0 ? hls_candidate(g, segs, (size_t)n, true) : -1;
+}
+
+/* Class 6: a reference bound as several segments that restart their counters. */
+static int pack_bind_restart(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], rseg_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    int n = dt_gen_segments(g, ref, VPID, 1, "restart", PX(rseg), g->c->ref, DT_MAX_SEGS);
+    if (n <= 0)
+        return -1;
+    g->c->nref = (size_t)n;
+    g->c->ref_bind = true;
+    set_case_cand(g->c, ref);
+    return 0;
+}
+
+/* Split ts into byte pieces cut inside video PES (prefix%d.ts), into segs. */
+static int pieces_inside_pes(struct dt_gen *g, const char *ts, const char *prefix,
+                             struct dt_seg *segs, size_t *n)
+{
+    uint64_t cuts[4];
+    size_t k = cuts_inside_pes(g, ts, cuts, (size_t)dt_rand_in(g, 1, 3));
+    if (k == 0)
+        return -1;
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, g->env->tsedit, "split", ts, prefix, "bytes", NULL);
+    for (size_t i = 0; i < k; i++)
+        dt_argv_add(&x, "%" PRIu64, cuts[i]);
+    int rc = dt_run(g->env, &x, NULL, NULL);
+    dt_argv_free(&x);
+    if (rc != 0)
+        return -1;
+    for (size_t i = 0; i <= k; i++) {
+        memset(&segs[i], 0, sizeof segs[i]);
+        dt_fmt(segs[i].path, sizeof segs[i].path, "%s%zu.ts", prefix, i);
+        segs[i].duration = 3.0 / (double)(k + 1);
+    }
+    *n = k + 1;
+    return 0;
+}
+
+/* Class 7: HLS segments cut inside a video PES (a byte split). */
+static int pack_hls_in_pes(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], piece_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    struct dt_seg segs[8];
+    size_t n = 0;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        pieces_inside_pes(g, ref, PX(piece), segs, &n) != 0)
+        return -1;
+    return hls_candidate(g, segs, n, true);
+}
+
+/* Byte ranges of file covering it whole, cut inside 1..3 PES; into segs. */
+static int byteranges_inside_pes(struct dt_gen *g, const char *file, struct dt_seg *segs, size_t *n)
+{
+    uint64_t cuts[4];
+    size_t total = 0, k = cuts_inside_pes(g, file, cuts, (size_t)dt_rand_in(g, 1, 3));
+    free(dt_gen_pes_list(g, file, &(size_t){0}, &total));
+    if (k == 0 || total == 0)
+        return -1;
+    uint64_t prev = 0;
+    for (size_t i = 0; i <= k; i++) {
+        uint64_t end = i < k ? cuts[i] * 188 : (uint64_t)total * 188;
+        memset(&segs[i], 0, sizeof segs[i]);
+        dt_fmt(segs[i].path, sizeof segs[i].path, "%s", file);
+        segs[i].ranged = true;
+        segs[i].off = prev;
+        segs[i].len = end - prev;
+        segs[i].duration = 3.0 / (double)(k + 1);
+        prev = end;
+    }
+    *n = k + 1;
+    return 0;
+}
+
+/* Class 7: EXT-X-BYTERANGE segments of one file, split inside PES. */
+static int pack_byterange(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    struct dt_seg segs[8];
+    size_t n = 0;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "cp", ref, P(cand), (char *)NULL) != 0 ||
+        byteranges_inside_pes(g, cand_buf, segs, &n) != 0)
+        return -1;
+    return hls_candidate(g, segs, n, true);
+}
+
+/* Class 7: a reference bound as byte pieces cut inside a video PES. */
+static int pack_bind_in_pes(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], rpiece_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    size_t n = 0;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        pieces_inside_pes(g, ref, PX(rpiece), g->c->ref, &n) != 0)
+        return -1;
+    g->c->nref = n;
+    g->c->ref_bind = true;
+    set_case_cand(g->c, ref);
+    return 0;
+}
+
+/* Class 3: one bound segment against the live playlist of the whole window. */
+static int pack_live_window(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], seg_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    struct dt_seg segs[DT_MAX_SEGS];
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    /* segments written one by one (counters restart) or by one muxer (they continue) */
+    static const char *const modes[] = {"restart", "continue"};
+    int n = dt_gen_segments(g, ref, VPID, 1, dt_pick(g, modes, 2), PX(seg), segs, DT_MAX_SEGS);
+    if (n < 3)
+        return -1;
+    size_t k = (size_t)dt_rand_in(g, 1, n - 2);
+    g->c->ref[0] = segs[k];
+    g->c->nref = 1;
+    g->c->ref_bind = true;
+    dt_note(g->env, "reference: segment %zu of %d, bound alone; candidate: the live playlist", k, n);
+    return hls_candidate(g, segs, (size_t)n, false);
+}
+
+/* ---- encoder recipes ------------------------------------------------------------- */
+
+/* Self-compare (copy or a PID remux) of a stream made with settings v. */
+static int enc_common(struct dt_gen *g, struct dt_video_spec *v, struct dt_audio_spec *a, bool mid)
+{
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    static const char *const pids[] = {"-mpegts_start_pid", "0x300", NULL};
+    if (make_ts(g, v, a, NULL, P(ref)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    bool remux = dt_rand_in(g, 0, 1);
+    if ((remux ? dt_gen_remux(g, ref_buf, pids, P(cand))
+               : dt_gen_tool(g, "cp", ref_buf, P(cand), (char *)NULL)) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return mid ? mid_interval(g, ref_buf) : 0;
+}
+
+static int enc_gop(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.keyint = (int)dt_rand_in(g, 8, 60);
+    v.bframes = (int)dt_rand_in(g, 0, 4);
+    v.pyramid = v.bframes >= 2 ? (int)dt_rand_in(g, 0, 2) : 0;
+    return enc_common(g, &v, &a, dt_rand_in(g, 0, 1));
+}
+
+/* Class 8: open GOPs (leading B-frames before START). */
+static int enc_open_gop(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.open_gop = 1;
+    v.bframes = (int)dt_rand_in(g, 2, 3);
+    return enc_common(g, &v, &a, true);
+}
+
+/* Class 8: intra refresh (no IDR after the first frame; recovery points). */
+static int enc_intra_refresh(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.intra_refresh = 1;
+    v.bframes = (int)dt_rand_in(g, 0, 2);
+    v.pyramid = 0;
+    return enc_common(g, &v, &a, true);
+}
+
+/* Class 8: SPS/PPS only before the first IDR, interval mid-stream. */
+static int enc_sps_once(struct dt_gen *g)
+{
+    char base_buf[DT_PATH_MAX], ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], pid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    if (make_ts(g, &v, &a, NULL, P(base)) != 0 ||
+        dt_gen_tool(g, "tsrepack", "nalstrip", base_buf, P(ref), pid, "7,8", "1", (char *)NULL) != 0 ||
+        dt_gen_tool(g, "cp", ref_buf, P(cand), (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return mid_interval(g, ref_buf);
+}
+
+static int enc_slices(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.slices = (int)dt_rand_in(g, 2, 8);
+    return enc_common(g, &v, &a, dt_rand_in(g, 0, 1));
+}
+
+static int enc_interlaced(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.interlaced = 1;
+    v.h = 240; /* a multiple of 32: whole macroblock pairs */
+    return enc_common(g, &v, &a, dt_rand_in(g, 0, 1));
+}
+
+/* Class 9: a reference that starts mid-GOP (its first frames cannot be decoded),
+ * the interval starting at its first frame; the candidate's pictures there differ. */
+static int enc_ref_mid_gop(struct dt_gen *g)
+{
+    char base_buf[DT_PATH_MAX], piece_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], cut[24];
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.keyint = 30;
+    v.bframes = 0; /* decode order = presentation order: the cut is a clean P frame */
+    ve = v;
+    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=40:y=30:w=64:h=48:color=red@1:t=fill:enable='lt(n,30)'");
+    if (make_ts(g, &v, &a, NULL, P(base)) != 0 || make_ts(g, &ve, &a, NULL, P(cand)) != 0)
+        return -1;
+    size_t n = 0;
+    struct dt_pes *p = video_pes(g, base_buf, &n);
+    if (p == NULL || n < 40) {
+        free(p);
+        return -1;
+    }
+    size_t first = (size_t)dt_rand_in(g, 5, 20); /* frames 5..20 of the first GOP */
+    int64_t start = p[first].pts, key = p[30].pts;
+    dt_fmt(cut, sizeof cut, "%zu", p[first].packet);
+    free(p);
+    if (dt_gen_tool(g, "tsedit", "split", base_buf, PX(piece), "restart", cut, (char *)NULL) != 0)
+        return -1;
+    char ref[DT_PATH_MAX];
+    dt_fmt(ref, sizeof ref, "%s1.ts", piece_buf);
+    set_case_ref(g->c, ref);
+    set_case_cand(g->c, cand_buf);
+    g->c->has_interval = true;
+    g->c->start = (uint64_t)start;
+    g->c->end = (uint64_t)(dt_rand_in(g, 0, 1) ? key - 3000 : key + 30 * 3000);
+    dt_note(g->env, "reference starts at frame %zu (a P frame), its first key frame is at %" PRId64,
+            first, key);
+    return 0;
+}
+
+/* ---- edit recipes -------------------------------------------------------------------- */
+
+/* Reference from v/a, candidate from ve/ae (edited specs), same muxing. */
+static int edit_specs(struct dt_gen *g, const struct dt_video_spec *v, const struct dt_audio_spec *a,
+                      const struct dt_video_spec *ve, const struct dt_audio_spec *ae)
+{
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    if (make_ts(g, v, a, NULL, P(ref)) != 0 || make_ts(g, ve, ae, NULL, P(cand)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+static int edit_pixel(struct dt_gen *g)
+{
+    static const char *const colors[] = {"red", "white", "black", "blue"};
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    ve = v;
+    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=1:h=1:color=%s@1:t=fill:enable='eq(n,%d)'",
+           (int)dt_rand_in(g, 0, v.w - 1), (int)dt_rand_in(g, 0, v.h - 1), dt_pick(g, colors, 4),
+           (int)dt_rand_in(g, 0, v.fps * v.secs - 1));
+    return edit_specs(g, &v, &a, &ve, &a);
+}
+
+static int edit_sample(struct dt_gen *g)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a, ae;
+    vary_specs(g, &v, &a);
+    ae = a;
+    int ch = (int)dt_rand_in(g, 0, 1);
+    int n = (int)dt_rand_in(g, 0, 48000 * a.secs - 1);
+    dt_fmt(ae.edit, sizeof ae.edit, "aeval=exprs='%s|%s'",
+           ch == 0 ? "if(eq(n,N),val(0)+0.5,val(0))" : "val(0)",
+           ch == 1 ? "if(eq(n,N),val(1)+0.5,val(1))" : "val(1)");
+    char num[16];
+    dt_fmt(num, sizeof num, "%d", n);
+    for (char *p; (p = strstr(ae.edit, "n,N")) != NULL;) { /* the sample number */
+        char tail[256];
+        dt_fmt(tail, sizeof tail, "%s", p + 3);
+        dt_fmt(p, sizeof ae.edit - (size_t)(p - ae.edit), "n,%s%s", num, tail);
+    }
+    return edit_specs(g, &v, &a, &v, &ae);
+}
+
+/* A non-reference B-frame's PES removed (counters kept gap-free): one frame less. */
+static int edit_frame_drop(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], pid[16], idx[24];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.bframes = (int)dt_rand_in(g, 1, 3);
+    v.pyramid = 0; /* B-frames are never references */
+    dt_gen_path(g, "ref.ts", ref, sizeof ref);
+    if (make_ts(g, &v, &a, NULL, ref) != 0)
+        return -1;
+    set_case_ref(g->c, ref);
+    size_t n = 0, pick = 0;
+    struct dt_pes *p = video_pes(g, ref, &n);
+    int64_t maxpts = -1;
+    size_t want = (size_t)dt_rand_in(g, 1, 20), seen = 0;
+    for (size_t i = 0; p && i < n; i++) {
+        if (p[i].pts < maxpts && ++seen == want)
+            pick = i;
+        if (p[i].pts > maxpts)
+            maxpts = p[i].pts;
+    }
+    free(p);
+    if (pick == 0)
+        return -1;
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    dt_fmt(idx, sizeof idx, "%zu", pick);
+    if (dt_gen_tool(g, "tsedit", "droppes", ref, P(cand), pid, idx, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+static int edit_frame_dup(struct dt_gen *g)
+{
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    ve = v;
+    int n = (int)dt_rand_in(g, 1, v.fps * v.secs - 1);
+    dt_fmt(ve.edit, sizeof ve.edit, "split[a][b];[a][b]freezeframes=first=%d:last=%d:replace=%d", n, n,
+           n - 1);
+    return edit_specs(g, &v, &a, &ve, &a);
+}
+
+static const int64_t shifts[] = {900000, 3000, 1, -1, -90000, (INT64_C(1) << 33) - 45000};
+
+static int shift_common(struct dt_gen *g, bool declared)
+{
+    char t[32];
+    int64_t s = shifts[dt_rand_in(g, 0, 5)];
+    dt_fmt(t, sizeof t, "%" PRId64, s);
+    if (tool_recipe(g, "tsedit", "shift", t, NULL, NULL) != 0)
+        return -1;
+    if (declared)
+        g->c->offset = (uint64_t)(((s % (INT64_C(1) << 33)) + (INT64_C(1) << 33)) % (INT64_C(1) << 33));
+    return 0;
+}
+
+static int edit_shift_declared(struct dt_gen *g)
+{
+    return shift_common(g, true);
+}
+
+static int edit_shift_undeclared(struct dt_gen *g)
+{
+    return shift_common(g, false);
+}
+
+/* Only the audio PES timestamps move (by a tick, a sample, half or one AAC frame). */
+static int edit_shift_audio(struct dt_gen *g)
+{
+    static const char *const t[] = {"1", "-1", "15", "960", "1920", "-1920"};
+    char pid[16];
+    dt_fmt(pid, sizeof pid, "%u", APID);
+    return tool_recipe(g, "tsedit", "shift", dt_pick(g, t, 6), pid, NULL);
+}
+
+/* Byte length of the first k ADTS frames of file path; -1 if it has fewer. */
+static long adts_prefix(const char *path, size_t k)
+{
+    size_t len = 0;
+    unsigned char *d = (unsigned char *)dt_read_file(path, 64u << 20, &len);
+    size_t off = 0;
+    for (size_t i = 0; d && i < k; i++) {
+        if (off + 7 > len || d[off] != 0xff || (d[off + 1] & 0xf0) != 0xf0) {
+            free(d);
+            return -1;
+        }
+        size_t fl = ((size_t)(d[off + 3] & 3) << 11) | ((size_t)d[off + 4] << 3) | (d[off + 5] >> 5);
+        if (fl < 7)
+            break;
+        off += fl;
+    }
+    free(d);
+    return d && off <= len ? (long)off : -1;
+}
+
+/* out = ADTS frames [0,k) of a, then [k,m) of b, then [m,end) of a; m == 0:
+ * b from frame k to its end.  Three dd commands, so the recipe replays. */
+static int adts_splice(struct dt_gen *g, const char *a, const char *b, size_t k, size_t m,
+                       const char *out)
+{
+    long ak = adts_prefix(a, k), bk = adts_prefix(b, k);
+    long bm = m ? adts_prefix(b, m) : -2, am = m ? adts_prefix(a, m) : -2;
+    if (ak < 0 || bk < 0 || bm == -1 || am == -1)
+        return -1;
+    char ifa[DT_PATH_MAX + 8], ifb[DT_PATH_MAX + 8], of[DT_PATH_MAX + 8], n1[40], n2[40], n3[40];
+    dt_fmt(ifa, sizeof ifa, "if=%s", a);
+    dt_fmt(ifb, sizeof ifb, "if=%s", b);
+    dt_fmt(of, sizeof of, "of=%s", out);
+    dt_fmt(n1, sizeof n1, "count=%ld", ak);
+    dt_fmt(n2, sizeof n2, "skip=%ld", bk);
+    if (dt_gen_tool(g, "dd", ifa, of, "bs=65536", n1, "iflag=count_bytes", "status=none",
+                    (char *)NULL) != 0)
+        return -1;
+    if (m == 0)
+        return dt_gen_tool(g, "dd", ifb, of, "bs=65536", n2, "iflag=skip_bytes", "oflag=append",
+                           "conv=notrunc", "status=none", (char *)NULL);
+    dt_fmt(n3, sizeof n3, "count=%ld", bm - bk);
+    if (dt_gen_tool(g, "dd", ifb, of, "bs=65536", n2, n3, "iflag=skip_bytes,count_bytes",
+                    "oflag=append", "conv=notrunc", "status=none", (char *)NULL) != 0)
+        return -1;
+    dt_fmt(n2, sizeof n2, "skip=%ld", am);
+    return dt_gen_tool(g, "dd", ifa, of, "bs=65536", n2, "iflag=skip_bytes", "oflag=append",
+                       "conv=notrunc", "status=none", (char *)NULL);
+}
+
+/* Class 11: stereo AAC frames, then mono ones from frame k on. */
+static int edit_channels(struct dt_gen *g)
+{
+    char vp[DT_PATH_MAX], ap[DT_PATH_MAX], mp[DT_PATH_MAX], ref_buf[DT_PATH_MAX];
+    char mixed_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a, am;
+    vary_specs(g, &v, &a);
+    am = a;
+    am.channels = 1;
+    size_t k = (size_t)dt_rand_in(g, 10, 120);
+    dt_note(g->env, "ADTS frames 0..%zu stereo, then mono", k - 1);
+    if (dt_gen_video(g, &v, vp, sizeof vp) != 0 || dt_gen_audio(g, &a, ap, sizeof ap) != 0 ||
+        dt_gen_audio(g, &am, mp, sizeof mp) != 0 ||
+        dt_gen_mux(g, vp, ap, NULL, a.lead_ms, NULL, P(ref)) != 0 ||
+        adts_splice(g, ap, mp, k, 0, PE(mixed, ".aac")) != 0 ||
+        dt_gen_mux(g, vp, mixed_buf, NULL, a.lead_ms, NULL, P(cand)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Class 12: what gives the planes their meaning, retagged (h264_metadata). */
+static int edit_colour(struct dt_gen *g)
+{
+    static const char *const tags[] = {
+        "h264_metadata=colour_primaries=9:transfer_characteristics=16:matrix_coefficients=9",
+        "h264_metadata=colour_primaries=1:transfer_characteristics=1:matrix_coefficients=1",
+        "h264_metadata=video_full_range_flag=1",
+        "h264_metadata=chroma_sample_loc_type=2",
+        "h264_metadata=sample_aspect_ratio=4/3",
+    };
+    const char *opts[] = {"-bsf:v", dt_pick(g, tags, 5), NULL};
+    return remux_recipe(g, opts);
+}
+
+/* Class 13: the candidate carries a second, different audio track. */
+static int edit_extra_audio(struct dt_gen *g)
+{
+    char vp[DT_PATH_MAX], ap[DT_PATH_MAX], a2p[DT_PATH_MAX], ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a, a2;
+    vary_specs(g, &v, &a);
+    a2 = a;
+    dt_fmt(a2.src, sizeof a2.src, "%s", strcmp(a.src, "noise") == 0 ? "tones" : "noise");
+    a2.seed = 7;
+    if (dt_gen_video(g, &v, vp, sizeof vp) != 0 || dt_gen_audio(g, &a, ap, sizeof ap) != 0 ||
+        dt_gen_audio(g, &a2, a2p, sizeof a2p) != 0 ||
+        dt_gen_mux(g, vp, ap, NULL, a.lead_ms, NULL, P(ref)) != 0 ||
+        dt_gen_mux(g, vp, ap, a2p, a.lead_ms, NULL, P(cand)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Class 2: an audio difference after START inside the first audio PES, which
+ * starts before START (several AAC frames per PES).  One compressed AAC
+ * frame k is taken from an encode of an edited source, so the decoded
+ * difference is confined to frames k and k+1 (MDCT overlap); both are
+ * placed after START and inside the first PES, from the reference's layout. */
+static int edit_first_pes_audio(struct dt_gen *g)
+{
+    char vp[DT_PATH_MAX], ap[DT_PATH_MAX], ep[DT_PATH_MAX];
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], spliced_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a, ae;
+    vary_specs(g, &v, &a);
+    v.bframes = 0;
+    a.lead_ms = 100;
+    if (dt_gen_video(g, &v, vp, sizeof vp) != 0 || dt_gen_audio(g, &a, ap, sizeof ap) != 0 ||
+        dt_gen_mux(g, vp, ap, NULL, a.lead_ms, NULL, P(ref)) != 0)
+        return -1;
+    size_t n = 0;
+    struct dt_pes *p = dt_gen_pes_list(g, ref_buf, &n, NULL);
+    int64_t a0 = -1, a1 = -1, start = -1;
+    for (size_t i = 0; p && i < n; i++) {
+        if (p[i].pid == APID && a0 < 0)
+            a0 = p[i].pts;
+        else if (p[i].pid == APID && a1 < 0)
+            a1 = p[i].pts;
+    }
+    for (size_t i = 0; p && i < n && a0 >= 0; i++) /* the first video frame after a0 + 1 AAC frame */
+        if (p[i].pid == VPID && p[i].pts > a0 + 1920 && (start < 0 || p[i].pts < start))
+            start = p[i].pts;
+    free(p);
+    int64_t k_lo = start < 0 ? -1 : (start - a0 + 1919) / 1920, k_hi = (a1 - a0) / 1920 - 2;
+    if (a0 < 0 || a1 < 0 || start < 0 || k_lo > k_hi) {
+        dt_note(g->env, "the first audio PES [%" PRId64 ", %" PRId64 ") leaves no room after START %" PRId64,
+                a0, a1, start);
+        return -1;
+    }
+    size_t k = (size_t)dt_rand_in(g, k_lo, k_hi);
+    ae = a;
+    dt_fmt(ae.edit, sizeof ae.edit,
+           "aeval=exprs='if(between(n,%zu,%zu),val(0)+0.5,val(0))|val(1)'", k * 1024 + 500, k * 1024 + 520);
+    if (dt_gen_audio(g, &ae, ep, sizeof ep) != 0 || adts_splice(g, ap, ep, k, k + 1, PE(spliced, ".aac")) != 0 ||
+        dt_gen_mux(g, vp, spliced_buf, NULL, a.lead_ms, NULL, P(cand)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    g->c->has_interval = true;
+    g->c->start = (uint64_t)start;
+    g->c->end = (uint64_t)(start + 90000);
+    dt_note(g->env, "the first audio PES holds [%" PRId64 ", %" PRId64 "); START %" PRId64
+                    "; AAC frame %zu (pts %" PRId64 ") comes from an edited encode", a0, a1, start, k,
+            a0 + 1920 * (int64_t)k);
+    return 0;
+}
+
+/* Number of TS packets of pid in ts (0 when it cannot be listed). */
+static uint64_t pid_packets(struct dt_gen *g, const char *ts, unsigned pid)
+{
+    size_t all = 0;
+    uint64_t n = 0;
+    struct dt_pes *pes = dt_gen_pes_list(g, ts, &all, NULL);
+    for (size_t i = 0; pes && i < all; i++)
+        if (pes[i].pid == pid)
+            n += pes[i].npackets;
+    free(pes);
+    return n;
+}
+
+/* Index among pid's packets of a packet inside one of its PES (neither the
+ * first, with the PES header, nor the last, with stuffing: a full 184-byte
+ * payload), the PES taken between fractions lo and hi of the PID's PES
+ * (in 1/100).  -1 when there is none. */
+static int64_t inner_packet(struct dt_gen *g, const char *ts, unsigned pid, int lo, int hi)
+{
+    size_t all = 0, m = 0;
+    struct dt_pes *p = dt_gen_pes_list(g, ts, &all, NULL);
+    for (size_t i = 0; p && i < all; i++)
+        if (p[i].pid == pid)
+            p[m++] = p[i];
+    int64_t found = -1;
+    uint64_t before = 0;
+    size_t from = m * (size_t)lo / 100, to = m * (size_t)hi / 100;
+    size_t want = (size_t)dt_rand_in(g, (int64_t)from, (int64_t)(to > from ? to - 1 : from));
+    for (size_t i = 0; p && i < m && found < 0; i++) {
+        if (i >= want && p[i].npackets >= 3)
+            found = (int64_t)(before + 1 + (uint64_t)dt_rand_in(g, 0, (int64_t)p[i].npackets - 3));
+        before += p[i].npackets;
+    }
+    free(p);
+    return found;
+}
+
+/* Damage: one byte of a video or audio payload flipped in the second half. */
+static int dmg_flip(struct dt_gen *g, unsigned pid)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24], byte[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    int64_t k = inner_packet(g, ref, pid, 33, 90);
+    if (k < 0)
+        return -1;
+    dt_fmt(p, sizeof p, "%u", pid);
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 0, 183));
+    if (dt_gen_tool(g, "tsedit", "flip", ref, P(cand), p, n, byte, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+static int dmg_flip_video(struct dt_gen *g)
+{
+    return dmg_flip(g, VPID);
+}
+
+static int dmg_flip_audio(struct dt_gen *g)
+{
+    return dmg_flip(g, APID);
+}
+
+static int dmg_lost_packet(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    unsigned pid = dt_rand_in(g, 0, 1) ? VPID : APID;
+    uint64_t pkts = pid_packets(g, ref, pid);
+    dt_fmt(p, sizeof p, "%u", pid);
+    dt_fmt(n, sizeof n, "%" PRId64, dt_rand_in(g, (int64_t)pkts / 4, (int64_t)pkts * 9 / 10));
+    if (pkts < 8 || dt_gen_tool(g, "tsedit", "drop", ref, P(cand), p, n, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+static int dmg_truncate(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], off[32];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    size_t total = 0;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    free(dt_gen_pes_list(g, ref, &(size_t){0}, &total));
+    int64_t pk = dt_rand_in(g, (int64_t)total * 4 / 10, (int64_t)total * 9 / 10);
+    dt_fmt(off, sizeof off, "%" PRId64, pk * 188 + (dt_rand_in(g, 0, 1) ? dt_rand_in(g, 1, 187) : 0));
+    if (total < 10 || dt_gen_tool(g, "tsedit", "truncate", ref, P(cand), off, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* True when FFmpeg conceals damage in ts's video without an error-level
+ * message (only its info-level "concealing" line): the damage a verifier that
+ * watches error messages does not see. */
+static bool conceals_silently(struct dt_gen *g, const char *ts)
+{
+    char log_buf[DT_PATH_MAX];
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-loglevel", "level+info",
+                 "-threads", "1", "-i", ts, "-map", "0:v", "-f", "null", "-", NULL);
+    int rc = dt_run(g->env, &x, NULL, PE(log, ".txt"));
+    dt_argv_free(&x);
+    char *text = rc == 0 ? dt_read_file(log_buf, 16u << 20, NULL) : NULL;
+    bool silent = text && strstr(text, "] [info] concealing ") && !strstr(text, "] [error]");
+    free(text);
+    return silent;
+}
+
+/* One track differs in clean data while the other is damaged: a pixel of one
+ * frame and a lost audio packet.  The confirmed video difference decides:
+ * MISMATCH (SPEC: any MISMATCH wins over UNKNOWN on the other track). */
+static int dmg_audio_edit_video(struct dt_gen *g)
+{
+    char ref_buf[DT_PATH_MAX], edited_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24];
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    ve = v;
+    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=8:h=8:color=white@1:t=fill:enable='eq(n,%d)'",
+           (int)dt_rand_in(g, 0, v.w - 8), (int)dt_rand_in(g, 0, v.h - 8), (int)dt_rand_in(g, 5, 80));
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0 || make_ts(g, &ve, &a, NULL, P(edited)) != 0)
+        return -1;
+    int64_t k = inner_packet(g, edited_buf, APID, 20, 90);
+    dt_fmt(p, sizeof p, "%u", APID);
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    if (k < 0 || dt_gen_tool(g, "tsedit", "drop", edited_buf, P(cand), p, n, (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Damage outside a mid-stream interval: a lost video packet in the first
+ * quarter (before the decode boundary) or a lost video or audio packet in the
+ * last tenth (after END).  Every frame and sample of I is identical: MATCH,
+ * though UNKNOWN is accepted (README rule 9).  Audio damage is only placed
+ * after END: before START it would change the AAC history (known limits). */
+static int dmg_outside_interval(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    bool before = dt_rand_in(g, 0, 1);
+    unsigned pid = before || dt_rand_in(g, 0, 1) ? VPID : APID;
+    uint64_t pkts = pid_packets(g, ref, pid);
+    if (pkts < 20)
+        return -1;
+    int64_t k = before ? dt_rand_in(g, 1, (int64_t)pkts / 4) : dt_rand_in(g, (int64_t)pkts * 9 / 10, (int64_t)pkts - 2);
+    dt_fmt(p, sizeof p, "%u", pid);
+    dt_fmt(n, sizeof n, "%" PRId64, k);
+    if (dt_gen_tool(g, "tsedit", "drop", ref, P(cand), p, n, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    /* I: from a frame after 50 % to one before 80 % of the video */
+    size_t nv = 0;
+    struct dt_pes *pes = video_pes(g, ref, &nv);
+    if (pes == NULL || nv < 20) {
+        free(pes);
+        return -1;
+    }
+    int64_t *pts = malloc(nv * sizeof *pts);
+    for (size_t i = 0; pts && i < nv; i++)
+        pts[i] = pes[i].pts;
+    free(pes);
+    if (pts == NULL)
+        return -1;
+    qsort(pts, nv, sizeof *pts, cmp_i64);
+    g->c->has_interval = true;
+    g->c->start = (uint64_t)pts[dt_rand_in(g, (int64_t)nv / 2, (int64_t)nv * 6 / 10)];
+    g->c->end = (uint64_t)pts[dt_rand_in(g, (int64_t)nv * 7 / 10, (int64_t)nv * 8 / 10)];
+    free(pts);
+    dt_note(g->env, "packet %" PRId64 " of PID %u lost, %s the interval", k, pid, before ? "before" : "after");
+    return 0;
+}
+
+/* Class 10: damage in an open-GOP I frame whose leading B-frames are output
+ * before it.  Flips are tried in the I frame's packets (after its first) until
+ * one makes FFmpeg conceal silently (at most 16 tries; otherwise the last). */
+static int dmg_open_gop_i(struct dt_gen *g)
+{
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], p[16], n[24], byte[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    v.open_gop = 1;
+    v.bframes = 3;
+    v.keyint = 30;
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    size_t nv = 0;
+    struct dt_pes *pes = video_pes(g, ref_buf, &nv);
+    /* the video PID's packets of an I frame that is not the first, without its
+     * first (PES header) and its last (stuffing): full 184-byte payloads */
+    uint64_t first = 0, count = 0, before = 0;
+    size_t want = (size_t)dt_rand_in(g, 1, 2), keys = 0;
+    for (size_t i = 0; pes && i < nv && count == 0; i++) {
+        if (pes[i].rai && keys++ == want && pes[i].npackets >= 3) {
+            first = before + 1;
+            count = pes[i].npackets - 2;
+        }
+        before += pes[i].npackets;
+    }
+    free(pes);
+    if (count == 0)
+        return -1;
+    dt_fmt(p, sizeof p, "%u", VPID);
+    for (int attempt = 0; attempt < 16; attempt++) {
+        dt_fmt(n, sizeof n, "%" PRIu64, first + (uint64_t)dt_rand_in(g, 0, (int64_t)count - 1));
+        dt_fmt(byte, sizeof byte, "%" PRId64, dt_rand_in(g, 0, 183));
+        if (dt_gen_tool(g, "tsedit", "flip", ref_buf, P(cand), p, n, byte, (char *)NULL) != 0)
+            return -1;
+        if (conceals_silently(g, cand_buf)) {
+            dt_note(g->env, "this flip is concealed without an error message (try %d)", attempt + 1);
+            break;
+        }
+    }
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Class 14: a binding's scope overridden on the command line: a usage error. */
+static int usage_binding_scope(struct dt_gen *g)
+{
+    static const char *const opts[] = {"--channel", "--rendition", "--program-version"};
+    char ref[DT_PATH_MAX], db_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    g->c->ref_bind = true;
+    set_case_cand(g->c, ref);
+    add_extra(g->c, dt_pick(g, opts, 3), "other");
+    add_extra(g->c, "--evidence", PE(db, ".sqlite"));
+    return 0;
+}
+
+#define L_MATCH DT_VSET(DT_MATCH)
+#define L_MISMATCH DT_VSET(DT_MISMATCH)
+#define L_UNKNOWN DT_VSET(DT_UNKNOWN)
+#define L_USAGE DT_VSET(DT_USAGE)
+#define L_ANY 0u /* no intent: a flipped byte may be damage, decode cleanly to other content, or not matter */
+
+/* ---- combinations ------------------------------------------------------------------ */
+
+/* A chain of 0..3 packaging changes applied to the candidate file *path
+ * (remuxes first, since a remux would undo the TS-level changes); *vpid
+ * follows the PIDs.  Returns 0 or -1. */
+static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid)
+{
+    static const char *const remux_ops[] = {"pids", "muxdelay0", "latm", "muxrate"};
+    static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip", "pessplit", "stype"};
+    static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
+    static const char *const nals[] = {"9", "6", "9,6"};
+    int n = (int)dt_rand_in(g, 0, 3), nremux = (int)dt_rand_in(g, 0, n), step = 0;
+    char out[DT_PATH_MAX], arg[32], pid[16];
+    for (int i = 0; i < n; i++) {
+        bool remux = i < nremux;
+        dt_fmt(out, sizeof out, "%s/pack%d.ts", g->c->dir, step++);
+        int rc;
+        if (remux) {
+            const char *op = dt_pick(g, remux_ops, 4);
+            const char *opts[8] = {NULL};
+            if (strcmp(op, "pids") == 0) {
+                *vpid = (unsigned)dt_rand_in(g, 0x200, 0xe00);
+                dt_fmt(arg, sizeof arg, "0x%x", *vpid);
+                dt_fmt(pid, sizeof pid, "0x%x", (unsigned)dt_rand_in(g, 0x20, 0x100));
+                opts[0] = "-mpegts_start_pid", opts[1] = arg, opts[2] = "-mpegts_pmt_start_pid";
+                opts[3] = pid;
+            } else if (strcmp(op, "muxdelay0") == 0) {
+                opts[0] = "-muxdelay", opts[1] = "0";
+            } else if (strcmp(op, "latm") == 0) {
+                opts[0] = "-mpegts_flags", opts[1] = "latm";
+            } else {
+                opts[0] = "-muxrate", opts[1] = "2500k";
+            }
+            if (strcmp(op, "pids") != 0)
+                *vpid = 0x100; /* a remux renumbers from 0x100 */
+            rc = dt_gen_remux(g, path, opts, out);
+        } else {
+            const char *op = dt_pick(g, ts_ops, 6);
+            dt_fmt(pid, sizeof pid, "%u", *vpid);
+            if (strcmp(op, "addprog") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "addprog", path, out, dt_pick(g, kinds, 4), (char *)NULL);
+            else if (strcmp(op, "pcrpid") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "pcrpid", path, out, "0x1ff", (char *)NULL);
+            else if (strcmp(op, "nulls") == 0)
+                rc = dt_gen_tool(g, "tsedit", "nulls", path, out, "7", (char *)NULL);
+            else if (strcmp(op, "pessplit") == 0)
+                rc = dt_gen_tool(g, "tsrepack", "pessplit", path, out, pid, "middle", "0", (char *)NULL);
+            else if (strcmp(op, "stype") == 0) { /* the audio announced as 0x11 (LATM) */
+                char apid[16];
+                dt_fmt(apid, sizeof apid, "%u", *vpid + 1);
+                rc = dt_gen_tool(g, "tsrepack", "stype", path, out, apid, "0x11", (char *)NULL);
+            }
+            else
+                rc = dt_gen_tool(g, "tsrepack", "nalstrip", path, out, pid, dt_pick(g, nals, 3), "0",
+                                 (char *)NULL);
+        }
+        if (rc != 0)
+            return -1;
+        dt_fmt(path, size, "%s", out);
+    }
+    return 0;
+}
+
+/* The candidate file delivered as it is, or as an HLS playlist of segments
+ * (cut at key frames: restart, continue or bytes; or inside PES; or as byte
+ * ranges of the file). */
+static int combo_delivery(struct dt_gen *g, const char *cand, unsigned vpid)
+{
+    static const char *const modes[] = {"restart", "continue", "bytes"};
+    char seg_buf[DT_PATH_MAX], piece_buf[DT_PATH_MAX];
+    struct dt_seg segs[DT_MAX_SEGS];
+    size_t n = 0;
+    switch (dt_rand_in(g, 0, 4)) {
+    case 0:
+    case 1:
+        set_case_cand(g->c, cand);
+        return 0;
+    case 2: {
+        int k = dt_gen_segments(g, cand, vpid, (int)dt_rand_in(g, 1, 2), dt_pick(g, modes, 3), PX(seg),
+                                segs, DT_MAX_SEGS);
+        if (k <= 0)
+            return -1;
+        n = (size_t)k;
+        break;
+    }
+    case 3:
+        if (pieces_inside_pes(g, cand, PX(piece), segs, &n) != 0)
+            return -1;
+        break;
+    default:
+        if (byteranges_inside_pes(g, cand, segs, &n) != 0)
+            return -1;
+    }
+    return n ? hls_candidate(g, segs, n, true) : -1;
+}
+
+/* Seeded combinations: an optional edit or damage, a chain of packaging
+ * changes, a delivery (file or HLS), an optional PTS wrap of both sides, an
+ * optional declared shift, and the default interval or an explicit one on
+ * frame times or on arbitrary ticks. */
+static int combo(struct dt_gen *g)
+{
+    static const char *const edits[] = {"none", "none", "pixel", "sample", "lost_audio", "pixel+lost_audio"};
+    /* (the first three are the ones allowed with an explicit interval) */
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], cand[DT_PATH_MAX], t[32];
+    struct dt_video_spec v, ve;
+    struct dt_audio_spec a, ae;
+    vary_specs(g, &v, &a);
+    ve = v;
+    ae = a;
+    /* the interval first: audio edits only with the whole stream, since AAC
+     * decoding depends on what came before START (README, known limits) */
+    int iv = (int)dt_rand_in(g, 0, 2);
+    const char *edit = dt_pick(g, edits, iv ? 3 : 6);
+    if (strstr(edit, "pixel"))
+        dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=4:h=4:color=white@1:t=fill:enable='eq(n,%d)'",
+               (int)dt_rand_in(g, 0, v.w - 4), (int)dt_rand_in(g, 0, v.h - 4), (int)dt_rand_in(g, 0, 89));
+    if (strcmp(edit, "sample") == 0)
+        dt_fmt(ae.edit, sizeof ae.edit, "aeval=exprs='if(eq(n,%d),val(0)+0.5,val(0))|val(1)'",
+               (int)dt_rand_in(g, 0, 143999));
+    dt_note(g->env, "combo: edit %s", edit);
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0 || make_ts(g, &ve, &ae, NULL, P(cand)) != 0)
+        return -1;
+    dt_fmt(cand, sizeof cand, "%s", cand_buf);
+    if (strstr(edit, "lost_audio")) {
+        char n[24], pidv[16];
+        dt_fmt(pidv, sizeof pidv, "%u", APID);
+        dt_fmt(n, sizeof n, "%" PRId64, dt_rand_in(g, 20, (int64_t)pid_packets(g, cand, APID) - 5));
+        dt_fmt(cand, sizeof cand, "%s/lost.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "drop", cand_buf, cand, pidv, n, (char *)NULL) != 0)
+            return -1;
+    }
+    unsigned vpid = VPID;
+    if (combo_packaging(g, cand, sizeof cand, &vpid) != 0)
+        return -1;
+    /* after the packaging: ffmpeg's remux does not keep wrapped PTS (FACTS.md) */
+    if (dt_rand_in(g, 0, 3) == 0) { /* both sides cross 2^33 about a second in */
+        char wrapped[DT_PATH_MAX];
+        dt_fmt(t, sizeof t, "%" PRId64, (INT64_C(1) << 33) - 132000 - 90000);
+        dt_fmt(wrapped, sizeof wrapped, "%s/ref-wrap.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", ref_buf, wrapped, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(ref_buf, sizeof ref_buf, "%s", wrapped);
+        dt_fmt(wrapped, sizeof wrapped, "%s/cand-wrap.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", cand, wrapped, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(cand, sizeof cand, "%s", wrapped);
+    }
+    set_case_ref(g->c, ref_buf);
+    if (dt_rand_in(g, 0, 4) == 0) { /* a declared shift */
+        static const int64_t offs[] = {900000, 3000, 1, (INT64_C(1) << 33) - 1};
+        int64_t off = offs[dt_rand_in(g, 0, 3)];
+        char shifted[DT_PATH_MAX];
+        dt_fmt(t, sizeof t, "%" PRId64, off);
+        dt_fmt(shifted, sizeof shifted, "%s/cand-shift.ts", g->c->dir);
+        if (dt_gen_tool(g, "tsedit", "shift", cand, shifted, t, (char *)NULL) != 0)
+            return -1;
+        dt_fmt(cand, sizeof cand, "%s", shifted);
+        g->c->offset = (uint64_t)off;
+    }
+    if (combo_delivery(g, cand, vpid) != 0)
+        return -1;
+    if (iv == 1 && mid_interval(g, ref_buf) != 0)
+        return -1;
+    if (iv == 2) { /* arbitrary ticks, not on frame or sample times */
+        size_t n = 0;
+        struct dt_pes *p = video_pes(g, ref_buf, &n);
+        int64_t first = n ? p[0].pts : -1;
+        for (size_t i = 0; i < n; i++)
+            if (((p[i].pts - first) & ((INT64_C(1) << 33) - 1)) > (INT64_C(1) << 32))
+                first = p[i].pts; /* the earliest PTS (mod 2^33) */
+        free(p);
+        if (first < 0)
+            return -1;
+        g->c->has_interval = true;
+        g->c->start = (uint64_t)((first + dt_rand_in(g, 1000, 90000)) & ((INT64_C(1) << 33) - 1));
+        g->c->end = (g->c->start + (uint64_t)dt_rand_in(g, 30000, 150000)) & ((UINT64_C(1) << 33) - 1);
+    }
+    /* the intent: a difference inside the whole stream is a MISMATCH, unless
+     * damage takes its place; with an explicit interval the oracle alone says */
+    if (strcmp(edit, "none") == 0)
+        g->c->labels = DT_VSET(DT_MATCH);
+    else if (iv != 0)
+        g->c->labels = 0;
+    else
+        g->c->labels = strcmp(edit, "lost_audio") == 0 ? DT_VSET(DT_UNKNOWN) : DT_VSET(DT_MISMATCH);
+    return 0;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+static const struct dt_recipe recipes[] = {
+    {"pack_copy", "packaging", 0, L_MATCH, "byte copy", pack_copy},
+    {"pack_pids", "packaging", 0, L_MATCH, "remux with other PIDs, PMT PID, service id", pack_pids},
+    {"pack_muxrate", "packaging", 0, L_MATCH, "CBR remux (null packets), other PCR period", pack_muxrate},
+    {"pack_audio_pes", "packaging", 1, L_MATCH, "audio PES packing: several AAC frames per PES vs one", pack_audio_pes},
+    {"pack_latm", "packaging", 5, L_MATCH, "AAC with stream_type 0x11 (-mpegts_flags latm)", pack_latm},
+    {"pack_prog_first", "packaging", 4, L_MATCH, "another program (audio only or metadata) announced first in the PAT", pack_prog_first},
+    {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
+    {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
+    {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
+    {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES", pack_pes_split},
+    {"pack_hls_restart", "packaging", 6, L_MATCH, "HLS candidate, segments restart continuity counters", pack_hls_restart},
+    {"pack_bind_restart", "packaging", 6, L_MATCH, "reference bound as segments that restart counters", pack_bind_restart},
+    {"pack_hls_in_pes", "packaging", 7, L_MATCH, "HLS candidate cut inside video PES", pack_hls_in_pes},
+    {"pack_byterange", "packaging", 7, L_MATCH, "EXT-X-BYTERANGE segments split inside video PES", pack_byterange},
+    {"pack_bind_in_pes", "packaging", 7, L_MATCH, "reference bound as pieces cut inside video PES", pack_bind_in_pes},
+    {"pack_live_window", "packaging", 3, L_MATCH, "one bound segment vs the whole live playlist", pack_live_window},
+    {"enc_gop", "encoder", 0, L_MATCH, "GOP length, B-frames, B-pyramid; default or mid-stream interval", enc_gop},
+    {"enc_open_gop", "encoder", 8, L_MATCH, "open GOP, interval starting mid-stream", enc_open_gop},
+    {"enc_intra_refresh", "encoder", 8, L_MATCH, "intra refresh, interval starting mid-stream", enc_intra_refresh},
+    {"enc_sps_once", "encoder", 8, L_MATCH, "SPS/PPS only at the start, interval starting mid-stream", enc_sps_once},
+    {"enc_slices", "encoder", 0, L_MATCH, "several slices per picture", enc_slices},
+    {"enc_interlaced", "encoder", 0, L_MATCH, "interlaced (top field first)", enc_interlaced},
+    {"enc_ref_mid_gop", "encoder", 9, L_UNKNOWN, "reference starts mid-GOP, interval from its first frame, candidate differs there", enc_ref_mid_gop},
+    {"edit_pixel", "edit", 0, L_MISMATCH, "one pixel of one frame", edit_pixel},
+    {"edit_sample", "edit", 0, L_MISMATCH, "one audio sample", edit_sample},
+    {"edit_frame_drop", "edit", 0, L_MISMATCH, "a non-reference B-frame removed", edit_frame_drop},
+    {"edit_frame_dup", "edit", 0, L_MISMATCH, "a frame replaced by its predecessor", edit_frame_dup},
+    {"edit_shift_declared", "edit", 0, L_MATCH, "every timestamp shifted, shift declared", edit_shift_declared},
+    {"edit_shift_undeclared", "edit", 0, L_MISMATCH, "every timestamp shifted, not declared", edit_shift_undeclared},
+    {"edit_shift_audio", "edit", 0, L_MISMATCH, "audio timestamps shifted", edit_shift_audio},
+    {"edit_channels", "edit", 11, L_MISMATCH, "stereo then mono from some AAC frame on", edit_channels},
+    {"edit_colour", "edit", 12, L_MISMATCH, "colour primaries/transfer/matrix, range, chroma location or SAR retagged", edit_colour},
+    {"edit_extra_audio", "edit", 13, L_MISMATCH, "a second, different audio track", edit_extra_audio},
+    {"edit_first_pes_audio", "edit", 2, L_MISMATCH, "audio differs after START inside the first audio PES", edit_first_pes_audio},
+    {"dmg_flip_video", "edit", 0, L_ANY, "one video payload byte flipped", dmg_flip_video},
+    {"dmg_flip_audio", "edit", 0, L_ANY, "one audio payload byte flipped", dmg_flip_audio},
+    {"dmg_lost_packet", "edit", 0, L_UNKNOWN, "one TS packet lost", dmg_lost_packet},
+    {"dmg_truncate", "edit", 0, L_UNKNOWN, "truncated candidate", dmg_truncate},
+    {"dmg_audio_edit_video", "edit", 0, L_MISMATCH, "a pixel differs in clean video while an audio packet is lost", dmg_audio_edit_video},
+    {"dmg_outside_interval", "edit", 0, L_MATCH, "a packet lost before the decode boundary or after END", dmg_outside_interval},
+    {"dmg_open_gop_i", "edit", 10, L_UNKNOWN, "byte flipped in an open-GOP I frame", dmg_open_gop_i},
+    {"usage_binding_scope", "edit", 14, L_USAGE, "binding scope overridden on the command line", usage_binding_scope},
+    {"combo", "combined", 0, L_MATCH, "edit or damage, packaging chain, delivery, PTS wrap, declared shift, interval: combined by seed", combo},
+};
+
+const struct dt_recipe *dt_recipes(size_t *n)
+{
+    *n = sizeof recipes / sizeof recipes[0];
+    return recipes;
+}
+
+const struct dt_recipe *dt_recipe_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++)
+        if (strcmp(recipes[i].name, name) == 0)
+            return &recipes[i];
+    return NULL;
+}
+
+int dt_recipe_build(struct dt_env *env, const struct dt_recipe *r, uint64_t seed, struct dt_case *c)
+{
+    struct dt_gen g;
+    dt_fmt(c->name, sizeof c->name, "%s", r->name);
+    dt_fmt(c->kind, sizeof c->kind, "%s", r->kind);
+    dt_fmt(c->what, sizeof c->what, "%s", r->what);
+    c->seed = seed;
+    c->klass = r->klass;
+    c->labels = r->labels;
+    dt_gen_init(&g, env, c);
+    dt_note(env, "recipe %s, seed %" PRIu64 ": %s", r->name, seed, r->what);
+    return r->build(&g);
+}

@@ -1,0 +1,775 @@
+/* dt_side.c - one side of a case as FFmpeg's command-line tools see it (see
+ * dt_side.h).  Everything here reads the output of ffprobe/ffmpeg runs; none
+ * of it links FFmpeg or the verifier. */
+#include "dt_side.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../fixtures/tools/tspkt.h"
+
+#define LOG_MAX (256u << 20)
+#define PCM_MAX (1024u << 20)
+
+/* ---- small parsing helpers ------------------------------------------------------ */
+
+/* Value of "key=" in a '|'-separated compact line, copied to out; false when absent. */
+static bool kv(const char *line, const char *key, char *out, size_t size)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p != line && p[-1] != '|') || p[kl] != '=')
+            continue;
+        const char *v = p + kl + 1;
+        size_t n = strcspn(v, "|\n");
+        if (n >= size)
+            n = size - 1;
+        memcpy(out, v, n);
+        out[n] = '\0';
+        return true;
+    }
+    return false;
+}
+
+static int64_t kv_i64(const char *line, const char *key, int64_t dflt)
+{
+    char v[64];
+    if (!kv(line, key, v, sizeof v) || strcmp(v, "N/A") == 0)
+        return dflt;
+    return strtoll(v, NULL, 0);
+}
+
+/* Token after "name:" in a showinfo line (up to a blank), copied to out. */
+static bool tok(const char *line, const char *name, char *out, size_t size)
+{
+    const char *p = strstr(line, name);
+    if (p == NULL)
+        return false;
+    p += strlen(name);
+    while (*p == ' ')
+        p++;
+    size_t n = strcspn(p, " \n");
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return true;
+}
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *p = realloc(*arr, c * elem);
+    if (p == NULL)
+        return false;
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+/* -map of the selected tracks, by PID (stream id) */
+static void add_track_maps(struct dt_argv *a, const struct dt_side *s, bool video, bool audio)
+{
+    if (video && s->vindex >= 0) {
+        dt_argv_addl(a, "-map", NULL);
+        dt_argv_add(a, "0:i:0x%x", s->vpid);
+    }
+    if (audio && s->aindex >= 0) {
+        dt_argv_addl(a, "-map", NULL);
+        dt_argv_add(a, "0:i:0x%x", s->apid);
+    }
+}
+
+/* ---- preparing the bytes and the transport scan -------------------------------- */
+
+/* The oracle's own transport scan: sync, whole packets, continuity counters
+ * (one duplicate allowed, discontinuity_indicator honoured), the transport
+ * error indicator, and CRC-32 of the PAT and PMT sections. */
+static void transport_scan(struct dt_side *s)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(s->ts, (size_t)MAX_INPUT_BYTES, &len);
+    if (d == NULL) {
+        s->transport_damage = true;
+        dt_fmt(s->transport_why, sizeof s->transport_why, "unreadable");
+        return;
+    }
+    static const int no_cc = -1;
+    int last_cc[TS_MAX_PID + 1];
+    bool dup_used[TS_MAX_PID + 1], is_pmt[TS_MAX_PID + 1];
+    for (size_t p = 0; p <= TS_MAX_PID; p++) {
+        last_cc[p] = no_cc;
+        dup_used[p] = is_pmt[p] = false;
+    }
+    char *why = s->transport_why;
+    size_t wsz = sizeof s->transport_why;
+    if (len % TS_PACKET_SIZE)
+        dt_fmt(why, wsz, "ends %zu bytes into a TS packet", len % TS_PACKET_SIZE);
+    for (size_t i = 0; i + TS_PACKET_SIZE <= len && !why[0]; i += TS_PACKET_SIZE) {
+        const uint8_t *p = d + i;
+        struct ts_packet_info info;
+        if (ts_parse_packet(p, &info) != TSPKT_OK) {
+            dt_fmt(why, wsz, "bad packet at offset %zu", i);
+            break;
+        }
+        if (p[1] & 0x80) {
+            dt_fmt(why, wsz, "transport_error_indicator at offset %zu", i);
+            break;
+        }
+        if (info.pid == TS_NULL_PID)
+            continue;
+        bool disc = (info.afc & 0x2) && p[4] > 0 && (p[5] & 0x80);
+        if (info.afc & 0x1) {
+            int last = last_cc[info.pid];
+            if (last != no_cc && !disc && (unsigned)info.cc != ((unsigned)last + 1) % 16) {
+                if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid])
+                    dup_used[info.pid] = true;
+                else
+                    dt_fmt(why, wsz, "continuity gap on PID %u at offset %zu", info.pid, i);
+            } else {
+                dup_used[info.pid] = false;
+            }
+            last_cc[info.pid] = (int)info.cc;
+        }
+        if ((info.pid == 0 || is_pmt[info.pid]) && info.pusi && info.payload_len > 1) {
+            const uint8_t *pl = p + info.payload_offset;
+            size_t ptr = pl[0];
+            if (1 + ptr + 3 > info.payload_len)
+                continue;
+            const uint8_t *sec = pl + 1 + ptr;
+            size_t sl = 3 + ((((size_t)sec[1] & 0x0f) << 8) | sec[2]);
+            if (1 + ptr + sl > info.payload_len || sl < 12)
+                continue; /* sections across packets are not checked */
+            if (ts_crc32(sec, sl) != 0) { /* the CRC over a whole section is 0 */
+                dt_fmt(why, wsz, "PSI CRC error on PID %u at offset %zu", info.pid, i);
+                break;
+            }
+            if (info.pid == 0 && sec[0] == 0)
+                for (size_t off = 8; off + 4 <= sl - 4; off += 4)
+                    if ((sec[off] | sec[off + 1]) != 0)
+                        is_pmt[((sec[off + 2] & 0x1f) << 8) | sec[off + 3]] = true;
+        }
+    }
+    s->transport_damage = why[0] != '\0';
+    free(d);
+}
+
+/* One PES header at pl (n bytes of the packet's payload) of a PID carrying
+ * video (video true) or audio: start code, stream id of that kind, '10' marker
+ * bits, a permitted PTS_DTS_flags value, timestamps with their prefix nibbles
+ * and marker bits, a header that fits.  NULL when sound, else what is wrong. */
+static const char *pes_header_fault(const uint8_t *pl, size_t n, bool video)
+{
+    if (n < 9)
+        return NULL; /* a header across packets: not checked */
+    if (pl[0] || pl[1] || pl[2] != 1)
+        return "no PES start code";
+    bool id_ok = video ? (pl[3] >= 0xe0 && pl[3] <= 0xef)
+                       : ((pl[3] >= 0xc0 && pl[3] <= 0xdf) || pl[3] == 0xbd || pl[3] == 0xfa);
+    if (!id_ok)
+        return "stream_id of another kind";
+    if ((pl[6] & 0xc0) != 0x80)
+        return "PES header marker bits";
+    unsigned flags = (pl[7] >> 6) & 3;
+    size_t need = 9 + (flags == 3 ? 10u : flags == 2 ? 5u : 0u);
+    if (flags == 1 || need > 9u + pl[8])
+        return "PTS_DTS_flags";
+    if (9u + pl[8] > n)
+        return NULL;
+    for (unsigned k = 0; k < (flags == 3 ? 2u : flags == 2 ? 1u : 0u); k++) {
+        const uint8_t *t = pl + 9 + 5 * k;
+        unsigned prefix = flags == 3 ? (k ? 1u : 3u) : 2u;
+        if ((t[0] >> 4) != prefix || !(t[0] & 1) || !(t[2] & 1) || !(t[4] & 1))
+            return "PTS/DTS prefix or marker bits";
+    }
+    return NULL;
+}
+
+/* PES-level integrity of the selected tracks (the transport scan does not
+ * know which PIDs carry them): every PES header sound, and a declared
+ * PES_packet_length met by the bytes up to that PID's next PES start. */
+void dt_side_scan_pes(struct dt_side *s)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(s->ts, (size_t)MAX_INPUT_BYTES, &len);
+    struct pes_state {
+        unsigned pid;
+        bool video, open;
+        size_t declared, got;
+    } st[2] = {{s->vpid, true, false, 0, 0}, {s->apid, false, false, 0, 0}};
+    char *why = s->transport_why;
+    for (size_t i = 0; d && !s->transport_damage && i + TS_PACKET_SIZE <= len; i += TS_PACKET_SIZE) {
+        struct ts_packet_info info;
+        if (ts_parse_packet(d + i, &info) != TSPKT_OK || info.payload_len == 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            struct pes_state *p = &st[k];
+            if ((k == 0 ? s->vindex : s->aindex) < 0 || info.pid != p->pid)
+                continue;
+            const uint8_t *pl = d + i + info.payload_offset;
+            const char *fault = NULL;
+            if (info.pusi) {
+                if (p->open && p->declared && p->got != p->declared)
+                    fault = "PES shorter or longer than its PES_packet_length";
+                else
+                    fault = pes_header_fault(pl, info.payload_len, p->video);
+                p->open = true;
+                p->declared = info.payload_len >= 6 ? ((size_t)pl[4] << 8 | pl[5]) : 0;
+                p->got = info.payload_len >= 6 ? info.payload_len - 6 : 0;
+            } else {
+                p->got += info.payload_len;
+            }
+            if (fault) {
+                s->transport_damage = true;
+                dt_fmt(why, sizeof s->transport_why, "%s on PID %u at offset %zu", fault, p->pid, i);
+            }
+        }
+    }
+    free(d);
+}
+
+int dt_side_prepare(struct dt_env *env, struct dt_side *s, const struct dt_seg *segs, size_t n)
+{
+    if (dt_mkdirs(s->dir) != 0 || n == 0)
+        return -1;
+    if (n == 1 && !segs[0].ranged) {
+        if (!dt_fmt(s->ts, sizeof s->ts, "%s", segs[0].path))
+            return -1;
+        transport_scan(s);
+        return 0;
+    }
+    struct dt_argv a;
+    dt_argv_init(&a);
+    dt_argv_add(&a, "%s", env->tsedit);
+    dt_argv_addl(&a, "join", NULL);
+    if (!dt_fmt(s->ts, sizeof s->ts, "%s/joined.ts", s->dir))
+        return -1;
+    dt_argv_add(&a, "%s", s->ts);
+    for (size_t i = 0; i < n; i++) {
+        if (segs[i].ranged)
+            dt_argv_add(&a, "%s@%" PRIu64 ":%" PRIu64, segs[i].path, segs[i].off, segs[i].len);
+        else
+            dt_argv_add(&a, "%s", segs[i].path);
+    }
+    int rc = dt_run(env, &a, NULL, NULL);
+    dt_argv_free(&a);
+    if (rc != 0) {
+        /* pieces that are not whole packets: keep the raw bytes, that is damage */
+        FILE *out = fopen(s->ts, "wb");
+        if (out == NULL)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            size_t len = 0;
+            char *d = dt_read_file(segs[i].path, (size_t)MAX_INPUT_BYTES, &len);
+            if (d == NULL) {
+                fclose(out);
+                return -1;
+            }
+            size_t off = segs[i].ranged ? (size_t)segs[i].off : 0;
+            size_t cnt = segs[i].ranged ? (size_t)segs[i].len : len;
+            if (off + cnt <= len)
+                fwrite(d + off, 1, cnt, out);
+            free(d);
+        }
+        fclose(out);
+        dt_note(env, "tsedit join refused the pieces: the oracle decodes their plain concatenation");
+    }
+    transport_scan(s);
+    return 0;
+}
+
+/* ---- programs and packets ------------------------------------------------------ */
+
+static void add_stream(struct dt_program *p, json_t *st_json)
+{
+    if (p->ns >= DT_MAX_PROG_STREAMS)
+        return;
+    struct dt_pstream *st = &p->s[p->ns++];
+    memset(st, 0, sizeof *st);
+    const char *type = json_string_value(json_object_get(st_json, "codec_type"));
+    const char *codec = json_string_value(json_object_get(st_json, "codec_name"));
+    const char *chroma = json_string_value(json_object_get(st_json, "chroma_location"));
+    const char *id = json_string_value(json_object_get(st_json, "id"));
+    json_t *index = json_object_get(st_json, "index");
+    st->index = json_is_integer(index) ? (int)json_integer_value(index) : -1;
+    dt_fmt(st->type, sizeof st->type, "%s", type ? type : "");
+    dt_fmt(st->codec, sizeof st->codec, "%s", codec ? codec : "");
+    dt_fmt(st->chroma, sizeof st->chroma, "%s", chroma ? chroma : "");
+    st->pid = id ? (unsigned)strtoul(id, NULL, 0) : 0;
+    if (strcmp(st->type, "video") == 0)
+        p->nv++;
+    else if (strcmp(st->type, "audio") == 0)
+        p->na++;
+}
+
+int dt_side_probe_programs(struct dt_env *env, struct dt_side *s)
+{
+    char out[DT_PATH_MAX];
+    if (!dt_fmt(out, sizeof out, "%s/programs.json", s->dir))
+        return -1;
+    struct dt_argv a;
+    dt_argv_init(&a);
+    dt_argv_addl(&a, "ffprobe", "-v", "error", "-show_programs", "-show_entries",
+                 "program=program_id:stream=index,codec_type,codec_name,id,chroma_location",
+                 "-of", "json", NULL);
+    dt_argv_add(&a, "%s", s->ts);
+    int rc = dt_run(env, &a, out, NULL);
+    dt_argv_free(&a);
+    json_t *root = rc < 0 ? NULL : json_load_file(out, 0, NULL);
+    if (root == NULL)
+        return -1;
+    s->nprog = 0;
+    json_t *programs = json_object_get(root, "programs"), *pj, *sj;
+    size_t i, k;
+    json_array_foreach(programs, i, pj) {
+        if (s->nprog >= DT_MAX_PROGRAMS)
+            break;
+        struct dt_program *p = &s->prog[s->nprog++];
+        memset(p, 0, sizeof *p);
+        json_t *id = json_object_get(pj, "program_id");
+        p->id = json_is_integer(id) ? (int)json_integer_value(id) : -1;
+        json_array_foreach(json_object_get(pj, "streams"), k, sj)
+            add_stream(p, sj);
+    }
+    json_decref(root);
+    return 0;
+}
+
+static const struct dt_pstream *first_of(const struct dt_program *p, const char *type)
+{
+    for (int i = 0; i < p->ns; i++)
+        if (strcmp(p->s[i].type, type) == 0)
+            return &p->s[i];
+    return NULL;
+}
+
+static void take_program(struct dt_side *s, const struct dt_program *p)
+{
+    const struct dt_pstream *v = first_of(p, "video"), *au = first_of(p, "audio");
+    s->vindex = v ? v->index : -1;
+    s->aindex = au ? au->index : -1;
+    s->vpid = v ? v->pid : 0;
+    s->apid = au ? au->pid : 0;
+    dt_fmt(s->vchroma, sizeof s->vchroma, "%s", v ? v->chroma : "");
+}
+
+/* A/V PIDs of a program, for comparing two matching programs. */
+static bool same_av_pids(const struct dt_program *a, const struct dt_program *b)
+{
+    for (int i = 0; i < a->ns; i++) {
+        if (strcmp(a->s[i].type, "video") && strcmp(a->s[i].type, "audio"))
+            continue;
+        bool found = false;
+        for (int j = 0; j < b->ns && !found; j++)
+            found = b->s[j].pid == a->s[i].pid;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+int dt_side_select(struct dt_side *s, const struct dt_side *ref)
+{
+    s->vindex = s->aindex = -1;
+    if (ref == NULL) {
+        for (int i = 0; i < s->nprog; i++)
+            if (s->prog[i].nv > 0) {
+                take_program(s, &s->prog[i]);
+                return 0;
+            }
+        return 1;
+    }
+    const struct dt_program *rp = NULL;
+    for (int i = 0; i < ref->nprog && !rp; i++)
+        if (ref->prog[i].nv > 0)
+            rp = &ref->prog[i];
+    const struct dt_program *match = NULL;
+    for (int i = 0; i < s->nprog; i++) {
+        const struct dt_program *p = &s->prog[i];
+        if (!rp || p->nv != rp->nv || p->na != rp->na)
+            continue;
+        if (match && !same_av_pids(match, p))
+            return 2;
+        if (!match)
+            match = p;
+    }
+    if (!match)
+        return 1;
+    take_program(s, match);
+    return 0;
+}
+
+int dt_side_probe_packets(struct dt_env *env, struct dt_side *s)
+{
+    char out[DT_PATH_MAX];
+    if (!dt_fmt(out, sizeof out, "%s/packets.txt", s->dir))
+        return -1;
+    struct dt_argv a;
+    dt_argv_init(&a);
+    dt_argv_addl(&a, "ffprobe", "-v", "error", "-show_entries",
+                 "packet=stream_index,pts,dts,flags", "-of", "compact", NULL);
+    dt_argv_add(&a, "%s", s->ts);
+    int rc = dt_run(env, &a, out, NULL);
+    dt_argv_free(&a);
+    char *text = rc < 0 ? NULL : dt_read_file(out, LOG_MAX, NULL);
+    if (text == NULL)
+        return -1;
+    size_t vcap = 0, acap = 0;
+    s->nvpk = s->napk = 0;
+    bool ok = true;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && ok;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "packet|", 7) != 0)
+            continue;
+        int idx = (int)kv_i64(line, "stream_index", -2);
+        char flags[16] = "";
+        kv(line, "flags", flags, sizeof flags);
+        struct dt_pkt pk = {kv_i64(line, "pts", DT_NOPTS), kv_i64(line, "dts", DT_NOPTS), flags[0] == 'K'};
+        if (idx == s->vindex && (ok = grow((void **)&s->vpk, &vcap, s->nvpk, sizeof pk)))
+            s->vpk[s->nvpk++] = pk;
+        else if (idx == s->aindex && (ok = grow((void **)&s->apk, &acap, s->napk, sizeof pk)))
+            s->apk[s->napk++] = pk;
+    }
+    free(text);
+    return ok ? 0 : -1;
+}
+
+int dt_side_trim(struct dt_env *env, struct dt_side *s, size_t vskip, size_t askip)
+{
+    char out[DT_PATH_MAX], log[DT_PATH_MAX];
+    if (!dt_fmt(out, sizeof out, "%s/trimmed.ts", s->dir) ||
+        !dt_fmt(log, sizeof log, "%s/trim.log", s->dir))
+        return -1;
+    dt_note(env, "%s: its first %zu video and %zu audio packets come before the reference's "
+                 "first ones and are removed before decoding", s->label, vskip, askip);
+    struct dt_argv a;
+    dt_argv_init(&a);
+    dt_argv_addl(&a, "ffmpeg", "-y", "-nostdin", "-hide_banner", "-nostats", "-loglevel",
+                 "warning", "-copyts", "-i", NULL);
+    dt_argv_add(&a, "%s", s->ts);
+    add_track_maps(&a, s, true, true);
+    dt_argv_addl(&a, "-c", "copy", "-copyinkf", NULL);
+    if (vskip && s->vindex >= 0) {
+        dt_argv_addl(&a, "-bsf:v", NULL);
+        dt_argv_add(&a, "noise=drop=lt(n\\,%zu)", vskip);
+    }
+    if (askip && s->aindex >= 0) {
+        dt_argv_addl(&a, "-bsf:a", NULL);
+        dt_argv_add(&a, "noise=drop=lt(n\\,%zu)", askip);
+    }
+    dt_argv_addl(&a, "-fflags", "+bitexact", "-muxdelay", "0", "-muxpreload", "0",
+                 "-mpegts_copyts", "1", "-avoid_negative_ts", "disabled", "-f", "mpegts", NULL);
+    dt_argv_add(&a, "%s", out);
+    int rc = dt_run(env, &a, NULL, log);
+    dt_argv_free(&a);
+    if (rc != 0)
+        return -1;
+    char *text = dt_read_file(log, LOG_MAX, NULL);
+    if (text && strstr(text, "corrupt input packet")) {
+        /* the kept packets were damaged before the cut lost that information */
+        s->transport_damage = true;
+        dt_fmt(s->transport_why, sizeof s->transport_why, "corrupt packets while trimming");
+    }
+    free(text);
+    struct dt_pkt v0 = s->nvpk > vskip ? s->vpk[vskip] : (struct dt_pkt){DT_NOPTS, DT_NOPTS, false};
+    struct dt_pkt a0 = s->napk > askip ? s->apk[askip] : (struct dt_pkt){DT_NOPTS, DT_NOPTS, false};
+    if (!dt_fmt(s->ts, sizeof s->ts, "%s", out) || dt_side_probe_programs(env, s) != 0 ||
+        dt_side_select(s, NULL) != 0)
+        return -1;
+    free(s->vpk);
+    free(s->apk);
+    s->vpk = s->apk = NULL;
+    if (dt_side_probe_packets(env, s) != 0)
+        return -1;
+    bool v_ok = s->vindex < 0 || (s->nvpk && s->vpk[0].pts == v0.pts);
+    bool a_ok = s->aindex < 0 || (s->napk && s->apk[0].pts == a0.pts);
+    if (!v_ok || !a_ok) {
+        s->inconsistent = true;
+        dt_fmt(s->inconsistent_why, sizeof s->inconsistent_why,
+               "trimming did not start at the intended packets");
+    }
+    return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------------- */
+
+struct parse_state {
+    size_t vcap, acap;
+    bool v_event, a_event;      /* a damage event was logged for the stream */
+    char vcodec[32], acodec[32];
+};
+
+static void parse_video_frame(struct dt_side *s, struct parse_state *ps, const char *line)
+{
+    if (!grow((void **)&s->vf, &ps->vcap, s->nvf, sizeof *s->vf))
+        return;
+    struct dt_vframe *f = &s->vf[s->nvf++];
+    memset(f, 0, sizeof *f);
+    char pts[32] = "", fmt[32] = "", sar[32] = "", size[32] = "", il[8] = "";
+    tok(line, " pts:", pts, sizeof pts);
+    tok(line, " fmt:", fmt, sizeof fmt);
+    tok(line, " sar:", sar, sizeof sar);
+    tok(line, " s:", size, sizeof size);
+    tok(line, " i:", il, sizeof il);
+    f->pts = pts[0] == '\0' || strcmp(pts, "NOPTS") == 0 ? DT_NOPTS : strtoll(pts, NULL, 10);
+    dt_fmt(f->params, sizeof f->params, "fmt=%s sar=%s size=%s fields=%s chroma=%s", fmt, sar,
+           size, il, s->vchroma);
+    f->clean = !ps->v_event;
+}
+
+static void parse_color_line(struct dt_side *s, const char *line)
+{
+    if (s->nvf == 0)
+        return;
+    struct dt_vframe *f = &s->vf[s->nvf - 1];
+    const char *c = strstr(line, "color_range:");
+    size_t used = strlen(f->params);
+    if (c && used + 2 < sizeof f->params)
+        snprintf(f->params + used, sizeof f->params - used, " %.*s", (int)strcspn(c, "\n"), c);
+}
+
+static void parse_audio_frame(struct dt_side *s, struct parse_state *ps, const char *line)
+{
+    if (!grow((void **)&s->af, &ps->acap, s->naf, sizeof *s->af))
+        return;
+    struct dt_aframe *f = &s->af[s->naf++];
+    memset(f, 0, sizeof *f);
+    char v[32];
+    f->pts = DT_NOPTS;
+    f->spts = tok(line, " pts:", v, sizeof v) && strcmp(v, "NOPTS") ? strtoll(v, NULL, 10) : DT_NOPTS;
+    f->channels = tok(line, " channels:", v, sizeof v) ? atoi(v) : 0;
+    f->rate = tok(line, " rate:", v, sizeof v) ? atoi(v) : 0;
+    f->nb = tok(line, " nb_samples:", v, sizeof v) ? atoi(v) : 0;
+    tok(line, " fmt:", f->fmt, sizeof f->fmt);
+    f->clean = !ps->a_event;
+}
+
+/* Mark a damage event on input stream idx (a CLI message names it). */
+static void stream_event(const struct dt_side *s, struct parse_state *ps, int idx)
+{
+    if (idx == s->vindex)
+        ps->v_event = true;
+    else if (idx == s->aindex)
+        ps->a_event = true;
+}
+
+static void parse_line(struct dt_side *s, struct parse_state *ps, const char *line)
+{
+    const char *m;
+    int idx = -1;
+    if (strstr(line, "Parsed_showinfo_")) {
+        if (strstr(line, " n:") && strstr(line, " pts:"))
+            parse_video_frame(s, ps, line);
+        else if (strstr(line, "color_range:"))
+            parse_color_line(s, line);
+    } else if (strstr(line, "Parsed_ashowinfo_")) {
+        if (strstr(line, " n:") && strstr(line, " nb_samples:"))
+            parse_audio_frame(s, ps, line);
+    } else if ((m = strstr(line, "corrupt decoded frame in stream ")) != NULL) {
+        stream_event(s, ps, atoi(m + 32));
+    } else if ((m = strstr(line, "corrupt input packet in stream ")) != NULL) {
+        stream_event(s, ps, atoi(m + 31));
+    } else if ((m = strstr(line, "Error while decoding stream #")) != NULL &&
+               sscanf(m, "Error while decoding stream #%*d:%d", &idx) == 1) {
+        stream_event(s, ps, idx);
+    } else if (strstr(line, "] [info] concealing ")) {
+        /* the decoder concealed damage; it says so only at info level */
+        char ctx[40];
+        if (snprintf(ctx, sizeof ctx, "[%s @", ps->vcodec) < (int)sizeof ctx &&
+            strncmp(line, ctx, strlen(ctx)) == 0)
+            ps->v_event = true;
+    } else if (strstr(line, "] [error]") || strstr(line, "] [fatal]")) {
+        /* a decoder's own error.  Before its first output frame a decoder that
+         * starts mid-GOP logs errors for frames it then drops: start-up noise,
+         * not damage (`-xerror` passes on it); afterwards it counts. */
+        char ctx[40];
+        if (snprintf(ctx, sizeof ctx, "[%s @", ps->vcodec) < (int)sizeof ctx &&
+            strncmp(line, ctx, strlen(ctx)) == 0 && s->nvf > 0)
+            ps->v_event = true;
+        if (snprintf(ctx, sizeof ctx, "[%s @", ps->acodec) < (int)sizeof ctx &&
+            strncmp(line, ctx, strlen(ctx)) == 0)
+            ps->a_event = true;
+    }
+}
+
+static const char *codec_of(const struct dt_side *s, int index)
+{
+    for (int p = 0; p < s->nprog; p++)
+        for (int i = 0; i < s->prog[p].ns; i++)
+            if (s->prog[p].s[i].index == index)
+                return s->prog[p].s[i].codec;
+    return "";
+}
+
+static int run_decodes(struct dt_env *env, struct dt_side *s, int *xerror_rc)
+{
+    char vmd5[DT_PATH_MAX], araw[DT_PATH_MAX], log[DT_PATH_MAX], xlog[DT_PATH_MAX];
+    if (!dt_fmt(vmd5, sizeof vmd5, "%s/video.framemd5", s->dir) ||
+        !dt_fmt(araw, sizeof araw, "%s/audio.f32le", s->dir) ||
+        !dt_fmt(log, sizeof log, "%s/decode.log", s->dir) ||
+        !dt_fmt(xlog, sizeof xlog, "%s/xerror.log", s->dir))
+        return -1;
+    struct dt_argv a;
+    dt_argv_init(&a);
+    dt_argv_addl(&a, "ffmpeg", "-y", "-nostdin", "-hide_banner", "-nostats", "-loglevel",
+                 "level+info", "-threads", "1", "-flags", "+bitexact", "-copyts", "-i", NULL);
+    dt_argv_add(&a, "%s", s->ts);
+    if (s->vindex >= 0) {
+        add_track_maps(&a, s, true, false);
+        dt_argv_addl(&a, "-vf", "showinfo", "-fps_mode", "passthrough", "-c:v", "rawvideo",
+                     "-f", "framemd5", vmd5, NULL);
+    }
+    if (s->aindex >= 0) {
+        add_track_maps(&a, s, false, true);
+        dt_argv_addl(&a, "-af", "ashowinfo", "-c:a", "pcm_f32le", "-f", "f32le", araw, NULL);
+    }
+    int rc = dt_run(env, &a, NULL, log);
+    dt_argv_free(&a);
+    if (rc < 0 || rc >= 128)
+        return -1;
+    dt_argv_init(&a);
+    dt_argv_addl(&a, "ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-loglevel", "error",
+                 "-threads", "1", "-flags", "+bitexact", "-xerror", "-copyts", "-i", NULL);
+    dt_argv_add(&a, "%s", s->ts);
+    add_track_maps(&a, s, true, true);
+    dt_argv_addl(&a, "-f", "null", "-", NULL);
+    *xerror_rc = dt_run(env, &a, NULL, xlog);
+    dt_argv_free(&a);
+    return *xerror_rc < 0 || *xerror_rc >= 128 ? -1 : 0;
+}
+
+static void inconsistent(struct dt_side *s, const char *why)
+{
+    if (!s->inconsistent)
+        dt_fmt(s->inconsistent_why, sizeof s->inconsistent_why, "%s", why);
+    s->inconsistent = true;
+}
+
+/* The MD5 of every frame, in output order, from the framemd5 file. */
+static void attach_md5(struct dt_side *s)
+{
+    char path[DT_PATH_MAX];
+    if (s->vindex < 0 || !dt_fmt(path, sizeof path, "%s/video.framemd5", s->dir))
+        return;
+    char *text = dt_read_file(path, LOG_MAX, NULL);
+    size_t k = 0;
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        const char *h = strrchr(line, ',');
+        if (h && k < s->nvf)
+            dt_fmt(s->vf[k].md5, sizeof s->vf[k].md5, "%s", h + 1 + strspn(h + 1, " "));
+        k++;
+    }
+    free(text);
+    if (k != s->nvf)
+        inconsistent(s, "framemd5 and showinfo count different frames");
+}
+
+/* Audio: samples from the f32le file; each frame's time from its packet. */
+static void attach_audio(struct dt_side *s)
+{
+    char path[DT_PATH_MAX];
+    if (s->aindex < 0 || !dt_fmt(path, sizeof path, "%s/audio.f32le", s->dir))
+        return;
+    size_t len = 0;
+    char *raw = dt_read_file(path, PCM_MAX, &len);
+    s->pcm = (float *)(void *)raw;
+    s->npcm = raw ? len / sizeof(float) : 0;
+    int out_ch = s->naf ? s->af[0].channels : 2; /* the encoder keeps the first layout */
+    size_t off = 0;
+    for (size_t i = 0; i < s->naf; i++) {
+        s->af[i].off = off;
+        off += (size_t)s->af[i].nb * (size_t)out_ch;
+    }
+    if (off != s->npcm)
+        inconsistent(s, "the f32le output does not hold the samples ashowinfo counted");
+    if (s->naf == s->napk) {
+        for (size_t i = 0; i < s->naf; i++)
+            s->af[i].pts = s->apk[i].pts;
+        return;
+    }
+    /* fewer frames than packets: some did not decode.  Place each frame by the
+     * packet it came from: ashowinfo's time is in samples, the packet's in
+     * ticks (both unwrapped by libavformat); a frame no packet explains stays
+     * unplaced (pts -1) and unclean. */
+    size_t j = 0;
+    for (size_t i = 0; i < s->naf; i++) {
+        struct dt_aframe *f = &s->af[i];
+        if (f->spts == DT_NOPTS || f->rate <= 0) {
+            f->clean = false;
+            continue;
+        }
+        double ticks = (double)f->spts * 90000.0 / f->rate;
+        size_t k = j;
+        while (k < s->napk && (double)s->apk[k].pts < ticks - 2.0)
+            k++;
+        if (k < s->napk && (double)s->apk[k].pts <= ticks + 2.0) {
+            f->pts = s->apk[k].pts;
+            j = k + 1;
+        } else {
+            f->clean = false;
+        }
+    }
+}
+
+int dt_side_decode(struct dt_env *env, struct dt_side *s)
+{
+    int xrc = 0;
+    if (run_decodes(env, s, &xrc) != 0)
+        return -1;
+    s->xerror_failed = xrc != 0;
+    char log[DT_PATH_MAX];
+    if (!dt_fmt(log, sizeof log, "%s/decode.log", s->dir))
+        return -1;
+    char *text = dt_read_file(log, LOG_MAX, NULL);
+    if (text == NULL)
+        return -1;
+    struct parse_state ps = {0};
+    dt_fmt(ps.vcodec, sizeof ps.vcodec, "%s", codec_of(s, s->vindex));
+    dt_fmt(ps.acodec, sizeof ps.acodec, "%s", codec_of(s, s->aindex));
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        parse_line(s, &ps, line);
+    free(text);
+    attach_md5(s);
+    attach_audio(s);
+    if (!s->xerror_failed) {
+        /* -xerror decides whether there is damage at all; without it, log
+         * events (such as start-up noise after the first frame) do not count */
+        for (size_t i = 0; i < s->nvf; i++)
+            s->vf[i].clean = true;
+        for (size_t i = 0; i < s->naf; i++)
+            s->af[i].clean = true;
+    } else if (ps.v_event || ps.a_event) {
+        s->v_damaged = ps.v_event;
+        s->a_damaged = ps.a_event;
+    } else {
+        s->v_damaged = s->a_damaged = true;
+        /* -xerror failed on something the log does not place: nothing is clean */
+        for (size_t i = 0; i < s->nvf; i++)
+            s->vf[i].clean = false;
+        for (size_t i = 0; i < s->naf; i++)
+            s->af[i].clean = false;
+    }
+    return 0;
+}
+
+void dt_side_free(struct dt_side *s)
+{
+    free(s->vpk);
+    free(s->apk);
+    free(s->vf);
+    free(s->af);
+    free(s->pcm);
+    s->vpk = s->apk = NULL;
+    s->vf = NULL;
+    s->af = NULL;
+    s->pcm = NULL;
+}

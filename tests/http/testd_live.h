@@ -1,0 +1,55 @@
+/* testd_live.h - the live part of exactav-testd: a sliding HLS live window
+ * over the segments of a real playlist, with outages, tampering, frozen and
+ * late playlists on command (docs/canary.md, "The live simulation").
+ *
+ * Live segment k (media sequence number k = 0, 1, 2, ...) is source segment
+ * k mod N; the stream loops over the source with EXT-X-DISCONTINUITY at each
+ * wrap, so it never ends.  Segment k is published at
+ *     start_ms + cum(k) - cum(window - 1)
+ * where cum(k) is the sum of the EXTINF durations of live segments 0..k-1:
+ * `window` segments are there at start.  Routes, for any path name P
+ * ([A-Za-z0-9_-], at most 32 bytes, at most TESTD_LIVE_MAX_PATHS names):
+ *   /_live/P/playlist.m3u8   the media playlist of path P now
+ *   /_live/P/seg-K.ts        live segment K once published (404 before)
+ *   /_control/outage?path=P&ms=M[&status=S]   P answers S (default 503) to
+ *                            everything for M ms from now
+ *   /_control/tamper?path=P&seq=K&file=F      segment K of P is the file F
+ *                            (relative to --root) instead of the source
+ *   /_control/freeze?path=P&ms=M              P's playlist stops advancing
+ *                            for M ms from now (a stalled packager)
+ *   /_control/behind?path=P&segments=N        P's playlist is N segments
+ *                            behind the live edge from now on (N may be 0)
+ *   /_control/status[?seq=K][&path=P]  {"start_ms", "window",
+ *                            "source_segments", "edge", "now_ms"[, "publish_ms"
+ *                            of K][, P's "playlist_requests", "segment_requests"
+ *                            answered 200]}
+ * Every control answer is one JSON object with the times it applied
+ * (start_ms, end_ms), so a test can compare observation times with them. */
+#ifndef TESTD_LIVE_H
+#define TESTD_LIVE_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TESTD_LIVE_MAX_PATHS 64
+#define TESTD_LIVE_MAX_SEGMENTS 1000
+
+struct testd_live;
+
+/* Reads the source media playlist (segment URIs must be plain file names
+ * next to it).  root: the server's --root, for tamper files.  NULL with a
+ * message in err on failure. */
+struct testd_live *testd_live_new(const char *playlist, const char *root, unsigned window,
+                                  char *err, size_t errlen);
+void testd_live_free(struct testd_live *live);
+
+/* True when url is one of the routes above. */
+bool testd_live_handles(const char *url);
+
+/* The response for url (a route testd_live_handles accepted) and its
+ * status; NULL only when out of memory. */
+struct MHD_Response *testd_live_respond(struct testd_live *live, struct MHD_Connection *c,
+                                        const char *url, unsigned *status);
+
+#endif

@@ -1,0 +1,474 @@
+/* canary_check.c - one cycle of one target (see canary_check.h). */
+#include "canary_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "canary_command.h"
+#include "canary_probe.h"
+#include "evidence.h"
+#include "exitcodes.h"
+#include "redact.h"
+#include "util.h"
+#include "verify.h"
+
+void canary_env_init(struct canary_env *env, int concurrency)
+{
+    pthread_mutex_init(&env->slot_mu, NULL);
+    pthread_cond_init(&env->slot_cv, NULL);
+    env->slots_free = concurrency > 0 ? concurrency : 1;
+    atomic_init(&env->stopping, false);
+}
+
+void canary_env_destroy(struct canary_env *env)
+{
+    pthread_cond_destroy(&env->slot_cv);
+    pthread_mutex_destroy(&env->slot_mu);
+}
+
+void canary_env_stop(struct canary_env *env)
+{
+    atomic_store(&env->stopping, true);
+}
+
+/* A check slot.  A check whose candidate is fetched is in flight: it waits
+ * for its slot even while the run stops (the drain decides its fate). */
+static void slot_acquire(struct canary_env *env)
+{
+    pthread_mutex_lock(&env->slot_mu);
+    while (env->slots_free == 0)
+        pthread_cond_wait(&env->slot_cv, &env->slot_mu);
+    env->slots_free--;
+    pthread_mutex_unlock(&env->slot_mu);
+}
+
+static void slot_release(struct canary_env *env)
+{
+    pthread_mutex_lock(&env->slot_mu);
+    env->slots_free++;
+    pthread_cond_signal(&env->slot_cv);
+    pthread_mutex_unlock(&env->slot_mu);
+}
+
+/* ---- recording ---- */
+
+static const char *str_of(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* Stores a report unless its check was declared interrupted, then tells
+ * the metrics and the log.  Takes the report. */
+static void record(struct canary_env *env, const struct canary_target *t, struct canary_state *st, json_t *report,
+                   int64_t started_ms)
+{
+    if (!report) {
+        canary_log_event(env->log, "error", "%s: out of memory building a report", t->key);
+        return;
+    }
+    char err[512] = "";
+    canary_store_lock(env->store);
+    bool dropped = st->abandoned;
+    int rc = dropped ? 0 : canary_store_report_locked(env->store, report, err, sizeof err);
+    st->in_flight = false;
+    if (!dropped) {
+        const json_t *seq = json_object_get(report, "media_sequence");
+        st->have_last = true;
+        st->last_have_seq = json_is_integer(seq);
+        st->last_seq = (uint64_t)json_integer_value(seq);
+        /* a result the store refused (the rules of a valid report, or a
+         * failed write) is no evidence: it never counts as MATCH */
+        snprintf(st->last_verdict, sizeof st->last_verdict, "%s", rc == 0 ? str_of(report, "verdict") : "UNKNOWN");
+        snprintf(st->last_reason, sizeof st->last_reason, "%s", rc == 0 ? str_of(report, "reason") : "not_stored");
+        snprintf(st->last_id, sizeof st->last_id, "%s", rc == 0 ? str_of(report, "evidence_id") : "");
+        st->last_observed_ms = json_integer_value(json_object_get(report, "observed_at_ms"));
+        if (rc == 0)
+            st->stored[!strcmp(st->last_verdict, "MATCH") ? 1 : !strcmp(st->last_verdict, "MISMATCH") ? 2 : 0]++;
+    }
+    canary_store_unlock(env->store);
+    if (dropped) {
+        json_decref(report);
+        return;
+    }
+    int64_t took = util_now_ms() - started_ms;
+    if (rc != 0)
+        canary_log_event(env->log, "store_failed", "%s: %s", t->key, err);
+    else if (env->metrics)
+        canary_metrics_check(env->metrics, t, str_of(report, "verdict"), took,
+                             json_integer_value(json_object_get(report, "observed_at_ms")));
+    canary_log_check(env->log, t, report, took);
+    json_decref(report);
+}
+
+struct unknown_args {
+    const char *reason, *detail;
+    bool have_seq;
+    uint64_t seq;
+    const struct canary_playlist *observed;  /* the candidate read it is about, or NULL */
+    const char *candidate_object;
+    const char *reference_object;
+};
+
+static void record_unknown(struct canary_env *env, const struct canary_target *t, struct canary_state *st,
+                           const struct unknown_args *a, int64_t started_ms)
+{
+    char id[37];
+    if (evidence_new_id(id) != EVIDENCE_OK) {
+        canary_log_event(env->log, "error", "%s: no randomness for an evidence id", t->key);
+        return;
+    }
+    json_t *fetches = json_array();
+    if (a->observed && a->observed->fetch)
+        json_array_append(fetches, a->observed->fetch);
+    int64_t at = a->observed && a->observed->started_at_ms ? a->observed->started_at_ms : started_ms;
+    int64_t end = a->observed && a->observed->ended_at_ms ? a->observed->ended_at_ms : util_now_ms();
+    struct canary_unknown u = {
+        .evidence_id = id, .target = t, .reason = a->reason, .detail = a->detail, .have_seq = a->have_seq,
+        .seq = a->seq, .observed_at_ms = at, .observed_end_ms = end,
+        .candidate_object = a->candidate_object ? a->candidate_object : a->observed ? a->observed->object : NULL,
+        .reference_object = a->reference_object, .fetches = fetches,
+    };
+    record(env, t, st, canary_report_unknown(env->run, &u), started_ms);
+    json_decref(fetches);
+}
+
+/* ---- the check of one media sequence number ---- */
+
+struct cycle {
+    struct canary_env *env;
+    const struct canary_target *t;
+    struct canary_state *st;
+    int64_t started_ms, deadline_ms;
+    char *url;                       /* the candidate URL this cycle (a secret when signed) */
+    char command_failure[256];       /* candidate_command's reason, "" when it ran */
+    struct canary_playlist *cand, *ref;
+    struct canary_range c, r;
+};
+
+/* Why the candidate could not be read, as a reason code and detail. */
+static void candidate_failure(const struct cycle *cy, struct unknown_args *a)
+{
+    if (cy->command_failure[0]) {
+        a->reason = "candidate_command_failed";
+        a->detail = cy->command_failure;
+    } else if (cy->cand) {
+        a->reason = cy->cand->failure ? cy->cand->failure : "internal_error";
+        a->detail = cy->cand->detail;
+        a->observed = cy->cand;
+    } else {
+        a->reason = "internal_error";
+        a->detail = "out of memory";
+    }
+}
+
+/* Why the reference playlist could not be read. */
+static void reference_failure(const struct cycle *cy, struct unknown_args *a, char *detail, size_t n)
+{
+    a->reason = "reference_unavailable";
+    snprintf(detail, n, "reference playlist: %s: %.260s", cy->ref ? cy->ref->failure : "internal_error",
+             cy->ref ? cy->ref->detail : "out of memory");
+    a->detail = detail;
+    a->observed = cy->cand;
+}
+
+static json_t *context_of(const struct canary_target *t)
+{
+    return json_pack("{s:s, s:s, s:s, s:s}", "path_id", t->path_id, "channel", t->channel, "rendition", t->rendition,
+                     "program_version", t->program_version);
+}
+
+static void mark_in_flight(struct cycle *cy, uint64_t seq, bool on)
+{
+    canary_store_lock(cy->env->store);
+    cy->st->in_flight = on;
+    cy->st->in_flight_seq = seq;
+    cy->st->in_flight_since_ms = util_now_ms();
+    canary_store_unlock(cy->env->store);
+}
+
+/* verify_run on the shared reference bytes and the delivered candidate. */
+static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct candidate *cand, char *err,
+                         size_t errlen, int *rc)
+{
+    struct bsrc_segment ref_seg = {.data = ref->data, .len = ref->len};
+    char id[37];
+    json_t *ctx = context_of(cy->t);
+    struct verify_request rq = {
+        .profile = cy->env->run->profile, .ref_segs = &ref_seg, .n_ref = 1, .cand_segs = cand->segs,
+        .n_cand = cand->nsegs, .offset = cy->t->time_offset, .reference_object = ref->object,
+        .candidate_object = cand->object, .context = ctx, .fetches = cand->fetches,
+        .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
+        .candidate_failure = cand->failure, .evidence_id = id,
+        /* a body without a declared end: missing frames are UNKNOWN, never MISMATCH */
+        .candidate_length_unproven = cand->length_unproven,
+    };
+    json_t *report = NULL;
+    *rc = EXACTAV_EXIT_INTERNAL;
+    if (evidence_new_id(id) == EVIDENCE_OK)
+        *rc = verify_run(&rq, &report, err, errlen);
+    json_decref(ctx);
+    if (report)
+        candidate_annotate_report(report, cand); /* as exactav verify's report */
+    return report;
+}
+
+static void check_both(struct cycle *cy, uint64_t seq)
+{
+    struct canary_env *env = cy->env;
+    int64_t started = util_now_ms();
+    struct canary_segment *ref = canary_refcache_segment(env->refs, cy->t->reference, cy->ref, seq, cy->deadline_ms);
+    if (!ref || !ref->ok) {
+        struct unknown_args a = {"reference_unavailable", ref ? ref->detail : "out of memory", true, seq, NULL,
+                                 cy->cand->object, ref ? ref->object : NULL};
+        record_unknown(env, cy->t, cy->st, &a, started);
+        canary_segment_release(ref);
+        return;
+    }
+    /* two fetches (playlist, segment) share what is left of the deadline */
+    struct candidate_options co = {.location = cy->url, .have_sequence = true, .seq_first = seq, .seq_last = seq,
+                                   .fetch = env->fetch};
+    int64_t left = cy->deadline_ms - util_now_ms();
+    co.fetch = canary_fetch_options_until(&env->fetch, util_now_ms() + (left > 2 ? left / 2 : 1));
+    struct candidate cand;
+    char err[4096] = "";
+    mark_in_flight(cy, seq, true);
+    enum candidate_status cs = candidate_open(&co, &cand, err, sizeof err);
+    if (cs != CANDIDATE_OK) {
+        struct unknown_args a = {cs == CANDIDATE_USAGE ? "candidate_not_media_playlist" : "internal_error",
+                                 cs == CANDIDATE_USAGE ? "the candidate is not one media playlist" : "out of memory",
+                                 true, seq, NULL, cy->cand->object, ref->object};
+        record_unknown(env, cy->t, cy->st, &a, started);
+    } else {
+        slot_acquire(env);
+        int rc;
+        char verr[768] = "";
+        json_t *report = run_check(cy, ref, &cand, verr, sizeof verr, &rc);
+        slot_release(env);
+        if (report && canary_report_annotate(report, env->run, cy->t, ref) == 0) {
+            record(env, cy->t, cy->st, report, started);
+        } else {
+            json_decref(report);
+            struct unknown_args a = {rc == EXACTAV_EXIT_UNUSABLE || rc == EXACTAV_EXIT_NOINPUT ? "reference_unusable"
+                                                                                              : "internal_error",
+                                     verr[0] ? verr : "the check did not run", true, seq, NULL, cand.object,
+                                     ref->object};
+            record_unknown(env, cy->t, cy->st, &a, started);
+        }
+    }
+    candidate_free(&cand);
+    canary_segment_release(ref);
+}
+
+static void check_seq(struct cycle *cy, enum canary_source src, uint64_t seq)
+{
+    int64_t started = util_now_ms();
+    char detail[320];
+    struct unknown_args a = {.have_seq = true, .seq = seq};
+    switch (src) {
+    case CANARY_SOURCE_BOTH:
+        check_both(cy, seq);
+        return;
+    case CANARY_SOURCE_CANDIDATE:
+        reference_failure(cy, &a, detail, sizeof detail);
+        break;
+    case CANARY_SOURCE_REFERENCE:
+        candidate_failure(cy, &a);
+        break;
+    case CANARY_SOURCE_DISJOINT:
+        a.reason = "reference_lacks_segment";
+        snprintf(detail, sizeof detail, "the reference playlist lists media sequence %llu..%llu",
+                 (unsigned long long)cy->r.first, (unsigned long long)cy->r.last);
+        a.detail = detail;
+        a.observed = cy->cand;
+        break;
+    case CANARY_SOURCE_NONE:
+        return;
+    }
+    record_unknown(cy->env, cy->t, cy->st, &a, started);
+}
+
+/* ---- the cycle ---- */
+
+/* candidate_command, or the configured candidate. */
+static void candidate_url(struct cycle *cy)
+{
+    const struct canary_target *t = cy->t;
+    if (!t->command) {
+        cy->url = strdup(t->candidate);
+        return;
+    }
+    char e1[CANARY_MAX_LOCATION + 32], e2[CANARY_MAX_NAME + 32], e3[CANARY_MAX_NAME + 32], e4[CANARY_MAX_NAME + 32];
+    snprintf(e1, sizeof e1, "EXACTAV_CANDIDATE=%s", t->candidate ? t->candidate : "");
+    snprintf(e2, sizeof e2, "EXACTAV_PATH_ID=%s", t->path_id);
+    snprintf(e3, sizeof e3, "EXACTAV_CHANNEL=%s", t->channel);
+    snprintf(e4, sizeof e4, "EXACTAV_RENDITION=%s", t->rendition);
+    char *env[] = {e1, e2, e3, e4, NULL};
+    int64_t left = cy->deadline_ms - util_now_ms();
+    int64_t limit = cy->env->cfg->command_timeout_ms < left ? cy->env->cfg->command_timeout_ms : left;
+    if (canary_command_run(t->command, env, limit > 0 ? limit : 1, &cy->url, cy->command_failure,
+                           sizeof cy->command_failure) != CANARY_COMMAND_OK && !cy->command_failure[0])
+        snprintf(cy->command_failure, sizeof cy->command_failure, "failed");
+}
+
+static void observe(struct cycle *cy, struct canary_seen *seen, const struct canary_playlist *pl,
+                    const struct canary_range *range, bool is_candidate)
+{
+    enum canary_pl o = canary_observe(seen, range->last, pl->pl.endlist, (int64_t)pl->pl.target_duration,
+                                      util_now_ms());
+    char detail[320];
+    struct unknown_args a = {.detail = detail, .observed = is_candidate ? pl : NULL,
+                             .candidate_object = is_candidate ? NULL : cy->cand ? cy->cand->object : NULL,
+                             .reference_object = is_candidate ? NULL : pl->object};
+    if (o == CANARY_PL_STALLED) {
+        a.reason = is_candidate ? "playlist_stalled" : "reference_stalled";
+        snprintf(detail, sizeof detail, "newest media sequence %llu for %lld ms (target duration %llu s)",
+                 (unsigned long long)range->last, (long long)(util_now_ms() - seen->advanced_at_ms),
+                 (unsigned long long)pl->pl.target_duration);
+    } else if (o == CANARY_PL_REGRESSED) {
+        a.reason = is_candidate ? "playlist_regressed" : "reference_regressed";
+        snprintf(detail, sizeof detail, "newest media sequence %llu after %llu", (unsigned long long)range->last,
+                 (unsigned long long)seen->newest);
+    } else {
+        /* a restarted numbering (below by more than a window): start again at its newest */
+        if (o == CANARY_PL_REBASED && range->last + pl->pl.segment_count < cy->st->next) {
+            cy->st->have_next = false;
+            canary_log_event(cy->env->log, "rebased", "%s: the %s playlist now counts from %llu", cy->t->key,
+                             is_candidate ? "candidate" : "reference", (unsigned long long)range->last);
+        }
+        return;
+    }
+    record_unknown(cy->env, cy->t, cy->st, &a, util_now_ms());
+}
+
+static struct canary_range range_of(const struct canary_playlist *p)
+{
+    struct canary_range r = {0};
+    r.have = canary_playlist_range(p, &r.first, &r.last);
+    return r;
+}
+
+/* Nothing could be picked: say why, when there is something to say. */
+static void nothing_due(struct cycle *cy)
+{
+    struct unknown_args a = {0};
+    char detail[320];
+    if (!cy->c.have)
+        candidate_failure(cy, &a);
+    else if (!cy->r.have)
+        reference_failure(cy, &a, detail, sizeof detail);
+    else if (cy->env->once) {
+        a.reason = "no_segment_due";
+        snprintf(detail, sizeof detail, "candidate %llu..%llu, reference %llu..%llu, lag %u",
+                 (unsigned long long)cy->c.first, (unsigned long long)cy->c.last, (unsigned long long)cy->r.first,
+                 (unsigned long long)cy->r.last, cy->env->cfg->lag_segments);
+        a.detail = detail;
+        a.observed = cy->cand;
+    } else {
+        return; /* nothing new yet */
+    }
+    record_unknown(cy->env, cy->t, cy->st, &a, util_now_ms());
+}
+
+static void report_lag(struct cycle *cy, const struct canary_pick *p)
+{
+    struct canary_env *env = cy->env;
+    if (p->skipped) {
+        canary_log_event(env->log, "skipped", "%s: %llu due segment(s) given up (out of the window or over the "
+                         "catch-up limit)", cy->t->key, (unsigned long long)p->skipped);
+        if (env->metrics)
+            canary_metrics_skipped(env->metrics, cy->t, p->skipped);
+    }
+    uint64_t newest = cy->c.have && cy->r.have ? (cy->c.last < cy->r.last ? cy->c.last : cy->r.last)
+                      : cy->c.have            ? cy->c.last
+                                              : cy->r.last;
+    if (env->metrics && cy->st->have_next && (cy->c.have || cy->r.have))
+        canary_metrics_lag(env->metrics, cy->t, (int64_t)newest - (int64_t)(cy->st->next - 1));
+}
+
+bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct canary_state *st)
+{
+    struct cycle cy = {.env = env, .t = t, .st = st, .started_ms = util_now_ms()};
+    cy.deadline_ms = cy.started_ms + env->cfg->timeout_ms;
+    /* the reference first: a number due because the reference lists it
+     * (lag included) was published before the candidate was looked at */
+    cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
+    candidate_url(&cy);
+    if (cy.url)
+        cy.cand = canary_playlist_read(cy.url, &env->fetch, cy.deadline_ms);
+    cy.c = range_of(cy.cand);
+    cy.r = range_of(cy.ref);
+    if (cy.c.have)
+        observe(&cy, &st->cand, cy.cand, &cy.c, true);
+    if (cy.r.have)
+        observe(&cy, &st->ref, cy.ref, &cy.r, false);
+    struct canary_pick p = canary_select(st->have_next && !env->once, st->next, cy.c, cy.r,
+                                         env->cfg->lag_segments, env->once ? 1 : env->cfg->catchup_segments);
+    if (p.count == 0)
+        nothing_due(&cy);
+    for (uint64_t seq = p.first; p.count && seq <= p.last; seq++) {
+        /* a check still due when the deadline has passed waits for the next
+         * cycle; a failure to record costs nothing and is recorded now */
+        if (atomic_load(&env->stopping) || (p.source == CANARY_SOURCE_BOTH && util_now_ms() >= cy.deadline_ms))
+            break;
+        check_seq(&cy, p.source, seq);
+        st->have_next = true;
+        st->next = seq + 1;
+    }
+    report_lag(&cy, &p);
+    bool failed = !cy.c.have;
+    st->failures = failed ? st->failures + 1 : 0;
+    canary_playlist_release(cy.cand);
+    canary_playlist_release(cy.ref);
+    free(cy.url);
+    return failed;
+}
+
+/* ---- probes ---- */
+
+void canary_probe_target(struct canary_env *env, const struct canary_target *t)
+{
+    struct cycle cy = {.env = env, .t = t, .started_ms = util_now_ms()};
+    cy.deadline_ms = cy.started_ms + env->cfg->timeout_ms;
+    candidate_url(&cy);
+    struct canary_probe p;
+    if (cy.url) {
+        canary_probe_run(cy.url, &env->fetch, cy.deadline_ms, &p);
+    } else { /* the command failed: the path could not be observed */
+        memset(&p, 0, sizeof p);
+        if (evidence_new_id(p.id) != EVIDENCE_OK)
+            return;
+        p.object = t->candidate ? redact_url_dup(t->candidate, &env->fetch.redact)
+                                : strdup("candidate_command");
+        snprintf(p.playlist_error, sizeof p.playlist_error, "candidate_command_failed: %s", cy.command_failure);
+        p.row = (struct evidence_probe){.id = p.id, .object = p.object ? p.object : "candidate_command",
+                                        .status = EVIDENCE_PROBE_UNKNOWN, .reason = "candidate_command_failed",
+                                        .observed_at_ms = cy.started_ms, .observed_end_ms = util_now_ms(),
+                                        .playlist_error = p.playlist_error};
+    }
+    p.row.path_id = t->path_id;
+    p.row.channel = t->channel;
+    p.row.rendition = t->rendition;
+    char err[512];
+    if (canary_store_probe(env->store, &p.row, err, sizeof err) != 0)
+        canary_log_event(env->log, "store_failed", "%s: probe: %s", t->key, err);
+    else if (env->metrics)
+        canary_metrics_probe(env->metrics, t, evidence_probe_status_name(p.row.status));
+    canary_probe_free(&p);
+    free(cy.url);
+}
+
+json_t *canary_interrupted_report(struct canary_env *env, const struct canary_target *t, const struct canary_state *st)
+{
+    char id[37];
+    if (evidence_new_id(id) != EVIDENCE_OK)
+        return NULL;
+    struct canary_unknown u = {
+        .evidence_id = id, .target = t, .reason = "interrupted",
+        .detail = "the canary stopped and the check did not finish within timeout_s", .have_seq = true,
+        .seq = st->in_flight_seq, .observed_at_ms = st->in_flight_since_ms, .observed_end_ms = util_now_ms(),
+    };
+    return canary_report_unknown(env->run, &u);
+}

@@ -1,0 +1,64 @@
+/* canary_config.h - the canary's configuration file (docs/canary.md).
+ *
+ * One JSON object: run-wide settings and the targets, each a rendition of a
+ * channel delivered by one path, with the reference provider's independent
+ * copy of the same rendition.  Parsing is strict: an unknown key, a value of
+ * the wrong type or out of range, or a duplicate target is refused with the
+ * field named (e.g. "targets[2].lag_segment: unknown key").  Everything is
+ * copied out of the JSON: the struct owns its strings.
+ */
+#ifndef CANARY_CONFIG_H
+#define CANARY_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CANARY_MAX_CONFIG_BYTES ((size_t)4 * 1024 * 1024)
+#define CANARY_MAX_TARGETS 1024
+#define CANARY_MAX_COMMAND_ARGS 64
+#define CANARY_MAX_REDACT_PARAMS 32
+#define CANARY_MAX_NAME 127          /* path_id, channel, rendition, program_version */
+#define CANARY_MAX_LOCATION 8192     /* candidate, reference, command arguments */
+
+struct canary_target {
+    char *path_id, *channel, *rendition, *program_version;
+    char *candidate;             /* media playlist URL as the CDN delivers it, or NULL */
+    char **command;              /* candidate_command argv, NULL-terminated, or NULL */
+    char *reference;             /* media playlist URL, playlist file or directory */
+    int64_t time_offset;         /* declared: candidate_pts = reference_pts + offset (mod 2^33) */
+    int64_t period_ms;           /* this target's own period, or the run's */
+    int64_t probe_period_ms;     /* 0: no probes */
+    char key[3 * CANARY_MAX_NAME + 3]; /* "path_id/channel/rendition": identity, shard key */
+};
+
+struct canary_config {
+    int concurrency;             /* checks (decodes) at once */
+    int64_t period_ms;           /* default cycle period of a target */
+    int64_t timeout_ms;          /* per-target deadline of one cycle */
+    int64_t probe_period_ms;     /* default probe period, 0: none */
+    int64_t max_backoff_ms;      /* longest wait after failed cycles */
+    int64_t command_timeout_ms;  /* candidate_command's time limit */
+    unsigned lag_segments;       /* stay this many segments behind the newest common one */
+    unsigned catchup_segments;   /* most segments checked in one cycle when behind */
+    /* What stays visible of a URL (redact.h): every query value is
+     * redacted unless keep_params names it (never a credential), and
+     * redact_params wins over keep_params.  NULL-terminated, or NULL. */
+    char **redact_params;        /* --redact-param of exactav verify */
+    size_t n_redact;
+    char **keep_params;          /* --keep-param of exactav verify */
+    size_t n_keep;
+    struct canary_target *targets;
+    size_t n_targets;
+};
+
+/* Parses len bytes of JSON.  0, or -1 with the field named in err. */
+int canary_config_parse(const char *text, size_t len, struct canary_config *out, char *err, size_t errlen);
+
+/* Reads and parses a file.  0; 66 when it cannot be read; 64 when it is not
+ * a valid configuration (err names the field). */
+int canary_config_load(const char *path, struct canary_config *out, char *err, size_t errlen);
+
+void canary_config_free(struct canary_config *c);
+
+#endif

@@ -1,0 +1,93 @@
+/* canary_store.c - serialised writes to evidence.db (see canary_store.h). */
+#include "canary_store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exitcodes.h"
+
+struct canary_store {
+    pthread_mutex_t mu;
+    struct evidence_db *db;
+    bool sealed;
+};
+
+struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen)
+{
+    struct canary_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        *exit_code = EXACTAV_EXIT_INTERNAL;
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &s->db, err, errlen);
+    if (rc != EVIDENCE_OK) {
+        *exit_code = rc == EVIDENCE_E_OPEN || rc == EVIDENCE_E_VERSION ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL;
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    return s;
+}
+
+void canary_store_close(struct canary_store *s)
+{
+    if (!s)
+        return;
+    evidence_close(s->db);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+void canary_store_lock(struct canary_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+}
+
+void canary_store_unlock(struct canary_store *s)
+{
+    pthread_mutex_unlock(&s->mu);
+}
+
+int canary_store_report_locked(struct canary_store *s, const json_t *report, char *err, size_t errlen)
+{
+    if (s->sealed) {
+        snprintf(err, errlen, "the canary is stopping: result dropped");
+        return -1;
+    }
+    char *text = json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    int inserted = 0;
+    enum evidence_rc rc = text ? evidence_import_report(s->db, text, strlen(text), &inserted, err, errlen)
+                               : EVIDENCE_E_INTERNAL;
+    if (!text)
+        snprintf(err, errlen, "out of memory");
+    free(text);
+    return rc == EVIDENCE_OK ? 0 : -1;
+}
+
+int canary_store_report(struct canary_store *s, const json_t *report, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = canary_store_report_locked(s, report, err, errlen);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int canary_store_probe(struct canary_store *s, const struct evidence_probe *p, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = -1;
+    if (s->sealed)
+        snprintf(err, errlen, "the canary is stopping: probe dropped");
+    else
+        rc = evidence_probe_insert(s->db, p, err, errlen) == EVIDENCE_OK ? 0 : -1;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+void canary_store_seal_locked(struct canary_store *s)
+{
+    s->sealed = true;
+}

@@ -1,0 +1,40 @@
+/* canary_store.h - the canary's writes to evidence.db, from many threads.
+ *
+ * One read-write connection (evidence.h), one lock: every write is a
+ * transaction of its own, and the lock also lets the runner decide and
+ * write atomically (an interrupted check is recorded UNKNOWN `interrupted`
+ * and its own result, should it arrive later, is dropped: canary_store_seal
+ * refuses every write after it).
+ */
+#ifndef CANARY_STORE_H
+#define CANARY_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "evidence.h"
+
+struct canary_store;
+
+/* Opens (creating or migrating) the store.  NULL with err set; *exit_code
+ * is 66 when the file cannot be opened, 70 otherwise. */
+struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen);
+void canary_store_close(struct canary_store *s);
+
+void canary_store_lock(struct canary_store *s);
+void canary_store_unlock(struct canary_store *s);
+
+/* Stores a report (evidence_import_report).  0, or -1 with err set (also
+ * after canary_store_seal).  The _locked form expects the lock held. */
+int canary_store_report(struct canary_store *s, const json_t *report, char *err, size_t errlen);
+int canary_store_report_locked(struct canary_store *s, const json_t *report, char *err, size_t errlen);
+
+/* Stores a probe row.  0, or -1 with err set. */
+int canary_store_probe(struct canary_store *s, const struct evidence_probe *p, char *err, size_t errlen);
+
+/* From now on every write is refused (lock held by the caller). */
+void canary_store_seal_locked(struct canary_store *s);
+
+#endif
