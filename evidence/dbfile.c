@@ -150,11 +150,19 @@ enum dbfile_rc dbfile_classify(sqlite3 *db, const struct dbfile_spec *spec,
     int app = 0, version = -1, objects = 0;
     bool legacy = false;
     char names[160];
-    int rc = pragma_int(db, "PRAGMA application_id", &app);
+    /* The three reads in one snapshot: outside a transaction each would be
+     * its own, and a process creating the file between them (schema and
+     * application_id in one transaction) would be seen half done. */
+    bool own = sqlite3_get_autocommit(db);
+    int rc = own ? sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) : SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = pragma_int(db, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK)
         rc = pragma_int(db, "PRAGMA user_version", &version);
     if (rc == SQLITE_OK)
         rc = schema_of(db, spec, &objects, &legacy, names, sizeof names);
+    if (own && !sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);   /* reads only */
     if ((rc & 0xff) == SQLITE_NOTADB)
         return fail(DBFILE_E_FOREIGN, err, errlen, "not an SQLite database, so not %s",
                     spec->what);
