@@ -145,15 +145,15 @@ static int hls_candidate(struct dt_gen *g, const struct dt_seg *segs, size_t n, 
 /* Packet indexes inside n_cuts PES of at least 3 packets, increasing: PES of
  * the video (no declared length) or of the audio (PES_packet_length set),
  * by seed.  A cut lands between two packets of the PES. */
-static size_t cuts_inside_pes(struct dt_gen *g, const char *ts, uint64_t *cuts, size_t n_cuts)
+static size_t cuts_inside_pes(struct dt_gen *g, const char *ts, unsigned vpid, uint64_t *cuts, size_t n_cuts)
 {
     size_t n = 0, k = 0, m = 0;
-    unsigned pid = dt_rand_in(g, 0, 1) ? APID : VPID;
+    unsigned pid = dt_rand_in(g, 0, 1) ? vpid + 1 : vpid;   /* the audio PID follows the video's */
     struct dt_pes *p = dt_gen_pes_list(g, ts, &n, NULL);
     for (size_t i = 0; p && i < n; i++)
         if (p[i].pid == pid)
             p[m++] = p[i];
-    dt_note(g->env, "cuts inside %s PES", pid == VPID ? "video" : "audio");
+    dt_note(g->env, "cuts inside %s PES", pid == vpid ? "video" : "audio");
     for (size_t i = 1; p && i < m && k < n_cuts; i++) {
         if (p[i].npackets < 3 || (int64_t)i < (int64_t)(m * (k + 1) / (n_cuts + 1)))
             continue;
@@ -327,11 +327,11 @@ static int pack_bind_restart(struct dt_gen *g)
 }
 
 /* Split ts into byte pieces cut inside video PES (prefix%d.ts), into segs. */
-static int pieces_inside_pes(struct dt_gen *g, const char *ts, const char *prefix,
+static int pieces_inside_pes(struct dt_gen *g, const char *ts, unsigned vpid, const char *prefix,
                              struct dt_seg *segs, size_t *n)
 {
     uint64_t cuts[4];
-    size_t k = cuts_inside_pes(g, ts, cuts, (size_t)dt_rand_in(g, 1, 3));
+    size_t k = cuts_inside_pes(g, ts, vpid, cuts, (size_t)dt_rand_in(g, 1, 3));
     if (k == 0)
         return -1;
     struct dt_argv x;
@@ -361,16 +361,17 @@ static int pack_hls_in_pes(struct dt_gen *g)
     struct dt_seg segs[8];
     size_t n = 0;
     if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
-        pieces_inside_pes(g, ref, PX(piece), segs, &n) != 0)
+        pieces_inside_pes(g, ref, VPID, PX(piece), segs, &n) != 0)
         return -1;
     return hls_candidate(g, segs, n, true);
 }
 
 /* Byte ranges of file covering it whole, cut inside 1..3 PES; into segs. */
-static int byteranges_inside_pes(struct dt_gen *g, const char *file, struct dt_seg *segs, size_t *n)
+static int byteranges_inside_pes(struct dt_gen *g, const char *file, unsigned vpid, struct dt_seg *segs,
+                                 size_t *n)
 {
     uint64_t cuts[4];
-    size_t total = 0, k = cuts_inside_pes(g, file, cuts, (size_t)dt_rand_in(g, 1, 3));
+    size_t total = 0, k = cuts_inside_pes(g, file, vpid, cuts, (size_t)dt_rand_in(g, 1, 3));
     free(dt_gen_pes_list(g, file, &(size_t){0}, &total));
     if (k == 0 || total == 0)
         return -1;
@@ -399,7 +400,7 @@ static int pack_byterange(struct dt_gen *g)
     size_t n = 0;
     if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
         dt_gen_tool(g, "cp", ref, P(cand), (char *)NULL) != 0 ||
-        byteranges_inside_pes(g, cand_buf, segs, &n) != 0)
+        byteranges_inside_pes(g, cand_buf, VPID, segs, &n) != 0)
         return -1;
     return hls_candidate(g, segs, n, true);
 }
@@ -412,7 +413,7 @@ static int pack_bind_in_pes(struct dt_gen *g)
     struct dt_audio_spec a;
     size_t n = 0;
     if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
-        pieces_inside_pes(g, ref, PX(rpiece), g->c->ref, &n) != 0)
+        pieces_inside_pes(g, ref, VPID, PX(rpiece), g->c->ref, &n) != 0)
         return -1;
     g->c->nref = n;
     g->c->ref_bind = true;
@@ -427,8 +428,13 @@ static int pack_live_window(struct dt_gen *g)
     struct dt_video_spec v;
     struct dt_audio_spec a;
     struct dt_seg segs[DT_MAX_SEGS];
-    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+    vary_specs(g, &v, &a);
+    if (v.keyint > 30)
+        v.keyint = 30;           /* 3 s: at least three segments, one inside the window */
+    dt_gen_path(g, "ref.ts", ref, sizeof ref);
+    if (make_ts(g, &v, &a, NULL, ref) != 0)
         return -1;
+    set_case_ref(g->c, ref);
     /* segments written one by one (counters restart) or by one muxer (they continue) */
     static const char *const modes[] = {"restart", "continue"};
     int n = dt_gen_segments(g, ref, VPID, 1, dt_pick(g, modes, 2), PX(seg), segs, DT_MAX_SEGS);
@@ -582,15 +588,16 @@ static int edit_specs(struct dt_gen *g, const struct dt_video_spec *v, const str
     return 0;
 }
 
+/* A 4x4 block of one frame inverted: a fixed colour could equal the source
+ * there, and a single pixel could be quantised away (both seen: LABEL). */
 static int edit_pixel(struct dt_gen *g)
 {
-    static const char *const colors[] = {"red", "white", "black", "blue"};
     struct dt_video_spec v, ve;
     struct dt_audio_spec a;
     vary_specs(g, &v, &a);
     ve = v;
-    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=1:h=1:color=%s@1:t=fill:enable='eq(n,%d)'",
-           (int)dt_rand_in(g, 0, v.w - 1), (int)dt_rand_in(g, 0, v.h - 1), dt_pick(g, colors, 4),
+    dt_fmt(ve.edit, sizeof ve.edit, "drawbox=x=%d:y=%d:w=4:h=4:color=invert:t=fill:enable='eq(n,%d)'",
+           (int)dt_rand_in(g, 0, v.w - 4), (int)dt_rand_in(g, 0, v.h - 4),
            (int)dt_rand_in(g, 0, v.fps * v.secs - 1));
     return edit_specs(g, &v, &a, &ve, &a);
 }
@@ -1116,17 +1123,20 @@ static int usage_binding_scope(struct dt_gen *g)
 
 /* A chain of 0..3 packaging changes applied to the candidate file *path
  * (remuxes first, since a remux would undo the TS-level changes); *vpid
- * follows the PIDs.  Returns 0 or -1. */
-static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid)
+ * follows the PIDs; *remuxed tells whether ffmpeg remuxed it.  Returns 0
+ * or -1. */
+static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid, bool *remuxed)
 {
     static const char *const remux_ops[] = {"pids", "muxdelay0", "latm", "muxrate"};
     static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip", "pessplit", "stype"};
     static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
     static const char *const nals[] = {"9", "6", "9,6"};
     int n = (int)dt_rand_in(g, 0, 3), nremux = (int)dt_rand_in(g, 0, n), step = 0;
+    bool pcr_moved = false;      /* tsrepack refuses a PCR PID already in use */
     char out[DT_PATH_MAX], arg[32], pid[16];
     for (int i = 0; i < n; i++) {
         bool remux = i < nremux;
+        *remuxed |= remux;
         dt_fmt(out, sizeof out, "%s/pack%d.ts", g->c->dir, step++);
         int rc;
         if (remux) {
@@ -1150,6 +1160,9 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
             rc = dt_gen_remux(g, path, opts, out);
         } else {
             const char *op = dt_pick(g, ts_ops, 6);
+            if (strcmp(op, "pcrpid") == 0 && pcr_moved)
+                op = "nulls";    /* drawn twice: the second time, null packets */
+            pcr_moved |= strcmp(op, "pcrpid") == 0;
             dt_fmt(pid, sizeof pid, "%u", *vpid);
             if (strcmp(op, "addprog") == 0)
                 rc = dt_gen_tool(g, "tsrepack", "addprog", path, out, dt_pick(g, kinds, 4), (char *)NULL);
@@ -1198,11 +1211,11 @@ static int combo_delivery(struct dt_gen *g, const char *cand, unsigned vpid)
         break;
     }
     case 3:
-        if (pieces_inside_pes(g, cand, PX(piece), segs, &n) != 0)
+        if (pieces_inside_pes(g, cand, vpid, PX(piece), segs, &n) != 0)
             return -1;
         break;
     default:
-        if (byteranges_inside_pes(g, cand, segs, &n) != 0)
+        if (byteranges_inside_pes(g, cand, vpid, segs, &n) != 0)
             return -1;
     }
     return n ? hls_candidate(g, segs, n, true) : -1;
@@ -1245,7 +1258,8 @@ static int combo(struct dt_gen *g)
             return -1;
     }
     unsigned vpid = VPID;
-    if (combo_packaging(g, cand, sizeof cand, &vpid) != 0)
+    bool remuxed = false;
+    if (combo_packaging(g, cand, sizeof cand, &vpid, &remuxed) != 0)
         return -1;
     /* after the packaging: ffmpeg's remux does not keep wrapped PTS (FACTS.md) */
     if (dt_rand_in(g, 0, 3) == 0) { /* both sides cross 2^33 about a second in */
@@ -1291,13 +1305,17 @@ static int combo(struct dt_gen *g)
         g->c->end = (g->c->start + (uint64_t)dt_rand_in(g, 30000, 150000)) & ((UINT64_C(1) << 33) - 1);
     }
     /* the intent: a difference inside the whole stream is a MISMATCH, unless
-     * damage takes its place; with an explicit interval the oracle alone says */
+     * damage takes its place; with an explicit interval the oracle alone says.
+     * A remux after the loss rewrites the damaged PES into a clean, shorter
+     * one: then the loss is content (samples missing from a clean stream). */
     if (strcmp(edit, "none") == 0)
         g->c->labels = DT_VSET(DT_MATCH);
     else if (iv != 0)
         g->c->labels = 0;
+    else if (strcmp(edit, "lost_audio") == 0)
+        g->c->labels = DT_VSET(DT_UNKNOWN) | (remuxed ? DT_VSET(DT_MISMATCH) : 0);
     else
-        g->c->labels = strcmp(edit, "lost_audio") == 0 ? DT_VSET(DT_UNKNOWN) : DT_VSET(DT_MISMATCH);
+        g->c->labels = DT_VSET(DT_MISMATCH);
     return 0;
 }
 

@@ -85,6 +85,20 @@ static int setup(void **state)
                         "ffmpeg -nostdin -hide_banner -loglevel error -i %s/cand_pixels.ts -map 0 -c copy -f hls -hls_time 1 "
                         "-hls_list_size 0 -hls_segment_filename 't/s%%03d.ts' t/index.m3u8",
                         e->dir, fx, fx), 0);
+    /* issue 8: separately muxed segments (continuity counters restart in
+     * each), and one file in byte ranges cut inside TS packets and PES */
+    assert_int_equal(sh("cd %s && mkdir og && cp %s/ref_og.ts %s/ref_og_seg?.ts og/ && cd og && "
+                        "size=$(stat -c %%s ref_og.ts) && "
+                        "printf '#EXTM3U\\n#EXT-X-TARGETDURATION:2\\n#EXT-X-MEDIA-SEQUENCE:0\\n' > head && "
+                        "{ cat head; for i in 0 1 2; do printf '#EXTINF:1.0,\\nref_og_seg%%d.ts\\n' $i; done; "
+                        "  echo '#EXT-X-ENDLIST'; } > segs.m3u8 && "
+                        "{ cat head; printf '#EXTINF:1.0,\\n#EXT-X-BYTERANGE:30001@0\\nref_og.ts\\n"
+                        "#EXTINF:1.0,\\n#EXT-X-BYTERANGE:30000\\nref_og.ts\\n"
+                        "#EXTINF:1.0,\\n#EXT-X-BYTERANGE:%%d\\nref_og.ts\\n#EXT-X-ENDLIST\\n' $((size - 60001)); } "
+                        "> ranges.m3u8 && "
+                        "{ cat head; printf '#EXTINF:1.0,\\n#EXT-X-BYTERANGE:30001@0\\nref_og.ts\\n"
+                        "#EXTINF:1.0,\\n#EXT-X-BYTERANGE:%%d@30189\\nref_og.ts\\n#EXT-X-ENDLIST\\n' $((size - 30189)); } "
+                        "> gap.m3u8", e->dir, fx, fx), 0);
     /* broken deliveries */
     assert_int_equal(sh("cd %s && printf '\\357\\273\\277' > bad/bom.m3u8 && cat c/index.m3u8 >> bad/bom.m3u8 && "
                         "sed 's|^#EXT-X-MEDIA-SEQUENCE:0|&\\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"|' c/index.m3u8 > c/key.m3u8 && "
@@ -94,6 +108,8 @@ static int setup(void **state)
     e->port = testd_run_start(TESTD_BIN, e->dir, &e->server);
     assert_true(e->port > 0);
     assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 360p --out %s/ref.json %s/ref.ts "
+                        ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);
+    assert_int_equal(sh("%s bind --channel ch1 --program-version pv1 --rendition 144p --out %s/og.json %s/ref_og.ts "
                         ">/dev/null", EXACTAV_BIN, e->dir, fx), 0);
     *state = e;
     return 0;
@@ -235,6 +251,7 @@ static void t08_imported_report_keeps_its_observation_time(void **state)
                         e->dir), 0);
 }
 
+/* The corpus's rollover stream, when the corpus is there. */
 static void t09_corpus_rollover_stream_over_http(void **state)
 {
     struct env *e = *state;
@@ -259,6 +276,50 @@ static void t09_corpus_rollover_stream_over_http(void **state)
     json_decref(r);
 }
 
+/* Issue 8, classes 6 and 7: segment joins are invisible.  Segments that
+ * each restart their continuity counters, and byte ranges of one file cut
+ * inside TS packets and PES, are the same stream; a byte range that skips
+ * bytes is not. */
+static void t10_segment_joins_and_byte_ranges_are_invisible(void **state)
+{
+    struct env *e = *state;
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/og.json --candidate " URL "og/segs.m3u8",
+                         e->dir, e->port), 0);
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 4);
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/og.json --candidate " URL "og/ranges.m3u8",
+                         e->dir, e->port), 0);
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 4);
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/og.json --candidate " URL "og/gap.m3u8",
+                         e->dir, e->port), 2);
+    assert_string_equal(jstr(r, "verdict", NULL), "UNKNOWN");
+    json_decref(r);
+}
+
+/* Issue 8, class 3: one real segment bound (the rollover stream's segment
+ * 28, where the PTS wraps) against the whole live playlist: the next
+ * segment's frames are not "extra", the previous ones are not compared. */
+static void t11_corpus_one_segment_against_the_live_playlist(void **state)
+{
+    struct env *e = *state;
+    char seg[512];
+    snprintf(seg, sizeof seg, "%s/media/hls-ts-rollover", CORPUS_DIR);
+    /* (main skips this test before the server starts when the corpus is absent) */
+    assert_int_equal(sh("mkdir -p %s/live && cp -r %s/. %s/live/ && cd %s/live && %s bind --channel live "
+                        "--program-version v1 --rendition 360p --out %s/seg28.json "
+                        "360p30_h264_48k_160_aac_ts-0000000028.ts >/dev/null",
+                        e->dir, seg, e->dir, e->dir, EXACTAV_BIN, e->dir), 0);
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/seg28.json --candidate " URL "live/playlist.m3u8",
+                         e->dir, e->port), 0);
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 11);
+    assert_true(json_integer_value(json_object_get(json_object_get(r, "video"), "compared_frames")) > 0);
+    assert_true(json_integer_value(json_object_get(json_object_get(r, "audio"), "reference_samples")) > 0);
+    json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +332,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(t07_concurrent_verifiers_share_one_evidence_file),
         cmocka_unit_test(t08_imported_report_keeps_its_observation_time),
         cmocka_unit_test(t09_corpus_rollover_stream_over_http),
+        cmocka_unit_test(t10_segment_joins_and_byte_ranges_are_invisible),
+        cmocka_unit_test(t11_corpus_one_segment_against_the_live_playlist),
     };
     /* Before setup starts the server: a skipped process tears nothing down. */
     if (argc > 1 && strstr(argv[1], "corpus"))

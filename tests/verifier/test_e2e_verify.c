@@ -90,21 +90,47 @@ static void check_contract(const json_t *r)
     }
 }
 
+/* A reference column "a.ts+b.ts+..." is a binding of those files, in order
+ * (made in dir); otherwise the fixture itself.  out: what --reference gets. */
+static void reference_arg(const char *ref, const char *dir, char *out, size_t outlen)
+{
+    if (!strchr(ref, '+')) {
+        snprintf(out, outlen, FX "%s", ref);
+        return;
+    }
+    char files[2048] = "", copy[512];
+    snprintf(copy, sizeof copy, "%s", ref);
+    for (char *save = NULL, *f = strtok_r(copy, "+", &save); f; f = strtok_r(NULL, "+", &save)) {
+        size_t used = strlen(files);
+        snprintf(files + used, sizeof files - used, " " FX "%s", f);
+    }
+    snprintf(out, outlen, "%s/ref.json", dir);
+    assert_int_equal(run(NULL, "bind --channel ch --program-version pv --rendition r --out %s%s", out, files), 0);
+}
+
 static void check_case(const char *name, const char *ref, const char *cand, const char *args,
-                       const char *verdict, int exit_code)
+                       const char *verdict, int exit_code, const char *reason)
 {
     json_t *r = NULL;
-    int rc = run(&r, "verify --json --reference " FX "%s --candidate " FX "%s %s", ref, cand,
+    char dir[] = "/tmp/exactav-e2e-case-XXXXXX", refarg[512];
+    assert_non_null(mkdtemp(dir));
+    reference_arg(ref, dir, refarg, sizeof refarg);
+    int rc = run(&r, "verify --json --reference %s --candidate " FX "%s %s", refarg, cand,
                  strcmp(args, "-") ? args : "");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
     print_message("  %-22s exit %d (want %d) %s\n", name, rc, exit_code, r ? jstr(r, "verdict", NULL) : "-");
     assert_int_equal(rc, exit_code);
-    if (!strcmp(verdict, "REFUSED")) {
+    if (!strcmp(verdict, "REFUSED") || !strcmp(verdict, "USAGE")) {   /* no report */
         json_decref(r);
         return;
     }
     assert_non_null(r);
     check_contract(r);
     assert_string_equal(jstr(r, "verdict", NULL), verdict);
+    if (reason && strcmp(reason, "-"))
+        assert_string_equal(jstr(r, "reason", NULL), reason);
     const json_t *v = json_object_get(r, "video"), *a = json_object_get(r, "audio");
     bool has_first = !json_is_null(json_object_get(v, "first_mismatch")) ||
                      (json_is_object(a) && !json_is_null(json_object_get(a, "first_mismatch")));
@@ -116,7 +142,9 @@ static void check_case(const char *name, const char *ref, const char *cand, cons
         if (json_is_object(a))
             assert_int_equal(jint(r, "audio", "candidate_samples"), jint(r, "audio", "reference_samples"));
     }
-    assert_true(has_first == !strcmp(verdict, "MISMATCH"));
+    /* a MISMATCH names its first difference, unless the difference is the
+     * track set itself (one more track: nothing in the compared ones differs) */
+    assert_true(has_first == !strcmp(verdict, "MISMATCH") || !strcmp(jstr(r, "reason", NULL), "track_set"));
     json_decref(r);
 }
 
@@ -129,18 +157,18 @@ static void t01_every_fixture_gives_its_expected_verdict(void **state)
     int cases = 0;
     assert_non_null(fgets(line, sizeof line, f)); /* header */
     while (fgets(line, sizeof line, f)) {
-        char *fields[7], *save = NULL;
+        char *fields[8], *save = NULL;
         int n = 0;
         line[strcspn(line, "\n")] = '\0';
-        for (char *tok = strtok_r(line, "\t", &save); tok && n < 7; tok = strtok_r(NULL, "\t", &save))
+        for (char *tok = strtok_r(line, "\t", &save); tok && n < 8; tok = strtok_r(NULL, "\t", &save))
             fields[n++] = tok;
         if (n < 6)
             continue;
-        check_case(fields[0], fields[1], fields[2], fields[3], fields[4], atoi(fields[5]));
+        check_case(fields[0], fields[1], fields[2], fields[3], fields[4], atoi(fields[5]), n == 8 ? fields[7] : NULL);
         cases++;
     }
     fclose(f);
-    assert_true(cases >= 20);
+    assert_true(cases >= 50);
 }
 
 static void t02_first_differences_are_located_exactly(void **state)
@@ -377,6 +405,99 @@ static void t11_evidence_store_is_checked_before_the_check(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- issue 8: the verdict follows the decoded content ---- */
+
+/* Class 2 of issue 8: every sample of the interval is compared, also those
+ * of the AAC frame holding START in the middle of a 17-frame PES, and a
+ * difference there is reported at its first sample. */
+static void t12_every_sample_of_the_interval_is_compared(void **state)
+{
+    (void)state;
+    json_t *r;
+    /* samples at 132000 + 15 i / 8 ticks in [223000, 400000) */
+    long long want = (((400000LL - 132000) * 8 + 14) / 15) - (((223000LL - 132000) * 8 + 14) / 15);
+    assert_int_equal(run(&r, "verify --json --interval 223000:400000 --reference " FX "ref.ts --candidate " FX
+                         "ref.ts"), 0);
+    assert_int_equal(jint(r, "audio", "reference_samples"), want);
+    assert_int_equal(jint(r, "audio", "candidate_samples"), want);
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --interval 311000:400000 --reference " FX "ref.ts --candidate " FX
+                         "cand_audio.ts"), 1);
+    const json_t *fm = json_object_get(json_object_get(r, "audio"), "first_mismatch");
+    assert_int_equal(jint(fm, "sample_index", NULL), 0);
+    assert_string_equal(jstr(fm, "kind", NULL), "samples");
+    json_decref(r);
+}
+
+/* Class 14: a binding fixes the scope of the evidence. */
+static void t13_binding_scope_cannot_be_overridden(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-e2e-scope-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(run(NULL, "bind --channel ch1 --program-version pv7 --rendition 360p --out %s/ref.json "
+                         FX "ref.ts", dir), 0);
+    static const char *conflicts[] = {"--channel other", "--rendition other", "--program-version other"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(run(NULL, "verify --reference %s/ref.json --candidate " FX "cand_copy.ts %s "
+                             "--evidence %s/ev.db", dir, conflicts[i], dir), 64);
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference %s/ref.json --candidate " FX "cand_copy.ts --channel ch1 "
+                         "--rendition 360p --program-version pv7 --path-id cdn-a", dir), 0);
+    assert_string_equal(jstr(r, "context", "channel"), "ch1");
+    assert_string_equal(jstr(r, "context", "path_id"), "cdn-a");
+    json_decref(r);
+    struct stat st;
+    char db[128];
+    snprintf(db, sizeof db, "%s/ev.db", dir);
+    assert_int_not_equal(stat(db, &st), 0);   /* nothing was stored for a conflicting scope */
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Classes 4 and 13: the program compared, the streams listed (metadata
+ * never compared), the parameter that differs named (class 12). */
+static void t14_programs_streams_and_parameters_in_the_report(void **state)
+{
+    (void)state;
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_id3.ts"), 0);
+    const json_t *streams = json_object_get(json_object_get(r, "candidate"), "streams");
+    assert_int_equal(json_array_size(streams), 3);
+    const json_t *md = json_array_get(streams, 2);
+    assert_string_equal(jstr(md, "kind", NULL), "metadata");
+    assert_string_equal(jstr(md, "codec", NULL), "id3");
+    assert_true(json_is_false(json_object_get(md, "compared")));
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_prog2.ts"), 0);
+    assert_int_equal(jint(r, "candidate", "program"), 2);
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_sar.ts"), 1);
+    const json_t *fm = json_object_get(json_object_get(r, "video"), "first_mismatch");
+    assert_string_equal(jstr(fm, "plane", NULL), "params");
+    assert_string_equal(jstr(fm, "param", NULL), "sample_aspect_ratio");
+    assert_int_equal(jint(fm, "index", NULL), 0);
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_twoaudio.ts"), 1);
+    assert_string_equal(jstr(r, "video", "verdict"), "MATCH");
+    assert_string_equal(jstr(r, "audio", "verdict"), "MATCH");   /* the first audio track is the same */
+    json_decref(r);
+    assert_int_equal(run(NULL, "verify --reference " FX "ref.ts --candidate " FX "cand_copy.ts --program 0"), 64);
+}
+
+/* Class 10: damage in an open-GOP I frame taints the leading B frame that
+ * is output before it: the difference there is never confirmed. */
+static void t15_damage_follows_decode_order(void **state)
+{
+    (void)state;
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_slice.ts"), 2);
+    assert_true(json_is_true(json_object_get(json_object_get(r, "video"), "unconfirmed_differences")));
+    assert_true(json_is_null(json_object_get(json_object_get(r, "video"), "first_mismatch")));
+    json_decref(r);
+}
+
 /* ---- the shared corpus ---- */
 
 static bool corpus(const char *rel, char *out, size_t outlen)
@@ -448,6 +569,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(t06_runtime_drift_refuses_to_verify),
         cmocka_unit_test(t10_extreme_interleaving_ends_unknown_and_never_hangs),
         cmocka_unit_test(t11_evidence_store_is_checked_before_the_check),
+        cmocka_unit_test(t12_every_sample_of_the_interval_is_compared),
+        cmocka_unit_test(t13_binding_scope_cannot_be_overridden),
+        cmocka_unit_test(t14_programs_streams_and_parameters_in_the_report),
+        cmocka_unit_test(t15_damage_follows_decode_order),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),

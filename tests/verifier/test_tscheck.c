@@ -194,6 +194,66 @@ static void t11_not_finished_is_not_complete(void **state)
     tscheck_free(ts);
 }
 
+/* A PES continues across a segment boundary and is complete where it
+ * ends; only the counters restart there. */
+static void t12_pes_continues_across_a_segment_join(void **state)
+{
+    (void)state;
+    uint8_t a[TS_PACKET_SIZE], b[TS_PACKET_SIZE];
+    make_packet(a, 256, 7, true, 362);           /* declares 368 bytes: two packets */
+    make_packet(b, 256, 0, false, 0);            /* the next segment restarts at 0 */
+    struct tscheck *ts = tscheck_new();
+    tscheck_feed(ts, a, sizeof a);
+    tscheck_segment_boundary(ts);
+    tscheck_feed(ts, b, sizeof b);
+    tscheck_finish(ts);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+    /* the next segment starts a new PES instead: the first one was cut */
+    make_packet(b, 256, 0, true, 0);
+    ts = tscheck_new();
+    tscheck_feed(ts, a, sizeof a);
+    tscheck_segment_boundary(ts);
+    tscheck_feed(ts, b, sizeof b);
+    tscheck_finish(ts);
+    assert_int_equal(ts->issue, TS_ISSUE_TRUNCATED_PES);
+    tscheck_free(ts);
+}
+
+struct seen {
+    int n;
+    unsigned flags[8];
+};
+
+static void on_packet(void *opaque, const uint8_t *pkt, const struct ts_header *h, unsigned flags)
+{
+    struct seen *s = opaque;
+    (void)pkt;
+    assert_int_equal(h->pid, 0x101);
+    s->flags[s->n++] = flags;
+}
+
+/* The demuxer learns from the scanner which packet repeats, and after
+ * which packets were lost. */
+static void t13_packets_are_handed_on_with_their_flags(void **state)
+{
+    (void)state;
+    uint8_t buf[4 * TS_PACKET_SIZE];
+    int ccs[] = {0, 0, 1, 5};
+    for (int i = 0; i < 4; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 0x101, ccs[i], false, 0);
+    struct tscheck *ts = tscheck_new();
+    struct seen s = {0};
+    tscheck_feed_packets(ts, buf, 100, on_packet, &s);
+    tscheck_feed_packets(ts, buf + 100, sizeof buf - 100, on_packet, &s);
+    assert_int_equal(s.n, 4);
+    assert_int_equal(s.flags[0], 0);
+    assert_int_equal(s.flags[1], TSPKT_DUP);
+    assert_int_equal(s.flags[2], 0);
+    assert_int_equal(s.flags[3], TSPKT_GAP);
+    tscheck_free(ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +268,8 @@ int main(void)
         cmocka_unit_test(t09_sync_loss_and_transport_error),
         cmocka_unit_test(t10_empty_and_segment_boundaries),
         cmocka_unit_test(t11_not_finished_is_not_complete),
+        cmocka_unit_test(t12_pes_continues_across_a_segment_join),
+        cmocka_unit_test(t13_packets_are_handed_on_with_their_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

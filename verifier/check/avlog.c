@@ -16,6 +16,8 @@ static void avlog_callback(void *avcl, int level, const char *fmt, va_list vl)
         struct side_log *log = ((AVCodecContext *)avcl)->opaque;
         if (log && level <= AV_LOG_ERROR)
             atomic_fetch_add(&log->errors, 1);
+        if (log && level <= AV_LOG_ERROR && fmt && !strncmp(fmt, "mmco", 4))
+            atomic_fetch_add(&log->ref_marking, 1);
         if (log && fmt && strstr(fmt, "Increasing reorder buffer"))
             atomic_fetch_add(&log->reorder_growth, 1);
     }

@@ -130,6 +130,7 @@ int binding_load(const char *path, struct binding *b, char *err, size_t errlen)
     if (rc == 0) {
         b->start = json_integer_value(json_object_get(iv, "start"));
         b->end = json_integer_value(json_object_get(iv, "end"));
+        b->interval_declared = !json_is_false(json_object_get(iv, "declared"));
         if (json_is_object(ms)) {
             b->have_media_sequence = true;
             b->media_sequence_first = json_integer_value(json_object_get(ms, "first"));

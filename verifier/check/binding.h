@@ -20,6 +20,7 @@ struct binding {
     json_t *doc;                 /* owned */
     const char *channel, *program_version, *rendition, *profile_id;
     int64_t start, end;
+    bool interval_declared;      /* false: the default interval, derived again from the files */
     bool have_media_sequence;
     int64_t media_sequence_first, media_sequence_last;
     size_t nfiles;

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <libavutil/error.h>
+#define BSRC_CHUNK 65536
 
 int bsrc_init(struct bsrc *b, struct bsrc_segment *segs, size_t nsegs)
 {
@@ -13,7 +13,7 @@ int bsrc_init(struct bsrc *b, struct bsrc_segment *segs, size_t nsegs)
     b->nsegs = nsegs;
     b->ts = tscheck_new();
     b->sha = EVP_MD_CTX_new();
-    if (!b->ts || !b->sha || !EVP_DigestInit_ex(b->sha, EVP_sha256(), NULL)) {
+    if (!b->ts || !b->sha) {
         bsrc_close(b);
         return -1;
     }
@@ -22,16 +22,13 @@ int bsrc_init(struct bsrc *b, struct bsrc_segment *segs, size_t nsegs)
 
 void bsrc_close(struct bsrc *b)
 {
-    if (b->fp)
-        fclose(b->fp);
-    b->fp = NULL;
     tscheck_free(b->ts);
     b->ts = NULL;
     EVP_MD_CTX_free(b->sha);
     b->sha = NULL;
 }
 
-static void set_io_error(struct bsrc *b, const char *reason, const char *detail)
+void bsrc_fail(struct bsrc *b, const char *reason, const char *detail)
 {
     if (b->io_error)
         return;
@@ -40,81 +37,62 @@ static void set_io_error(struct bsrc *b, const char *reason, const char *detail)
     snprintf(b->io_detail, sizeof b->io_detail, "%s", detail);
 }
 
-static void finish_segment(struct bsrc *b)
+static void take(struct bsrc *b, struct bsrc_segment *s, const uint8_t *buf, size_t n, tscheck_packet_fn fn,
+                 void *opaque)
 {
-    struct bsrc_segment *s = &b->segs[b->cur];
+    s->bytes_read += n;
+    EVP_DigestUpdate(b->sha, buf, n);
+    tscheck_feed_packets(b->ts, buf, n, fn, opaque);
+}
+
+/* One segment to its end (or until stopped); -1 on a read error. */
+static int read_segment(struct bsrc *b, struct bsrc_segment *s, tscheck_packet_fn fn, void *opaque)
+{
+    if (!EVP_DigestInit_ex(b->sha, EVP_sha256(), NULL)) {
+        bsrc_fail(b, "internal_error", "SHA-256 unavailable");
+        return -1;
+    }
+    if (!s->path) {
+        /* a failed delivery may have no body */
+        for (size_t off = 0; s->data && off < s->len && !b->stop; off += BSRC_CHUNK)
+            take(b, s, s->data + off, s->len - off < BSRC_CHUNK ? s->len - off : BSRC_CHUNK, fn, opaque);
+    } else {
+        FILE *fp = fopen(s->path, "rb");
+        if (!fp) {
+            bsrc_fail(b, "io_error", strerror(errno));
+            return -1;
+        }
+        static _Thread_local uint8_t buf[BSRC_CHUNK];
+        size_t n;
+        while (!b->stop && (n = fread(buf, 1, sizeof buf, fp)) > 0)
+            take(b, s, buf, n, fn, opaque);
+        bool bad = ferror(fp);
+        fclose(fp);
+        if (bad) {
+            bsrc_fail(b, "io_error", strerror(errno));
+            return -1;
+        }
+    }
+    if (b->stop)
+        return 0;
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     if (EVP_DigestFinal_ex(b->sha, md, &mdlen) && mdlen == 32)
         for (unsigned i = 0; i < 32; i++)
             snprintf(s->sha256 + 2 * i, 3, "%02x", md[i]);
-    EVP_DigestInit_ex(b->sha, EVP_sha256(), NULL);
     if (s->error)
-        set_io_error(b, s->error, s->path ? s->path : "segment delivery failed");
-    if (b->fp)
-        fclose(b->fp);
-    b->fp = NULL;
-    b->mem_pos = 0;
-    b->cur++;
-    if (b->cur < b->nsegs)
-        tscheck_segment_boundary(b->ts);
+        bsrc_fail(b, s->error, s->path ? s->path : "segment delivery failed");
+    return 0;
 }
 
-/* Reads up to size bytes of the current segment; 0 at its end, -1 on error. */
-static long read_segment(struct bsrc *b, uint8_t *buf, size_t size)
+int bsrc_run(struct bsrc *b, tscheck_packet_fn fn, void *opaque)
 {
-    struct bsrc_segment *s = &b->segs[b->cur];
-    if (!s->path) {
-        size_t left = s->data ? s->len - b->mem_pos : 0;   /* a failed delivery has no body */
-        size_t n = left < size ? left : size;
-        if (n)
-            memcpy(buf, s->data + b->mem_pos, n);
-        b->mem_pos += n;
-        return (long)n;
-    }
-    if (!b->fp && !(b->fp = fopen(s->path, "rb"))) {
-        set_io_error(b, "io_error", strerror(errno));
-        return -1;
-    }
-    size_t n = fread(buf, 1, size, b->fp);
-    if (n == 0 && ferror(b->fp)) {
-        set_io_error(b, "io_error", strerror(errno));
-        return -1;
-    }
-    return (long)n;
-}
-
-int bsrc_read(void *opaque, uint8_t *buf, int size)
-{
-    struct bsrc *b = opaque;
-    while (!b->eof && !b->io_error) {
-        if (b->cur >= b->nsegs) {
-            b->eof = true;
-            tscheck_finish(b->ts);
+    for (size_t i = 0; i < b->nsegs && !b->stop && !b->io_error; i++) {
+        if (i > 0 && !b->segs[i].joins_previous)
+            tscheck_segment_boundary(b->ts);
+        if (read_segment(b, &b->segs[i], fn, opaque))
             break;
-        }
-        long n = read_segment(b, buf, (size_t)size);
-        if (n < 0)
-            break;
-        if (n == 0) {
-            finish_segment(b);
-            continue;
-        }
-        b->segs[b->cur].bytes_read += (uint64_t)n;
-        EVP_DigestUpdate(b->sha, buf, (size_t)n);
-        tscheck_feed(b->ts, buf, (size_t)n);
-        b->pos += (uint64_t)n;
-        return (int)n;
     }
-    if (b->io_error && !b->ts->finished)
-        tscheck_finish(b->ts);
-    return AVERROR_EOF;
-}
-
-int bsrc_drain(struct bsrc *b)
-{
-    uint8_t buf[65536];
-    while (bsrc_read(b, buf, sizeof buf) > 0)
-        ;
+    tscheck_finish(b->ts);
     return b->io_error ? -1 : 0;
 }

@@ -3,9 +3,12 @@
  * A source is an ordered list of segments (local files, or bodies already
  * fetched over HTTP held in memory) read as one continuous stream.  Every
  * byte passes through the TS integrity scanner and a SHA-256 per segment
- * before libavformat sees it; segment boundaries reset continuity counting.
- * A segment that could not be read completely (I/O error, short transfer)
- * makes the observation incomplete, never silently shorter.
+ * before the demuxer sees it.  A join between two segments is invisible
+ * above this layer: it only tells the scanner that continuity counters may
+ * restart there (separately muxed segments restart them), and a byte range
+ * that directly continues the previous one of the same resource is no join
+ * at all.  A segment that could not be read completely (I/O error, short
+ * transfer) makes the observation incomplete, never silently shorter.
  */
 #ifndef BSRC_H
 #define BSRC_H
@@ -22,6 +25,9 @@ struct bsrc_segment {
     const char *path;            /* local file, or NULL for memory */
     const uint8_t *data;         /* memory body (not owned) */
     size_t len;
+    bool joins_previous;         /* continues the previous segment's bytes (a
+                                  * byte range right after it in the same
+                                  * resource): no segment boundary */
     const char *error;           /* non-NULL: this segment's delivery failed
                                   * after its bytes (stable code, e.g. "http_error") */
     const char *expect_sha256;   /* reference binding: the digest it must have */
@@ -32,25 +38,24 @@ struct bsrc_segment {
 struct bsrc {
     struct bsrc_segment *segs;   /* not owned */
     size_t nsegs;
-    size_t cur;
-    FILE *fp;
-    size_t mem_pos;
     EVP_MD_CTX *sha;
     struct tscheck *ts;
-    bool eof;
+    bool stop;                   /* set by the consumer: read nothing more */
     bool io_error;               /* observation incomplete: could not read */
     char io_reason[64];          /* stable code */
     char io_detail[256];
-    uint64_t pos;                /* bytes handed to libavformat */
 };
 
 int bsrc_init(struct bsrc *b, struct bsrc_segment *segs, size_t nsegs);
 void bsrc_close(struct bsrc *b);
 
-/* libavformat read callback (opaque = struct bsrc *). */
-int bsrc_read(void *opaque, uint8_t *buf, int size);
+/* Reads every segment in order, handing each packet to fn (NULL: none)
+ * through the scanner, then finishes the scan.  Stops early when the
+ * consumer sets b->stop.  0, or -1 when a segment could not be read. */
+int bsrc_run(struct bsrc *b, tscheck_packet_fn fn, void *opaque);
 
-/* Reads the whole source without decoding (digests, integrity only). */
-int bsrc_drain(struct bsrc *b);
+/* An observation failure found above this layer (e.g. the demuxer's); the
+ * first one wins. */
+void bsrc_fail(struct bsrc *b, const char *reason, const char *detail);
 
 #endif

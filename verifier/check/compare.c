@@ -12,13 +12,6 @@ void vcmp_init(struct vcmp *v)
     memset(v, 0, sizeof *v);
 }
 
-void vcmp_free(struct vcmp *v)
-{
-    free(v->ginv[0]);
-    free(v->ginv[1]);
-    v->ginv[0] = v->ginv[1] = NULL;
-}
-
 void acmp_init(struct acmp *a, int64_t start)
 {
     memset(a, 0, sizeof *a);
@@ -59,35 +52,33 @@ bool frames_equal(const AVFrame *a, const AVFrame *b, const char **plane, int *x
     return true;
 }
 
-/* ---- video groups ---- */
+/* ---- parameters ---- */
 
-static void set_group_final(struct vcmp *v, int s, uint32_t g, bool invalid)
+const char *frame_params_differ(const AVFrame *a, const AVFrame *b)
 {
-    if (g >= v->gcap[s]) {
-        uint32_t cap = v->gcap[s] ? v->gcap[s] * 2 : 64;
-        while (cap <= g)
-            cap *= 2;
-        uint8_t *n = realloc(v->ginv[s], cap);
-        if (!n) {
-            /* Without memory we cannot prove validity: treat as invalid. */
-            v->invalid_in_interval[s] = true;
-            return;
-        }
-        memset(n + v->gcap[s], 1, cap - v->gcap[s]);
-        v->ginv[s] = n;
-        v->gcap[s] = cap;
-    }
-    v->ginv[s][g] = invalid;
-    v->gfinal[s] = g + 1;
-    if (invalid && v->group_had_frames[s])
-        v->invalid_in_interval[s] = true;
-    v->group_had_frames[s] = false;
+    if (a->width != b->width || a->height != b->height)
+        return "dimensions";
+    if (a->format != b->format)
+        return "pixel_format";
+    if (av_cmp_q(a->sample_aspect_ratio, b->sample_aspect_ratio))
+        return "sample_aspect_ratio";
+    if (a->color_range != b->color_range)
+        return "color_range";
+    if (a->color_primaries != b->color_primaries)
+        return "color_primaries";
+    if (a->color_trc != b->color_trc)
+        return "color_transfer";
+    if (a->colorspace != b->colorspace)
+        return "color_matrix";
+    if (a->chroma_location != b->chroma_location)
+        return "chroma_location";
+    if (a->interlaced_frame != b->interlaced_frame ||
+        (a->interlaced_frame && a->top_field_first != b->top_field_first))
+        return "field_order";
+    return NULL;
 }
 
-static bool group_valid(const struct vcmp *v, int s, uint32_t g)
-{
-    return g < v->gcap[s] && !v->ginv[s][g];
-}
+/* ---- video pairing ---- */
 
 /* Resolves pending differences in order; the first confirmed one wins. */
 static void resolve(struct vcmp *v, bool at_end, bool clean)
@@ -95,20 +86,9 @@ static void resolve(struct vcmp *v, bool at_end, bool clean)
     int i = 0;
     for (; i < v->npend && !v->confirmed.set; i++) {
         struct vpending *p = &v->pend[i];
-        bool final = true, valid = true;
-        for (int s = 0; s < 2; s++) {
-            if (!p->known[s])
-                continue;
-            final &= p->group[s] < v->gfinal[s];
-            valid &= group_valid(v, s, p->group[s]);
-        }
-        if (p->needs_complete) {
-            final &= at_end;
-            valid &= clean;
-        }
-        if (!final)
+        if (p->needs_complete && !at_end)
             break;
-        if (valid)
+        if (p->valid && (!p->needs_complete || clean))
             v->confirmed = p->d;
         else
             v->unconfirmed = true;
@@ -120,7 +100,7 @@ static void resolve(struct vcmp *v, bool at_end, bool clean)
 }
 
 static void add_pending(struct vcmp *v, const struct vitem *r, const struct vitem *c, int64_t index,
-                        const char *plane, int x, int y, bool needs_complete)
+                        const char *plane, const char *param, int x, int y, bool needs_complete)
 {
     if (v->confirmed.set)
         return;
@@ -129,52 +109,23 @@ static void add_pending(struct vcmp *v, const struct vitem *r, const struct vite
         return;
     }
     struct vpending *p = &v->pend[v->npend++];
-    memset(p, 0, sizeof *p);
-    p->d = (struct video_diff){.set = true, .index = index, .plane = plane, .x = x, .y = y,
+    p->d = (struct video_diff){.set = true, .index = index, .plane = plane, .param = param, .x = x, .y = y,
                                .pts = r ? r->pts : c->pts};
+    p->valid = (!r || r->valid) && (!c || c->valid);
     p->needs_complete = needs_complete;
-    for (int s = 0; s < 2; s++) {
-        const struct vitem *it = s == 0 ? r : c;
-        p->known[s] = it != NULL || v->have_group[s];
-        p->group[s] = it ? it->group : v->last_group[s];
-    }
 }
 
-/* Pops group-end markers at the head of a ring. */
-static bool take_markers(struct vcmp *v, int s, struct ring *r)
-{
-    bool any = false;
-    struct vitem *it;
-    while ((it = ring_peek(r, 0)) && it->kind == VITEM_GROUP_END) {
-        set_group_final(v, s, it->group, it->group_invalid);
-        ring_drop(r);
-        any = true;
-    }
-    return any;
-}
-
-/* The next frame after the head, skipping markers; NULL with *wait set when
- * it is not there yet. */
+/* The next item after the head; NULL with *wait set when it is not there yet. */
 static const struct vitem *next_frame(const struct ring *r, bool *wait)
 {
-    for (size_t i = 1;; i++) {
-        const struct vitem *it = ring_peek(r, i);
-        if (!it) {
-            *wait = !r->closed;
-            return NULL;
-        }
-        if (it->kind == VITEM_FRAME)
-            return it;
-    }
+    const struct vitem *it = ring_peek(r, 1);
+    *wait = !it && !r->closed;
+    return it;
 }
 
-static void consume(struct vcmp *v, int s, struct ring *r)
+static void consume(struct ring *r)
 {
-    struct vitem *it = ring_peek(r, 0);
-    v->last_group[s] = it->group;
-    v->have_group[s] = true;
-    v->group_had_frames[s] = true;
-    vitem_release(it);
+    vitem_release(ring_peek(r, 0));
     ring_drop(r);
 }
 
@@ -182,15 +133,15 @@ static void compare_pair(struct vcmp *v, struct vitem *r, struct vitem *c)
 {
     const AVFrame *a = r->frame, *b = c->frame;
     int64_t index = v->ref_frames;
-    const char *plane;
+    const char *plane, *param = frame_params_differ(a, b);
     int x = -1, y = -1;
-    if (a->width != b->width || a->height != b->height || a->format != b->format) {
-        add_pending(v, r, c, index, "params", -1, -1, false);
+    if (param) {
+        add_pending(v, r, c, index, "params", param, -1, -1, false);
         return;
     }
     v->compared_frames++;
     if (!frames_equal(a, b, &plane, &x, &y))
-        add_pending(v, r, c, index, plane, x, y, false);
+        add_pending(v, r, c, index, plane, NULL, x, y, false);
 }
 
 /* One pairing decision; false when it must wait for more items. */
@@ -207,7 +158,7 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
     if (r && c && r->rel == c->rel) {
         compare_pair(v, r, c);
         v->ref_frames++, v->cand_frames++;
-        consume(v, 0, ref), consume(v, 1, cand);
+        consume(ref), consume(cand);
         return true;
     }
     if (r && (!c || r->rel < c->rel)) {
@@ -215,9 +166,9 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
         if (wait)
             return false;
         if (!c || (n && n->rel <= c->rel)) {
-            add_pending(v, r, NULL, v->ref_frames, "missing", -1, -1, true);
+            add_pending(v, r, NULL, v->ref_frames, "missing", NULL, -1, -1, true);
             v->ref_frames++;
-            consume(v, 0, ref);
+            consume(ref);
             return true;
         }
     } else {
@@ -225,29 +176,24 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
         if (wait)
             return false;
         if (!r || (n && n->rel <= r->rel)) {
-            add_pending(v, NULL, c, v->ref_frames, "extra", -1, -1, true);
+            add_pending(v, NULL, c, v->ref_frames, "extra", NULL, -1, -1, true);
             v->cand_frames++;
-            consume(v, 1, cand);
+            consume(cand);
             return true;
         }
     }
     /* A candidate frame between two reference frames: time correspondence. */
-    add_pending(v, r, c, v->ref_frames, "pts", -1, -1, false);
+    add_pending(v, r, c, v->ref_frames, "pts", NULL, -1, -1, false);
     v->ref_frames++, v->cand_frames++;
-    consume(v, 0, ref), consume(v, 1, cand);
+    consume(ref), consume(cand);
     return true;
 }
 
 bool vcmp_step(struct vcmp *v, struct ring *ref, struct ring *cand)
 {
     bool progress = false;
-    for (;;) {
-        progress |= take_markers(v, 0, ref);
-        progress |= take_markers(v, 1, cand);
-        if (v->done || !pair_once(v, ref, cand))
-            break;
+    while (!v->done && pair_once(v, ref, cand))
         progress = true;
-    }
     resolve(v, false, false);
     return progress;
 }
@@ -315,16 +261,14 @@ static void compare_run(struct acmp *a, const struct aitem *r, const struct aite
                (int)(i % (size_t)r->channels), t + (int64_t)sample * sample_unit(r), "samples");
 }
 
+/* Sample rate and channel count, item by item: a change is a difference
+ * at the first sample of the item where it happens. */
 static bool params_differ(struct acmp *a, const struct aitem *r, const struct aitem *c, int64_t t)
 {
-    if (!a->params_checked) {
-        a->params_checked = true;
-        if (r->sample_rate != c->sample_rate || r->channels != c->channels) {
-            a->params_differ = true;
-            note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples, -1, t, "params");
-        }
-    }
-    return a->params_differ;
+    if (r->sample_rate == c->sample_rate && r->channels == c->channels)
+        return false;
+    note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples, -1, t, "params");
+    return true;
 }
 
 static bool audio_once(struct acmp *a, struct ring *ref, struct ring *cand)

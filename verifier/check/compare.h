@@ -1,19 +1,23 @@
 /* compare.h - pairs and compares what the two sides hand on.  No I/O.
  *
  * Video frames are paired by their time on the reference timeline (never by
- * arrival order).  A pair at the same time is compared on its parameters
- * (width, height, pixel format) and then on the visible Y, U and V pixels,
- * row by row, ignoring linesize and padding.  A reference frame with no
+ * arrival order).  A pair at the same time is compared on every parameter
+ * that gives its planes their meaning (dimensions, pixel format, sample
+ * aspect ratio, range, primaries, transfer, matrix, chroma location, field
+ * order) and then on the visible Y, U and V pixels, row by row, ignoring
+ * linesize and padding.  A reference frame with no
  * candidate frame at its time is "missing", a candidate frame with no
  * reference frame is "extra", and a candidate frame between two reference
  * frames is a "pts" difference.
  *
+ * Audio items are compared on sample rate and channel count, item by item,
+ * then on the f32 bit patterns.
+ *
  * Confirmation: a difference is only a MISMATCH when it lies in validly
- * decoded data.  Video damage can invalidate frames output *before* it
- * (B-frames that reference a damaged later frame), so a video difference
- * waits until the groups holding it have ended valid on both sides.
- * Missing or extra frames and samples are confirmed only at the end, and
- * only when both observations were complete and decoded cleanly.
+ * decoded data; each side marks every frame and item valid or not, finally
+ * (vvalid.h), before handing it on.  Missing or extra frames and samples
+ * are confirmed only at the end, and only when both observations were
+ * complete and decoded cleanly.
  */
 #ifndef COMPARE_H
 #define COMPARE_H
@@ -28,6 +32,7 @@ struct video_diff {
     int64_t index;               /* presentation index among reference frames in I */
     int64_t pts;                 /* reference PTS (candidate PTS for "extra") */
     const char *plane;           /* Y U V pts missing extra params */
+    const char *param;           /* params: which one (e.g. "color_primaries"), else NULL */
     int x, y;                    /* first differing pixel (planes only), else -1 */
 };
 
@@ -43,9 +48,8 @@ struct audio_diff {
 
 struct vpending {
     struct video_diff d;
-    uint32_t group[2];
-    bool known[2];
-    bool needs_complete;
+    bool valid;                  /* in valid data on every side that has it */
+    bool needs_complete;         /* missing/extra: confirmed only over a complete observation */
 };
 
 struct vcmp {
@@ -54,12 +58,6 @@ struct vcmp {
     bool unconfirmed;            /* a difference was seen in invalid data */
     struct vpending pend[VCMP_MAX_PENDING];
     int npend;
-    uint8_t *ginv[2];            /* per side: 1 = group invalid */
-    uint32_t gcap[2], gfinal[2]; /* groups [0, gfinal) are final */
-    uint32_t last_group[2];
-    bool have_group[2];
-    bool group_had_frames[2];
-    bool invalid_in_interval[2]; /* an invalid group held frames of I */
     bool done;
 };
 
@@ -71,12 +69,10 @@ struct acmp {
     struct audio_diff gap;       /* first missing/extra, confirmed at the end */
     bool unconfirmed;
     bool invalid_seen[2];
-    bool params_checked, params_differ;
     bool done;
 };
 
 void vcmp_init(struct vcmp *v);
-void vcmp_free(struct vcmp *v);
 void acmp_init(struct acmp *a, int64_t start);
 
 /* One step each: consumes what can be consumed now from the rings; returns
@@ -89,6 +85,10 @@ bool acmp_step(struct acmp *a, struct ring *ref, struct ring *cand);
  * observations were complete and their decodes of this track clean. */
 void vcmp_finish(struct vcmp *v, bool clean);
 void acmp_finish(struct acmp *a, bool clean);
+
+/* The first parameter (in the order listed above) in which two frames
+ * differ, by name, or NULL. */
+const char *frame_params_differ(const AVFrame *a, const AVFrame *b);
 
 /* Visible-pixel comparison of two frames of the same size and format:
  * returns false and the first differing plane and pixel (raster order,

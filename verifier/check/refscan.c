@@ -2,208 +2,245 @@
 #include "refscan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>
 
-#include "demux.h"
+#include "au.h"
 #include "ts33.h"
 
-/* Timestamps are handled as signed offsets from the first one seen (the
- * anchor), which orders them correctly across a 33-bit wrap as long as the
- * reference spans less than 2^32 ticks (13 hours). */
-struct scan_state {
-    bool anchored;
-    int64_t anchor;
-    bool have_key;
-    int64_t first_key_d;
-    bool have_audio;
-    int64_t first_audio_d;
-    int64_t max_end_d;
-    bool have_end;
-    /* For the default interval (START = the first key frame), the AAC frame
-     * containing START: audio seen before that key frame is remembered (the
-     * last few, which are the only ones near it), later audio compared. */
-    int64_t pre_key_audio[64];
-    unsigned n_pre_key_audio;
-    bool have_audio_best;
-    int64_t audio_best_d;
+#define NO_TIME INT64_MIN
+#define RECOVERY_SEARCH 4096     /* access units searched for a recovery point's end */
+#define AUDIO_PROBE_FRAMES 8     /* AAC frames tried to learn the audio's profile */
+
+/* Times are signed offsets from the first one seen (the anchor), which
+ * orders them correctly across a 33-bit wrap as long as the reference
+ * spans less than 2^32 ticks (13 hours). */
+struct vinfo {
+    int64_t t;                   /* ticks from the anchor, NO_TIME when untimed */
+    int recovery;                /* random access point: frames to recovery, else -1 */
+    bool ref;                    /* a reference picture (nal_ref_idc != 0) */
+    bool ps_ready;               /* an SPS and a PPS were seen by the end of this unit */
 };
 
-static void note_audio_best(struct scan_state *s, int64_t d)
+struct ainfo {
+    int64_t u, end;              /* 1/720000 s from the anchor, NO_TIME when untimed */
+};
+
+struct scan {
+    const struct profile *p;
+    struct bsrc b;
+    struct au_demux ad;
+    bool anchored;
+    int64_t anchor;
+    struct vinfo *v;
+    size_t nv, capv;
+    struct ainfo *a;
+    size_t na, capa;
+    bool oom;
+    bool have_sps, have_pps;
+    int pix_fmt, width, height;
+    /* the audio's profile, from decoding its first frames */
+    AVCodecContext *adec;
+    AVFrame *frame;
+    AVPacket *pkt;
+    int audio_tries;
+    bool audio_known;
+    int audio_profile, sample_rate, channels;
+};
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
 {
-    if (d <= s->first_key_d && (!s->have_audio_best || d > s->audio_best_d)) {
-        s->audio_best_d = d;
-        s->have_audio_best = true;
-    }
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*arr, c * size);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = c;
+    return true;
 }
 
-static enum refscan_status check_video(const AVStream *st, const struct profile *p, struct refscan *r,
-                                       char *err, size_t errlen)
+static int64_t rel_ticks(struct scan *s, int64_t pts)
 {
-    const AVCodecParameters *cp = st->codecpar;
-    if (cp->codec_id != AV_CODEC_ID_H264) {
-        snprintf(err, errlen, "reference video is %s; Exact-AV v1 requires H.264",
-                 avcodec_get_name(cp->codec_id));
+    if (!s->anchored) {
+        s->anchored = true;
+        s->anchor = ts33_norm(pts);
+    }
+    return ts33_diff(pts, s->anchor);
+}
+
+static void probe_audio(struct scan *s, const struct au *au)
+{
+    if (s->audio_known || s->audio_tries >= AUDIO_PROBE_FRAMES)
+        return;
+    s->audio_tries++;
+    if (!s->adec) {
+        const AVCodec *codec = avcodec_find_decoder_by_name(s->p->audio_decoder);
+        s->adec = codec ? avcodec_alloc_context3(codec) : NULL;
+        if (!s->adec)
+            return;
+        s->adec->thread_count = 1;
+        s->adec->flags |= s->p->audio_flags;
+        s->adec->flags2 |= s->p->audio_flags2;
+        if (avcodec_open2(s->adec, codec, NULL) < 0 || !(s->frame = av_frame_alloc()) ||
+            !(s->pkt = av_packet_alloc())) {
+            s->audio_tries = AUDIO_PROBE_FRAMES;
+            return;
+        }
+    }
+    if (av_new_packet(s->pkt, (int)au->size) < 0)
+        return;
+    memcpy(s->pkt->data, au->data, au->size);
+    if (avcodec_send_packet(s->adec, s->pkt) >= 0 && avcodec_receive_frame(s->adec, s->frame) >= 0) {
+        s->audio_known = true;
+        s->audio_profile = s->adec->profile;
+        s->sample_rate = s->frame->sample_rate;
+        s->channels = s->frame->ch_layout.nb_channels;
+        av_frame_unref(s->frame);
+    }
+    av_packet_unref(s->pkt);
+}
+
+static bool on_au(void *opaque, const struct au *au)
+{
+    struct scan *s = opaque;
+    if (au->track == TSD_VIDEO && s->ad.t[TSD_VIDEO].codec == AU_CODEC_H264) {
+        if (!grow((void **)&s->v, &s->capv, s->nv, sizeof *s->v)) {
+            s->oom = true;
+            return false;
+        }
+        const AVCodecParserContext *pc = s->ad.t[TSD_VIDEO].parser;
+        if (s->pix_fmt < 0 && pc->format >= 0) {
+            s->pix_fmt = pc->format;
+            s->width = pc->width;
+            s->height = pc->height;
+        }
+        struct vinfo *v = &s->v[s->nv++];
+        v->t = au->pts != AU_NO_TS ? rel_ticks(s, au->pts) : NO_TIME;
+        v->recovery = au->h264.idr ? 0 : au->h264.recovery_cnt;
+        v->ref = au->h264.ref_idc > 0;
+        s->have_sps |= au->h264.has_sps;
+        s->have_pps |= au->h264.has_pps;
+        v->ps_ready = s->have_sps && s->have_pps;
+    } else if (au->track == TSD_AUDIO && s->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC) {
+        if (!grow((void **)&s->a, &s->capa, s->na, sizeof *s->a)) {
+            s->oom = true;
+            return false;
+        }
+        struct ainfo *a = &s->a[s->na++];
+        int unit = au_units_per_sample(au->sample_rate);
+        a->u = a->end = NO_TIME;
+        if (au->timed) {
+            int64_t t = rel_ticks(s, ts33_norm(au->units / AU_UNITS_PER_TICK));
+            a->u = t * AU_UNITS_PER_TICK + au->units % AU_UNITS_PER_TICK;
+            a->end = a->u + (int64_t)au->samples * (unit ? unit : 15);
+        }
+        probe_audio(s, au);
+    }
+    return true;
+}
+
+/* ---- the envelope ---- */
+
+static enum refscan_status check_video(struct scan *s, struct refscan *r, char *err, size_t errlen)
+{
+    const struct au_track *t = &s->ad.t[TSD_VIDEO];
+    if (t->codec == AU_CODEC_NONE) {
+        snprintf(err, errlen, "reference video stream carries no data");
         return REFSCAN_UNUSABLE;
     }
-    if (cp->format != AV_PIX_FMT_YUV420P && cp->format != AV_PIX_FMT_YUVJ420P) {
-        const char *name = av_get_pix_fmt_name(cp->format);
+    if (t->codec != AU_CODEC_H264) {
+        snprintf(err, errlen, "reference video is %s; Exact-AV v1 requires H.264",
+                 t->codec_name ? t->codec_name : s->ad.td.pes[TSD_VIDEO].codec);
+        return REFSCAN_UNUSABLE;
+    }
+    if (s->pix_fmt >= 0 && s->pix_fmt != AV_PIX_FMT_YUV420P && s->pix_fmt != AV_PIX_FMT_YUVJ420P) {
+        const char *name = av_get_pix_fmt_name(s->pix_fmt);
         snprintf(err, errlen, "reference video pixel format is %s; Exact-AV v1 requires 8-bit 4:2:0 (yuv420p)",
                  name ? name : "unknown");
         return REFSCAN_UNUSABLE;
     }
-    if (cp->width > p->max_width || cp->height > p->max_height) {
+    const struct profile *p = s->p;
+    if (s->width > p->max_width || s->height > p->max_height) {
         snprintf(err, errlen, "reference video is %dx%d; the profile's %s is %d (video.envelope.max_width x "
-                 "max_height: %dx%d)", cp->width, cp->height,
-                 cp->width > p->max_width ? "video.envelope.max_width" : "video.envelope.max_height",
-                 cp->width > p->max_width ? p->max_width : p->max_height, p->max_width, p->max_height);
+                 "max_height: %dx%d)", s->width, s->height,
+                 s->width > p->max_width ? "video.envelope.max_width" : "video.envelope.max_height",
+                 s->width > p->max_width ? p->max_width : p->max_height, p->max_width, p->max_height);
         return REFSCAN_UNUSABLE;
     }
     r->has_video = true;
-    r->video_pid = st->id;
-    r->width = cp->width;
-    r->height = cp->height;
-    r->pix_fmt = cp->format;
+    r->video_pid = s->ad.td.pes[TSD_VIDEO].pid;
+    r->width = s->width;
+    r->height = s->height;
+    r->pix_fmt = s->pix_fmt;
     return REFSCAN_OK;
 }
 
-static enum refscan_status check_audio(const AVStream *st, const struct profile *p, struct refscan *r,
-                                       char *err, size_t errlen)
+static enum refscan_status check_audio(struct scan *s, struct refscan *r, char *err, size_t errlen)
 {
-    const AVCodecParameters *cp = st->codecpar;
-    if (cp->codec_id != AV_CODEC_ID_AAC) {
-        snprintf(err, errlen, "reference audio is %s; Exact-AV v1 requires AAC-LC",
-                 avcodec_get_name(cp->codec_id));
+    const struct au_track *t = &s->ad.t[TSD_AUDIO];
+    if (t->codec == AU_CODEC_NONE) {
+        snprintf(err, errlen, "reference audio stream carries no data");
         return REFSCAN_UNUSABLE;
     }
-    if (cp->profile != FF_PROFILE_AAC_LOW) {
-        const char *name = avcodec_profile_name(cp->codec_id, cp->profile);
+    if (t->codec != AU_CODEC_AAC) {
+        snprintf(err, errlen, "reference audio is %s; Exact-AV v1 requires AAC-LC",
+                 t->codec_name ? t->codec_name : s->ad.td.pes[TSD_AUDIO].codec);
+        return REFSCAN_UNUSABLE;
+    }
+    if (!s->audio_known) {
+        snprintf(err, errlen, "reference audio cannot be decoded; Exact-AV v1 requires AAC-LC");
+        return REFSCAN_UNUSABLE;
+    }
+    if (s->audio_profile != FF_PROFILE_AAC_LOW) {
+        const char *name = avcodec_profile_name(AV_CODEC_ID_AAC, s->audio_profile);
         snprintf(err, errlen, "reference audio is AAC profile %s; Exact-AV v1 requires AAC-LC",
                  name ? name : "unknown");
         return REFSCAN_UNUSABLE;
     }
-    if (cp->sample_rate != p->audio_sample_rate || cp->ch_layout.nb_channels != p->audio_channels) {
+    if (s->sample_rate != s->p->audio_sample_rate || s->channels != s->p->audio_channels) {
         snprintf(err, errlen, "reference audio is %d Hz, %d channel(s); Exact-AV v1 requires %d Hz stereo",
-                 cp->sample_rate, cp->ch_layout.nb_channels, p->audio_sample_rate);
+                 s->sample_rate, s->channels, s->p->audio_sample_rate);
         return REFSCAN_UNUSABLE;
     }
     r->has_audio = true;
-    r->audio_pid = st->id;
-    r->sample_rate = cp->sample_rate;
-    r->channels = cp->ch_layout.nb_channels;
+    r->audio_pid = s->ad.td.pes[TSD_AUDIO].pid;
+    r->sample_rate = s->sample_rate;
+    r->channels = s->channels;
     return REFSCAN_OK;
 }
 
-static enum refscan_status check_envelope(const struct demux *d, const struct profile *p,
-                                          struct refscan *r, int *vi, int *ai, char *err, size_t errlen)
+static enum refscan_status check_envelope(struct scan *s, struct refscan *r, char *err, size_t errlen)
 {
-    if (demux_too_many_streams(d)) {
-        snprintf(err, errlen, "reference has more than %d streams (too_many_streams)", DEMUX_MAX_STREAMS);
+    const struct tsdemux *td = &s->ad.td;
+    const struct tsd_program *p = tsdemux_program(td);
+    if (td->too_many) {
+        snprintf(err, errlen, "reference has more than %d programs or %d streams in a program (too_many_streams)",
+                 TSD_MAX_PROGRAMS, TSD_MAX_STREAMS);
         return REFSCAN_UNUSABLE;
     }
-    *vi = demux_find_stream(d, AVMEDIA_TYPE_VIDEO);
-    *ai = demux_find_stream(d, AVMEDIA_TYPE_AUDIO);
-    if (*vi == -1) {
+    if (td->selection == TSD_SEL_AMBIGUOUS) {
+        snprintf(err, errlen, "reference has several programs with audio or video; Exact-AV v1 takes one rendition");
+        return REFSCAN_UNUSABLE;
+    }
+    if (!p || p->nvideo == 0) {
         snprintf(err, errlen, "reference has no video stream; Exact-AV v1 requires H.264 video");
         return REFSCAN_UNUSABLE;
     }
-    if (*vi == -2 || *ai == -2) {
+    if (p->nvideo > 1 || p->naudio > 1) {
         snprintf(err, errlen, "reference has several %s streams; Exact-AV v1 takes one rendition",
-                 *vi == -2 ? "video" : "audio");
+                 p->nvideo > 1 ? "video" : "audio");
         return REFSCAN_UNUSABLE;
     }
-    enum refscan_status s = check_video(d->fmt->streams[*vi], p, r, err, errlen);
-    if (s == REFSCAN_OK && *ai >= 0)
-        s = check_audio(d->fmt->streams[*ai], p, r, err, errlen);
-    return s;
-}
-
-static void note_packet(struct scan_state *s, const AVPacket *pkt, bool video)
-{
-    int64_t pts = ts33_norm(pkt->pts);
-    if (!s->anchored) {
-        s->anchored = true;
-        s->anchor = pts;
-    }
-    int64_t d = ts33_diff(pts, s->anchor);
-    int64_t end = d + (pkt->duration > 0 ? pkt->duration : 1);
-    if (!s->have_end || end > s->max_end_d)
-        s->max_end_d = end;
-    s->have_end = true;
-    if (video && (pkt->flags & AV_PKT_FLAG_KEY) && !s->have_key) {
-        s->have_key = true;
-        s->first_key_d = d;
-        unsigned n = s->n_pre_key_audio < 64 ? s->n_pre_key_audio : 64;
-        for (unsigned i = 0; i < n; i++)
-            note_audio_best(s, s->pre_key_audio[i]);
-    }
-    if (!video && !s->have_audio) {
-        s->have_audio = true;
-        s->first_audio_d = d;
-    }
-    if (!video && s->have_key)
-        note_audio_best(s, d);
-    else if (!video)
-        s->pre_key_audio[s->n_pre_key_audio++ % 64] = d;
-}
-
-/* The boundaries for a given START: the last key frame at or before it
- * (else the first key frame), and the last AAC frame starting at or before
- * it (else the first AAC frame). */
-struct boundary_state {
-    int64_t start;
-    bool v_before, v_any, a_before, a_any;
-    int64_t v, a;
-};
-
-static void pick(bool *before, bool *any, int64_t *best, int64_t pts, int64_t start)
-{
-    if (ts33_diff(pts, start) <= 0) {
-        if (!*before || ts33_diff(pts, *best) > 0)
-            *best = pts;
-        *before = true;
-    } else if (!*before && !*any) {
-        *best = pts;
-    }
-    *any = true;
-}
-
-static void note_boundary(struct boundary_state *b, const AVPacket *pkt, bool video)
-{
-    int64_t pts = ts33_norm(pkt->pts);
-    if (video && (pkt->flags & AV_PKT_FLAG_KEY))
-        pick(&b->v_before, &b->v_any, &b->v, pts, b->start);
-    else if (!video)
-        pick(&b->a_before, &b->a_any, &b->a, pts, b->start);
-}
-
-static enum refscan_status scan_packets(struct demux *d, int vi, int ai, struct boundary_state *bs,
-                                        struct refscan *r,
-                                        struct scan_state *ss, char *err, size_t errlen)
-{
-    AVPacket *pkt = av_packet_alloc();
-    if (!pkt)
-        return REFSCAN_FAILED;
-    int rc;
-    while ((rc = av_read_frame(d->fmt, pkt)) >= 0) {
-        bool video = pkt->stream_index == vi, audio = ai >= 0 && pkt->stream_index == ai;
-        if ((video || audio) && pkt->pts != AV_NOPTS_VALUE) {
-            note_packet(ss, pkt, video);
-            if (bs)    /* only with a declared interval; the default derives them */
-                note_boundary(bs, pkt, video);
-            r->video_packets += video;
-            r->audio_packets += audio;
-        }
-        av_packet_unref(pkt);
-    }
-    av_packet_free(&pkt);
-    if (rc != AVERROR_EOF) {
-        snprintf(err, errlen, "reference demux failed: %s", av_err2str(rc));
-        return REFSCAN_UNUSABLE;
-    }
-    return REFSCAN_OK;
+    r->program = *p;
+    enum refscan_status st = check_video(s, r, err, errlen);
+    if (st == REFSCAN_OK && p->naudio == 1)
+        st = check_audio(s, r, err, errlen);
+    return st;
 }
 
 static enum refscan_status check_integrity(const struct bsrc *b, char *err, size_t errlen)
@@ -228,65 +265,173 @@ static enum refscan_status check_integrity(const struct bsrc *b, char *err, size
     return REFSCAN_OK;
 }
 
-/* One demux-only pass: envelope, packets, integrity, digests. */
-static enum refscan_status scan_pass(struct bsrc_segment *segs, size_t nsegs, const struct profile *p,
-                                     struct boundary_state *bs, struct scan_state *ss,
-                                     struct refscan *r, char *err, size_t errlen)
+/* ---- random access ---- */
+
+/* The PTS (from the anchor) from which decoding from random access point i
+ * gives valid pictures: the point itself for an IDR or a recovery point of
+ * count 0, else the reference picture whose frame_num is recovery_frame_cnt
+ * further (frame_num grows by one after each reference picture, 7.4.3);
+ * NO_TIME when the stream ends before. */
+static int64_t recovery_time(const struct scan *s, size_t i)
 {
-    struct bsrc b;
-    if (bsrc_init(&b, segs, nsegs))
-        return REFSCAN_FAILED;
-    struct demux d;
-    enum refscan_status s;
-    if (demux_open(&d, &b, true, err, errlen)) {
-        s = b.io_error ? REFSCAN_UNOPENABLE : REFSCAN_UNUSABLE;
-        if (b.io_error)
-            snprintf(err, errlen, "reference cannot be read: %s", b.io_detail);
-        bsrc_close(&b);
-        return s;
+    int refs = 0;
+    for (size_t j = i; j < s->nv && j < i + RECOVERY_SEARCH; j++) {
+        if (s->v[j].ref && refs == s->v[i].recovery)
+            return s->v[j].t;
+        if (s->v[j].ref && ++refs > s->v[i].recovery)
+            break;
+        if (s->v[i].recovery == 0)
+            return s->v[i].t;    /* a non-reference point with count 0 */
     }
-    int vi, ai;
-    memset(r, 0, sizeof *r);
-    s = check_envelope(&d, p, r, &vi, &ai, err, errlen);
-    if (s == REFSCAN_OK)
-        s = scan_packets(&d, vi, ai, bs, r, ss, err, errlen);
-    demux_close(&d);
-    if (s == REFSCAN_OK) {
-        bsrc_drain(&b); /* digests cover every byte, even after the last packet */
-        s = check_integrity(&b, err, errlen);
+    return NO_TIME;
+}
+
+struct access {
+    bool found;
+    int64_t at, recovery;        /* ticks from the anchor */
+};
+
+/* Random access points are usable once an SPS and a PPS have been seen.
+ * The latest random access point serving video from start on: recovered by
+ * then, and nothing of [start, ...) before it in decode order.  With none,
+ * the first usable one (found = false).  With start == NO_TIME: the first
+ * usable one, and in *start the first time decodable from it. */
+static struct access video_access(const struct scan *s, int64_t *start)
+{
+    struct access best = {0}, first = {0};
+    bool have_first = false;
+    int64_t max_before = INT64_MIN;
+    for (size_t i = 0; i < s->nv; i++) {
+        if (s->v[i].recovery >= 0 && s->v[i].t != NO_TIME && s->v[i].ps_ready) {
+            int64_t rec = recovery_time(s, i);
+            if (rec != NO_TIME) {
+                if (!have_first) {
+                    have_first = true;
+                    first = (struct access){.at = s->v[i].t, .recovery = rec};
+                    if (*start == NO_TIME)
+                        *start = max_before != INT64_MIN && max_before + 1 > rec ? max_before + 1 : rec;
+                }
+                if (rec <= *start && (max_before == INT64_MIN || max_before < *start))
+                    best = (struct access){.found = true, .at = s->v[i].t, .recovery = rec};
+            }
+        }
+        if (s->v[i].t != NO_TIME && s->v[i].t > max_before)
+            max_before = s->v[i].t;
     }
-    if (s == REFSCAN_OK && !ss->have_key) {
-        snprintf(err, errlen, "reference has no video key frame to start decoding from");
-        s = REFSCAN_UNUSABLE;
+    if (!best.found && have_first) {
+        best = first;
+        best.found = false;
     }
-    bsrc_close(&b);
-    return s;
+    return best;
+}
+
+/* ---- the interval ---- */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void extent(const struct scan *s, int64_t *vfirst, int64_t *vend, int64_t *afirst, int64_t *aend)
+{
+    *vfirst = *afirst = INT64_MAX;
+    *vend = *aend = INT64_MIN;
+    for (size_t i = 0; i < s->nv; i++)
+        if (s->v[i].t != NO_TIME) {
+            *vfirst = min64(*vfirst, s->v[i].t);
+            *vend = max64(*vend, s->v[i].t + 1);
+        }
+    for (size_t i = 0; i < s->na; i++)
+        if (s->a[i].u != NO_TIME) {
+            int64_t first = s->a[i].u >= 0 ? s->a[i].u / AU_UNITS_PER_TICK
+                                           : -((-s->a[i].u + AU_UNITS_PER_TICK - 1) / AU_UNITS_PER_TICK);
+            *afirst = min64(*afirst, first);
+            *aend = max64(*aend, (s->a[i].end + AU_UNITS_PER_TICK - 1) / AU_UNITS_PER_TICK);
+        }
+}
+
+/* The AAC frame before the one holding the span's start, else that one. */
+static int64_t audio_access(const struct scan *s, int64_t start)
+{
+    size_t prev = SIZE_MAX;
+    for (size_t i = 0; i < s->na; i++) {
+        if (s->a[i].u == NO_TIME)
+            continue;
+        if (s->a[i].end > start * AU_UNITS_PER_TICK)
+            return prev != SIZE_MAX ? s->a[prev].u : s->a[i].u;
+        prev = i;
+    }
+    return prev != SIZE_MAX ? s->a[prev].u : 0;
+}
+
+static void set_span(struct span *sp, int64_t anchor, int64_t from, int64_t to)
+{
+    sp->start = ts33_add(anchor, from);
+    sp->end = ts33_add(anchor, to > from ? to : from);
+}
+
+static enum refscan_status place(struct scan *s, bool have_interval, int64_t start, int64_t end,
+                                 struct refscan *r, char *err, size_t errlen)
+{
+    int64_t vfirst, vend, afirst, aend;
+    extent(s, &vfirst, &vend, &afirst, &aend);
+    int64_t ds = have_interval ? ts33_diff(start, s->anchor) : NO_TIME;
+    struct access va = video_access(s, &ds);
+    if (ds == NO_TIME) {
+        snprintf(err, errlen, "reference has no video key frame (IDR or recovery point, with an SPS and a PPS "
+                              "before it) to start decoding from");
+        return REFSCAN_UNUSABLE;
+    }
+    int64_t de = have_interval ? ds + ts33_interval_len(start, end) : max64(vend, aend);
+    int64_t vs = max64(ds, vfirst), ve = min64(de, vend);
+    if (have_interval && vs > ds) {
+        int64_t vstart = vs;     /* the span starts later: serve its start */
+        va = video_access(s, &vstart);
+    }
+    int64_t as = r->has_audio ? max64(ds, afirst) : ds, ae = r->has_audio ? min64(de, aend) : ds;
+    r->start = ts33_add(s->anchor, ds);
+    r->end = ts33_add(s->anchor, de);
+    set_span(&r->video, s->anchor, vs, ve);
+    set_span(&r->audio, s->anchor, as, ae);
+    r->video_boundary = ts33_add(s->anchor, va.at);
+    r->video_recovery = ts33_add(s->anchor, va.recovery);
+    int64_t au = r->has_audio ? audio_access(s, as) : as * AU_UNITS_PER_TICK;
+    r->audio_boundary = ((s->anchor * AU_UNITS_PER_TICK + au) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+    r->video_units = (int64_t)s->nv;
+    r->audio_frames = (int64_t)s->na;
+    return REFSCAN_OK;
+}
+
+static void scan_free(struct scan *s)
+{
+    avcodec_free_context(&s->adec);
+    av_frame_free(&s->frame);
+    av_packet_free(&s->pkt);
+    au_demux_free(&s->ad);
+    bsrc_close(&s->b);
+    free(s->v);
+    free(s->a);
 }
 
 enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const struct profile *p,
                                 bool have_interval, int64_t start, int64_t end,
                                 struct refscan *r, char *err, size_t errlen)
 {
-    struct scan_state ss = {0};
-    struct boundary_state bs = {.start = ts33_norm(start)};
-    enum refscan_status s = scan_pass(segs, nsegs, p, have_interval ? &bs : NULL, &ss, r, err, errlen);
-    if (s != REFSCAN_OK)
-        return s;
-    if (have_interval) {
-        r->start = ts33_norm(start);
-        r->end = ts33_norm(end);
-        r->video_boundary = bs.v;
-        r->audio_boundary = bs.a_any ? bs.a : r->start;
-        return REFSCAN_OK;
+    memset(r, 0, sizeof *r);
+    struct scan *s = calloc(1, sizeof *s);
+    if (!s)
+        return REFSCAN_FAILED;
+    s->p = p;
+    s->pix_fmt = -1;
+    struct tsd_select sel = {.reference = true};
+    enum refscan_status st = REFSCAN_FAILED;
+    if (bsrc_init(&s->b, segs, nsegs) == 0 && au_demux_init(&s->ad, &sel, on_au, s, &s->b) == 0) {
+        au_demux_run(&s->ad);
+        st = s->oom ? REFSCAN_FAILED : check_integrity(&s->b, err, errlen);
+        if (st == REFSCAN_OK)
+            st = check_envelope(s, r, err, errlen);
+        if (st == REFSCAN_OK)
+            st = place(s, have_interval, start, end, r, err, errlen);
     }
-    /* The whole reference: from the first key frame to the end of the last
-     * frame; decoding starts at that key frame and at the AAC frame that
-     * contains it (else the first AAC frame). */
-    r->start = ts33_add(ss.anchor, ss.first_key_d);
-    r->end = ts33_add(ss.anchor, ss.max_end_d);
-    r->video_boundary = r->start;
-    r->audio_boundary = ss.have_audio_best ? ts33_add(ss.anchor, ss.audio_best_d)
-                        : ss.have_audio    ? ts33_add(ss.anchor, ss.first_audio_d)
-                                           : r->start;
-    return REFSCAN_OK;
+    scan_free(s);
+    free(s);
+    return st;
 }

@@ -1,11 +1,21 @@
 /* refscan.h - the reference, read once before decoding.
  *
- * One demux-only pass over the reference (no decoding) establishes what the
- * comparison needs before it starts: that the reference is inside the v1
- * envelope and undamaged, each file's SHA-256, the interval (the whole
- * reference by default) and the decode boundaries (the random access point
- * at or before START for video, the AAC frame containing START for audio).
- * All timestamps are 33-bit values on the reference timeline.
+ * One pass over the reference through the same access-unit layer the
+ * decoding sides use (no picture is decoded; one AAC frame is, to learn
+ * the audio's profile) establishes what the comparison needs before it
+ * starts: that the reference is inside the v1 envelope and undamaged, each
+ * file's SHA-256, its program and track set, the interval, and where each
+ * track's decoding starts:
+ *   - video: at a random access point (an IDR, or a picture with a
+ *     recovery point SEI) whose recovery is complete at START and before
+ *     which, in decode order, no picture of the interval lies; the latest
+ *     such point.  When none exists, the first one (the side then reports
+ *     the interval's pictures before it as not decodable);
+ *   - audio: at the AAC frame before the one holding START (the overlap of
+ *     the first compared frame needs it), else at the first frame.
+ * Each track's interval is I cut to the reference's own extent of that
+ * track: content of the candidate beyond what the reference covers is not
+ * "extra".  All timestamps are 33-bit values on the reference timeline.
  */
 #ifndef REFSCAN_H
 #define REFSCAN_H
@@ -16,6 +26,8 @@
 
 #include "bsrc.h"
 #include "profile.h"
+#include "side.h"
+#include "tsdemux.h"
 
 enum refscan_status {
     REFSCAN_FAILED = 0,          /* internal failure */
@@ -27,17 +39,21 @@ enum refscan_status {
 struct refscan {
     bool has_video, has_audio;
     int video_pid, audio_pid;
+    struct tsd_program program;  /* the reference's program */
     int width, height, pix_fmt;
     int sample_rate, channels;
-    int64_t start, end;          /* the interval I */
-    int64_t video_boundary;      /* PTS of the key frame decoding starts at */
-    int64_t audio_boundary;      /* PTS of the AAC frame decoding starts at */
-    int64_t video_packets, audio_packets;
+    int64_t start, end;          /* the interval I (end: the later track end by default) */
+    struct span video, audio;    /* each track's interval: I cut to the reference's extent */
+    int64_t video_boundary;      /* PTS of the access unit video decoding starts at */
+    int64_t video_recovery;      /* PTS from which pictures decoded from there are valid */
+    int64_t audio_boundary;      /* start of the AAC frame audio decoding starts at, 1/720000 s */
+    int64_t video_units, audio_frames;   /* access units of each track */
 };
 
-/* Scans the reference.  When have_interval is false the interval becomes
- * [first video key frame, end of the last frame).  err explains any status
- * other than REFSCAN_OK. */
+/* Scans the reference.  When have_interval is false the interval starts
+ * at the first picture decodable from the first random access point and
+ * runs to the end of each track.  err explains any status other than
+ * REFSCAN_OK. */
 enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const struct profile *p,
                                 bool have_interval, int64_t start, int64_t end,
                                 struct refscan *out, char *err, size_t errlen);

@@ -7,32 +7,43 @@
 
 #include <libavcodec/avcodec.h>
 
-#include "demux.h"
 #include "ts33.h"
 #include "util.h"
+#include "vvalid.h"
 
-/* Per-thread decoding state; lives on the side thread's stack. */
+#define PENDING_MAX 16           /* decoded pictures waiting for final validity (a DPB) */
+#define PAST_END_RUN 8           /* units in a row past the interval before decoding stops: one
+                                  * unit with a wild timestamp does not end the decode */
+#define AREC_RING 32
+
+struct pending {
+    AVFrame *frame;
+    int64_t d, pts;
+};
+
+/* Per-thread decoding state. */
 struct decode_state {
     struct side *s;
-    struct demux dm;
     struct bsrc b;
-    int vi, ai;                  /* stream indexes, -1 when absent */
-    int vpid, apid;
-    uint32_t vgaps_seen, agaps_seen;
+    struct au_demux ad;
     AVCodecContext *vdec, *adec;
     AVFrame *frame;
-    /* video groups */
-    bool group_open;
-    uint32_t group;
-    bool group_invalid;
-    bool taint;                  /* damage seen, no clean key frame since */
-    int64_t taint_after_pos;     /* a recovery key frame must start after this byte */
-    bool recovery_pending;
-    int64_t recovery_pts;
+    AVPacket *pkt;
+    bool failed;                 /* the exchange was aborted or memory ran out */
+    /* video */
+    struct vvalid vv;
+    struct pending pend[PENDING_MAX];
+    int npend;
+    int64_t vlast;               /* decode index of the last unit fed */
+    int vpast, apast;            /* units in a row past the interval */
+    bool vstopped;
+    bool access_window;          /* from a recovery point start to the next random access point */
     /* audio */
-    bool audio_taint;
-    bool audio_have_next;
-    int64_t audio_next_units;    /* where the next frame starts, 1/720000 s mod 2^36 */
+    bool astopped, audio_taint;
+    struct { int64_t serial, units; bool timed; } arec[AREC_RING];
+    int64_t aserial;
+    bool a_have_next;            /* where the next decoded frame starts, by the samples */
+    int64_t a_next;              /* decoded so far (1/720000 s) */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -40,30 +51,6 @@ static void track_error(struct side_track *t, const char *what, int rc)
     t->decode_error = true;
     if (!t->first_error[0])
         snprintf(t->first_error, sizeof t->first_error, "%s: %s", what, av_err2str(rc));
-}
-
-static void taint_video(struct decode_state *st, int64_t after_pos)
-{
-    st->group_invalid = true;
-    if (!st->taint || after_pos > st->taint_after_pos)
-        st->taint_after_pos = after_pos;
-    st->taint = true;
-    st->recovery_pending = false;
-}
-
-static int pick_stream(const struct demux *d, enum AVMediaType type, enum AVCodecID want)
-{
-    int first = -1;
-    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
-        const AVCodecParameters *cp = d->fmt->streams[i]->codecpar;
-        if (cp->codec_type != type)
-            continue;
-        if (cp->codec_id == want)
-            return (int)i;
-        if (first < 0)
-            first = (int)i;
-    }
-    return first;
 }
 
 /* Called by the decoder when a new sequence (SPS) is activated, before any
@@ -79,15 +66,13 @@ static enum AVPixelFormat get_format_in_envelope(AVCodecContext *c, const enum A
     return avcodec_default_get_format(c, fmts);
 }
 
-static AVCodecContext *open_decoder(struct decode_state *st, int idx, const char *name, int flags,
-                                    int flags2, struct side_log *log, struct side_track *t)
+static AVCodecContext *open_decoder(struct decode_state *st, const char *name, int flags, int flags2,
+                                    struct side_log *log, struct side_track *t)
 {
-    const AVStream *avs = st->dm.fmt->streams[idx];
     const struct profile *p = st->s->cfg.profile;
     const AVCodec *codec = avcodec_find_decoder_by_name(name);
     AVCodecContext *c = codec ? avcodec_alloc_context3(codec) : NULL;
-    if (!c || avcodec_parameters_to_context(c, avs->codecpar) < 0) {
-        avcodec_free_context(&c);
+    if (!c) {
         snprintf(t->first_error, sizeof t->first_error, "decoder %s unavailable", name);
         return NULL;
     }
@@ -96,7 +81,7 @@ static AVCodecContext *open_decoder(struct decode_state *st, int idx, const char
     c->flags |= flags;
     c->flags2 |= flags2;
     c->strict_std_compliance = p->strict_std_compliance;
-    c->pkt_timebase = avs->time_base;
+    c->pkt_timebase = (AVRational){1, 90000};
     c->opaque = log;
     if (log->max_width > 0)
         c->get_format = get_format_in_envelope;
@@ -108,99 +93,80 @@ static AVCodecContext *open_decoder(struct decode_state *st, int idx, const char
     return c;
 }
 
-static void setup_tracks(struct decode_state *st)
+static bool in_span(const struct span *sp, int64_t ref_t)
 {
-    struct side *s = st->s;
-    const struct profile *p = s->cfg.profile;
-    st->vi = pick_stream(&st->dm, AVMEDIA_TYPE_VIDEO, AV_CODEC_ID_H264);
-    st->ai = s->cfg.want_audio ? pick_stream(&st->dm, AVMEDIA_TYPE_AUDIO, AV_CODEC_ID_AAC) : -1;
-    if (st->vi >= 0) {
-        const AVStream *avs = st->dm.fmt->streams[st->vi];
-        s->res.video.present = true;
-        snprintf(s->res.video.codec, sizeof s->res.video.codec, "%s", avcodec_get_name(avs->codecpar->codec_id));
-        st->vpid = avs->id;
-        if (avs->codecpar->codec_id == AV_CODEC_ID_H264) {
-            st->vdec = open_decoder(st, st->vi, p->video_decoder, p->video_flags, 0, &s->vlog, &s->res.video);
-            s->res.video.codec_ok = st->vdec != NULL;
-        }
-    }
-    if (st->ai >= 0) {
-        const AVStream *avs = st->dm.fmt->streams[st->ai];
-        s->res.audio.present = true;
-        snprintf(s->res.audio.codec, sizeof s->res.audio.codec, "%s", avcodec_get_name(avs->codecpar->codec_id));
-        st->apid = avs->id;
-        if (avs->codecpar->codec_id == AV_CODEC_ID_AAC) {
-            st->adec = open_decoder(st, st->ai, p->audio_decoder, p->audio_flags, p->audio_flags2,
-                                    &s->alog, &s->res.audio);
-            s->res.audio.codec_ok = st->adec != NULL;
-        }
-    }
+    return ts33_in_interval(ref_t, sp->start, sp->end);
 }
 
-/* Lost TS packets on a track's PID, seen by the integrity scanner. */
-static void check_gaps(struct decode_state *st)
+/* At or after the span's end (before its start is not "past"). */
+static bool past_end(const struct span *sp, int64_t ref_t)
 {
-    const struct tscheck *ts = st->b.ts;
-    if (st->vdec && ts->pid[st->vpid & 0x1FFF].gaps != st->vgaps_seen) {
-        st->vgaps_seen = ts->pid[st->vpid & 0x1FFF].gaps;
-        st->s->res.video.lost_packets = true;
-        taint_video(st, (int64_t)st->b.pos);
-    }
-    if (st->adec && ts->pid[st->apid & 0x1FFF].gaps != st->agaps_seen) {
-        st->agaps_seen = ts->pid[st->apid & 0x1FFF].gaps;
-        st->s->res.audio.lost_packets = true;
-        st->audio_taint = true;
-    }
+    return ts33_diff(ref_t, sp->start) >= ts33_interval_len(sp->start, sp->end);
 }
 
-/* The FFmpeg log may report damage the API does not (e.g. reorder growth). */
-static void check_logs(struct decode_state *st)
+/* Signed distance a - b in 1/720000 s units, the short way round. */
+static int64_t units_diff(int64_t a, int64_t b)
 {
-    struct side *s = st->s;
-    if (atomic_exchange(&s->vlog.errors, 0)) {
-        s->res.video.decode_error = true;
-        if (!s->res.video.first_error[0])
-            snprintf(s->res.video.first_error, sizeof s->res.video.first_error, "decoder logged an error");
-        taint_video(st, (int64_t)st->b.pos);
-    }
-    if (atomic_exchange(&s->vlog.reorder_growth, 0)) {
-        s->res.video.dropped = true;
-        taint_video(st, (int64_t)st->b.pos);
-    }
-    if (atomic_exchange(&s->vlog.oversize, 0)) {
-        s->res.video.oversize = true;
-        taint_video(st, (int64_t)st->b.pos);
-    }
-    if (atomic_exchange(&s->alog.errors, 0)) {
-        s->res.audio.decode_error = true;
-        st->audio_taint = true;
-    }
+    int64_t d = (a - b) % AU_UNITS_MOD;
+    if (d < 0)
+        d += AU_UNITS_MOD;
+    return d >= AU_UNITS_MOD / 2 ? d - AU_UNITS_MOD : d;
 }
 
-static bool push_group_end(struct decode_state *st)
+static bool send_packet(struct decode_state *st, AVCodecContext *c, const uint8_t *pre, size_t pre_len,
+                        const uint8_t *data, size_t len, int64_t pts, int64_t dts, int64_t pos, int *rc)
 {
-    struct vitem end = {.kind = VITEM_GROUP_END, .group = st->group, .group_invalid = st->group_invalid};
-    return xfer_push_video(st->s->cfg.xfer, st->s->cfg.index, &end);
-}
-
-/* Output order: a key frame starts a new group; damage invalidates groups
- * until a key frame that starts after the damage has been output. */
-static bool enter_frame_group(struct decode_state *st, const AVFrame *f, int64_t pts)
-{
-    if (f->key_frame || !st->group_open) {
-        if (st->group_open) {
-            if (!push_group_end(st))
-                return false;
-            st->group++;
-        }
-        st->group_open = true;
-        if (st->taint && st->recovery_pending && f->key_frame && pts == st->recovery_pts)
-            st->taint = st->recovery_pending = false;
-        st->group_invalid = st->taint;
+    AVPacket *pkt = st->pkt;
+    if (av_new_packet(pkt, (int)(pre_len + len)) < 0) {
+        st->s->res.internal_error = st->failed = true;
+        return false;
     }
-    if (st->taint)
-        st->group_invalid = true;
+    if (pre_len)
+        memcpy(pkt->data, pre, pre_len);
+    memcpy(pkt->data + pre_len, data, len);
+    pkt->pts = pts;
+    pkt->dts = dts;
+    pkt->pos = pos;
+    *rc = avcodec_send_packet(c, pkt);
+    av_packet_unref(pkt);
     return true;
+}
+
+/* ---- video ---- */
+
+static bool push_video(struct decode_state *st, AVFrame *f, int64_t pts, int64_t ref_pts, bool valid)
+{
+    struct side *s = st->s;
+    struct vitem it = {.pts = pts, .rel = ts33_sub(ref_pts, s->cfg.video.start), .valid = valid,
+                       .frame = av_frame_alloc()};
+    if (!it.frame) {
+        s->res.internal_error = st->failed = true;
+        return false;
+    }
+    av_frame_move_ref(it.frame, f);
+    s->res.video.in_interval++;
+    if (!valid)
+        s->res.video.invalid = true;
+    if (!xfer_push_video(s->cfg.xfer, s->cfg.index, &it)) {
+        vitem_release(&it);
+        st->failed = true;
+        return false;
+    }
+    return true;
+}
+
+/* Hands on, in output order, the pictures whose validity is final. */
+static void drain_pending(struct decode_state *st)
+{
+    const struct side_config *cfg = &st->s->cfg;
+    while (st->npend > 0 && vvalid_final(&st->vv, st->pend[0].d)) {
+        struct pending p = st->pend[0];
+        memmove(st->pend, st->pend + 1, (size_t)--st->npend * sizeof st->pend[0]);
+        int64_t ref_pts = ts33_sub(p.pts, cfg->offset);
+        if (!st->failed && in_span(&cfg->video, ref_pts))
+            push_video(st, p.frame, p.pts, ref_pts, vvalid_valid(&st->vv, p.d, p.pts));
+        av_frame_free(&p.frame);
+    }
 }
 
 /* The reference must stay 8-bit 4:2:0 all along (the scan saw only its
@@ -213,105 +179,234 @@ static bool reference_frame_in_envelope(struct decode_state *st, const AVFrame *
     return false;
 }
 
-static bool handle_video_frame(struct decode_state *st, AVFrame *f)
+static void handle_video_frame(struct decode_state *st, AVFrame *f)
 {
-    struct side *s = st->s;
-    struct side_track *t = &s->res.video;
-    /* Only the frame's own PTS places it: FFmpeg's best_effort_timestamp is a
-     * guess, and a guessed time is not a declared one. */
-    int64_t pts = f->pts;
+    struct side_track *t = &st->s->res.video;
+    int64_t d = f->pkt_pos;
+    bool preroll = vvalid_preroll(&st->vv, d);
     t->frames_out++;
-    if (!enter_frame_group(st, f, ts33_norm(pts)))
-        return false;
-    if ((f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags) {
+    if (((f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags) && !preroll) {
         t->corrupt = true;
-        st->group_invalid = true;
+        vvalid_damage(&st->vv, d);
     }
     if (!reference_frame_in_envelope(st, f))
-        st->group_invalid = true;
-    if (pts == AV_NOPTS_VALUE) {
-        t->missing_pts = true;
-        st->group_invalid = true;
+        vvalid_damage(&st->vv, d);
+    /* Only the frame's own PTS places it: a guessed time is not a declared one. */
+    int64_t pts = f->pts == AV_NOPTS_VALUE ? -1 : ts33_norm(f->pts);
+    vvalid_output(&st->vv, d, pts);
+    if (pts < 0) {
+        t->missing_pts |= !preroll;
         av_frame_unref(f);
-        return true;
+    } else {
+        if (st->npend == PENDING_MAX) {
+            vvalid_force(&st->vv, st->pend[0].d);   /* more held back than any DPB */
+            drain_pending(st);
+        }
+        struct pending *p = &st->pend[st->npend];
+        p->frame = av_frame_alloc();
+        if (!p->frame) {
+            st->s->res.internal_error = st->failed = true;
+            return;
+        }
+        av_frame_move_ref(p->frame, f);
+        p->d = d, p->pts = pts;
+        st->npend++;
     }
-    pts = ts33_norm(pts);
-    int64_t ref_pts = ts33_sub(pts, s->cfg.offset);
-    if (!ts33_in_interval(ref_pts, s->cfg.start, s->cfg.end)) {
-        av_frame_unref(f);       /* pre-roll or after the interval */
-        return true;
-    }
-    struct vitem it = {.kind = VITEM_FRAME, .pts = pts, .group = st->group,
-                       .rel = ts33_sub(ref_pts, s->cfg.start), .frame = av_frame_alloc()};
-    if (!it.frame) {
-        s->res.internal_error = true;
-        return false;
-    }
-    av_frame_move_ref(it.frame, f);
-    t->in_interval++;
-    if (!xfer_push_video(s->cfg.xfer, s->cfg.index, &it)) {
-        vitem_release(&it);
-        return false;
-    }
-    return true;
+    drain_pending(st);
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-/* Audio time is kept in 1/720000 s: a 90 kHz tick is 8 units and a 48 kHz
- * sample 15 units, so sample times are exact integers. */
-static bool handle_audio_frame(struct decode_state *st, AVFrame *f)
+/* Damage reported by the decoder or its log belongs to the unit being
+ * decoded.  After a start at a recovery point (not an IDR), the pictures
+ * of its first GOP may carry reference marking commands for pictures from
+ * before the start, which were never decoded: those failures are expected
+ * and name no damage (a picture that is really missing shows as a failed
+ * prediction, which is). */
+static void video_damage(struct decode_state *st, const char *what, int rc)
 {
     struct side *s = st->s;
+    bool preroll = vvalid_preroll(&st->vv, st->vlast);
+    if (rc < 0) {
+        vvalid_damage(&st->vv, st->vlast);
+        if (!preroll)
+            track_error(&s->res.video, what, rc);
+    }
+    int errors = atomic_exchange(&s->vlog.errors, 0), marking = atomic_exchange(&s->vlog.ref_marking, 0);
+    if (errors && errors == marking && st->access_window)
+        errors = 0;
+    if (errors) {
+        vvalid_damage(&st->vv, st->vlast);
+        if (!preroll && !s->res.video.decode_error) {
+            s->res.video.decode_error = true;
+            snprintf(s->res.video.first_error, sizeof s->res.video.first_error, "decoder logged an error");
+        }
+    }
+    if (atomic_exchange(&s->vlog.reorder_growth, 0)) {
+        vvalid_damage(&st->vv, st->vlast);
+        s->res.video.dropped |= !preroll;
+    }
+    if (atomic_exchange(&s->vlog.oversize, 0)) {   /* refused, pre-roll or not */
+        vvalid_damage(&st->vv, st->vlast);
+        s->res.video.oversize = true;
+    }
+}
+
+static void receive_video(struct decode_state *st)
+{
+    for (;;) {
+        int rc = avcodec_receive_frame(st->vdec, st->frame);
+        if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
+            break;
+        video_damage(st, "receive", rc);
+        if (rc < 0)
+            break;
+        handle_video_frame(st, st->frame);
+        av_frame_unref(st->frame);
+    }
+}
+
+static void stop_video(struct decode_state *st)
+{
+    if (!st->vdec || st->vstopped)
+        return;
+    st->vstopped = true;
+    avcodec_send_packet(st->vdec, NULL);
+    receive_video(st);
+    vvalid_flush(&st->vv);
+    drain_pending(st);
+    if (st->vv.dropped_in_interval)
+        st->s->res.video.dropped = true;
+}
+
+static bool random_access_point(const struct au *au)
+{
+    return au->h264.idr || au->h264.recovery_cnt >= 0;
+}
+
+static void feed_video(struct decode_state *st, const struct au *au, int64_t ref_pts, bool in_interval)
+{
+    struct side *s = st->s;
+    const struct side_config *cfg = &s->cfg;
+    struct side_track *t = &s->res.video;
+    bool timed = au->pts != AU_NO_TS;
+    bool preroll = timed && ts33_diff(ref_pts, cfg->video_recovery) < 0;
+    enum vv_cut cut = au->h264.idr ? VV_CUT_IDR
+                      : au->h264.recovery_cnt == 0 && h264_au_intra(&au->h264) ? VV_CUT_RECOVERY
+                                                                                : VV_CUT_NONE;
+    if (t->packets_fed == 0)
+        st->access_window = !au->h264.idr;
+    else if (random_access_point(au))
+        st->access_window = false;
+    int64_t d = st->vlast = vvalid_feed(&st->vv, timed ? au->pts : -1, preroll, in_interval, cut);
+    if (au->damaged) {
+        vvalid_damage(&st->vv, d);
+        t->lost_packets |= !preroll;
+    }
+    /* The first unit gets the latest parameter sets seen before it. */
+    uint8_t *ps = NULL;
+    size_t ps_len = 0;
+    if (t->packets_fed == 0 && (ps_len = h264_ps_size(&st->ad.t[TSD_VIDEO].ps)) > 0) {
+        ps = malloc(ps_len);
+        ps_len = ps ? h264_ps_write(&st->ad.t[TSD_VIDEO].ps, ps) : 0;
+    }
+    t->packets_fed++;
+    int rc = 0;
+    bool sent = send_packet(st, st->vdec, ps, ps_len, au->data, au->size, timed ? au->pts : AV_NOPTS_VALUE,
+                            au->dts != AU_NO_TS ? au->dts : AV_NOPTS_VALUE, d, &rc);
+    free(ps);
+    if (!sent)
+        return;
+    video_damage(st, "send", rc == AVERROR(EAGAIN) ? 0 : rc);
+    receive_video(st);
+}
+
+static void video_au(struct decode_state *st, const struct au *au)
+{
+    struct side *s = st->s;
+    const struct side_config *cfg = &s->cfg;
+    struct side_track *t = &s->res.video;
+    bool timed = au->pts != AU_NO_TS;
+    int64_t ref_pts = timed ? ts33_sub(au->pts, cfg->offset) : 0;
+    bool in_interval = timed && in_span(&cfg->video, ref_pts);
+    if (st->vstopped) {
+        t->late |= in_interval;
+        return;
+    }
+    if (!t->started) {
+        /* the reference's random access point, or the first one after it */
+        bool here = timed && (ref_pts == cfg->video_boundary ||
+                              (random_access_point(au) && ts33_diff(ref_pts, cfg->video_boundary) >= 0));
+        if (!here) {
+            t->skipped |= in_interval;
+            return;
+        }
+        st->vdec = open_decoder(st, cfg->profile->video_decoder, cfg->profile->video_flags, 0, &s->vlog, t);
+        if (!st->vdec) {
+            s->res.internal_error = st->failed = true;
+            return;
+        }
+        t->started = true;
+    }
+    /* Nothing of the interval is decoded from a unit whose DTS is past it
+     * (DTS only grows): after a run of such units decoding stops. */
+    int64_t ref_dts = au->dts != AU_NO_TS ? ts33_sub(au->dts, cfg->offset) : ref_pts;
+    bool past = (timed || au->dts != AU_NO_TS) && past_end(&cfg->video, ref_dts);
+    st->vpast = past ? st->vpast + 1 : 0;
+    if (st->vpast >= PAST_END_RUN) {
+        stop_video(st);
+        t->late |= in_interval;
+        return;
+    }
+    feed_video(st, au, ref_pts, in_interval);
+}
+
+/* ---- audio ---- */
+
+static void handle_audio_frame(struct decode_state *st, AVFrame *f)
+{
+    struct side *s = st->s;
+    const struct side_config *cfg = &s->cfg;
     struct side_track *t = &s->res.audio;
     t->frames_out++;
     if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)) {
         t->corrupt = true;
         st->audio_taint = true;
     }
-    /* A PES carries one PTS for the first AAC frame that begins in it; the
-     * frames after it are timed by continuation (ISO/IEC 13818-1 2.4.3.7),
-     * exactly, in sample units.  A frame with neither cannot be placed. */
-    bool timed = f->pts != AV_NOPTS_VALUE;
-    if ((!timed && !st->audio_have_next) || f->format != AV_SAMPLE_FMT_FLTP || f->sample_rate <= 0) {
-        t->missing_pts |= !timed;
+    int64_t serial = f->pkt_pos;
+    bool known = serial >= 0 && serial < st->aserial && st->aserial - serial <= AREC_RING &&
+                 st->arec[serial % AREC_RING].serial == serial && st->arec[serial % AREC_RING].timed;
+    if (!known || f->format != AV_SAMPLE_FMT_FLTP || f->sample_rate <= 0) {
+        t->missing_pts |= !known;
         st->audio_taint = true;
-        st->audio_have_next = false;
-        return true;
+        st->a_have_next = false;
+        return;
     }
     int channels = f->ch_layout.nb_channels;
-    if (s->cfg.index == XFER_REF &&
-        (f->sample_rate != s->cfg.profile->audio_sample_rate || channels != s->cfg.profile->audio_channels))
+    if (s->cfg.index == XFER_REF && (f->sample_rate != cfg->profile->audio_sample_rate ||
+                                     channels != cfg->profile->audio_channels)) {
         t->params_changed = true;
-    int64_t unit = 720000 / f->sample_rate;   /* 15 at 48 kHz */
-    if (720000 % f->sample_rate)
-        unit = 15;                            /* other rates only ever mismatch */
-    int64_t abs_units = timed ? ts33_norm(f->pts) * 8 : st->audio_next_units;
-    st->audio_next_units = (abs_units + f->nb_samples * unit) % (TS33_MOD * 8);
-    st->audio_have_next = true;
-    /* signed distance from START, in units, the short way round */
-    int64_t d = (abs_units - ts33_add(s->cfg.start, s->cfg.offset) * 8) % (TS33_MOD * 8);
-    if (d < 0)
-        d += TS33_MOD * 8;
-    if (d >= TS33_MOD * 4)
-        d -= TS33_MOD * 8;
-    int64_t len = ts33_interval_len(s->cfg.start, s->cfg.end) * 8;
-    int64_t i0 = d >= 0 ? 0 : ceil_div(-d, unit);
-    int64_t i1 = ceil_div(len - d, unit);
+        st->audio_taint = true;
+    }
+    int64_t unit = au_units_per_sample(f->sample_rate);
+    if (!unit)
+        unit = 15;               /* rates with inexact sample times only ever mismatch */
+    int64_t abs_units = st->arec[serial % AREC_RING].units;
+    st->a_next = (abs_units + f->nb_samples * unit) % AU_UNITS_MOD;
+    st->a_have_next = true;
+    int64_t d = units_diff(abs_units, ts33_add(cfg->audio.start, cfg->offset) * AU_UNITS_PER_TICK);
+    int64_t len = ts33_interval_len(cfg->audio.start, cfg->audio.end) * AU_UNITS_PER_TICK;
+    int64_t i0 = d >= 0 ? 0 : (-d + unit - 1) / unit;
+    int64_t i1 = len - d <= 0 ? 0 : (len - d + unit - 1) / unit;
     if (i1 > f->nb_samples)
         i1 = f->nb_samples;
     if (i0 >= i1)
-        return true;
+        return;
     size_t n = (size_t)(i1 - i0);
     struct aitem it = {.nb_samples = (int)n, .channels = channels, .sample_rate = f->sample_rate,
-                       .pts = abs_units / 8, .rel_units = d + i0 * unit, .valid = !st->audio_taint,
-                       .pcm = malloc(n * (size_t)channels * sizeof(float))};
+                       .pts = abs_units / AU_UNITS_PER_TICK, .rel_units = d + i0 * unit,
+                       .valid = !st->audio_taint, .pcm = malloc(n * (size_t)channels * sizeof(float))};
     if (!it.pcm) {
-        s->res.internal_error = true;
-        return false;
+        s->res.internal_error = st->failed = true;
+        return;
     }
     /* Interleave by copying: no arithmetic touches a sample. */
     for (int c = 0; c < channels; c++) {
@@ -320,89 +415,123 @@ static bool handle_audio_frame(struct decode_state *st, AVFrame *f)
             it.pcm[i * (size_t)channels + (size_t)c] = plane[i];
     }
     t->in_interval += (int64_t)n;
+    t->invalid |= !it.valid;
     if (!xfer_push_audio(s->cfg.xfer, s->cfg.index, &it)) {
         aitem_release(&it);
-        return false;
+        st->failed = true;
     }
-    return true;
 }
 
-static bool receive_all(struct decode_state *st, AVCodecContext *c, bool video)
+static void receive_audio(struct decode_state *st)
 {
-    struct side_track *t = video ? &st->s->res.video : &st->s->res.audio;
+    struct side *s = st->s;
     for (;;) {
-        int rc = avcodec_receive_frame(c, st->frame);
+        int rc = avcodec_receive_frame(st->adec, st->frame);
         if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
-            return true;
+            break;
         if (rc < 0) {
-            track_error(t, "receive", rc);
-            if (video)
-                taint_video(st, (int64_t)st->b.pos);
-            else
-                st->audio_taint = true;
-            return true;
-        }
-        check_logs(st);
-        bool ok = video ? handle_video_frame(st, st->frame) : handle_audio_frame(st, st->frame);
-        av_frame_unref(st->frame);
-        if (!ok)
-            return false;
-    }
-}
-
-/* Packets before the boundary are skipped: the boundary is where both sides
- * begin the same packet sequence. */
-static bool at_boundary(struct decode_state *st, const AVPacket *pkt, bool video)
-{
-    const struct side_config *cfg = &st->s->cfg;
-    if (pkt->pts == AV_NOPTS_VALUE || (video && !(pkt->flags & AV_PKT_FLAG_KEY)))
-        return false;
-    int64_t ref_pts = ts33_sub(ts33_norm(pkt->pts), cfg->offset);
-    return ts33_diff(ref_pts, video ? cfg->video_boundary : cfg->audio_boundary) >= 0;
-}
-
-static bool feed(struct decode_state *st, AVCodecContext *c, AVPacket *pkt, bool video)
-{
-    struct side_track *t = video ? &st->s->res.video : &st->s->res.audio;
-    if (!t->started) {
-        if (!at_boundary(st, pkt, video))
-            return true;
-        t->started = true;
-    }
-    if (pkt->flags & AV_PKT_FLAG_CORRUPT) {
-        t->lost_packets = true;
-        if (video)
-            taint_video(st, pkt->pos);
-        else
+            track_error(&s->res.audio, "receive", rc);
             st->audio_taint = true;
+            break;
+        }
+        if (atomic_exchange(&s->alog.errors, 0)) {
+            s->res.audio.decode_error = true;
+            st->audio_taint = true;
+        }
+        handle_audio_frame(st, st->frame);
+        av_frame_unref(st->frame);
     }
-    if (video && st->taint && (pkt->flags & AV_PKT_FLAG_KEY) && pkt->pos > st->taint_after_pos &&
-        !st->recovery_pending && pkt->pts != AV_NOPTS_VALUE) {
-        st->recovery_pending = true;
-        st->recovery_pts = ts33_norm(pkt->pts);
-    }
+}
+
+static void stop_audio(struct decode_state *st)
+{
+    if (!st->adec || st->astopped)
+        return;
+    st->astopped = true;
+    avcodec_send_packet(st->adec, NULL);
+    receive_audio(st);
+}
+
+static void feed_audio(struct decode_state *st, const struct au *au)
+{
+    struct side *s = st->s;
+    struct side_track *t = &s->res.audio;
+    int64_t serial = st->aserial++;
+    /* A frame without a PTS of its own follows the samples the previous one
+     * decoded to (its header's sample count can say otherwise: FFmpeg
+     * decodes one raw data block whatever the header claims). */
+    bool own = au->pts != AU_NO_TS;
+    st->arec[serial % AREC_RING].serial = serial;
+    st->arec[serial % AREC_RING].units = !own && st->a_have_next ? st->a_next : au->units;
+    st->arec[serial % AREC_RING].timed = au->timed || (!own && st->a_have_next);
+    if (au->damaged)
+        t->lost_packets = st->audio_taint = true;
+    if (!st->arec[serial % AREC_RING].timed)
+        t->missing_pts = st->audio_taint = true;   /* neither a PTS nor a previous frame */
+    st->a_have_next = false;     /* until this frame's output says where the next starts */
     t->packets_fed++;
-    int rc = avcodec_send_packet(c, pkt);
-    check_logs(st);
+    int rc = 0;
+    if (!send_packet(st, st->adec, NULL, 0, au->data, au->size, AV_NOPTS_VALUE, AV_NOPTS_VALUE, serial, &rc))
+        return;
     if (rc < 0 && rc != AVERROR(EAGAIN)) {
         track_error(t, "send", rc);
-        if (video)
-            taint_video(st, pkt->pos);
-        else
-            st->audio_taint = true;
+        st->audio_taint = true;
     }
-    return receive_all(st, c, video);
+    if (atomic_exchange(&s->alog.errors, 0)) {
+        t->decode_error = true;
+        st->audio_taint = true;
+    }
+    receive_audio(st);
 }
 
+static void audio_au(struct decode_state *st, const struct au *au)
+{
+    struct side *s = st->s;
+    const struct side_config *cfg = &s->cfg;
+    struct side_track *t = &s->res.audio;
+    int64_t unit = au_units_per_sample(au->sample_rate);
+    int64_t span = au->samples * (unit ? unit : 15);
+    int64_t len = ts33_interval_len(cfg->audio.start, cfg->audio.end) * AU_UNITS_PER_TICK;
+    int64_t rel = au->timed ? units_diff(au->units, ts33_add(cfg->audio.start, cfg->offset) * AU_UNITS_PER_TICK)
+                            : 0;
+    bool in_interval = au->timed && rel + span > 0 && rel < len;
+    if (st->astopped) {
+        t->late |= in_interval;
+        return;
+    }
+    if (!t->started) {
+        int64_t boundary = (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
+        if (!au->timed || units_diff(au->units, boundary) < 0) {
+            t->skipped |= in_interval;
+            return;
+        }
+        st->adec = open_decoder(st, cfg->profile->audio_decoder, cfg->profile->audio_flags,
+                                cfg->profile->audio_flags2, &s->alog, t);
+        if (!st->adec) {
+            s->res.internal_error = st->failed = true;
+            return;
+        }
+        t->started = true;
+    }
+    st->apast = au->timed && rel >= len ? st->apast + 1 : 0;
+    if (st->apast >= PAST_END_RUN) {
+        stop_audio(st);
+        return;
+    }
+    feed_audio(st, au);
+}
+
+/* ---- the thread ---- */
+
 /* Limits of the whole check, enforced as the side reads (docs/exact-av-v1.md):
- * the deadline, and the number of streams the demuxer may hold.  True when
+ * the deadline, and the programs and streams the demuxer holds.  True when
  * one is reached; the side then stops as after a read error. */
 static bool over_limits(struct decode_state *st)
 {
     const char *why = NULL;
     if (st->s->cfg.deadline_ms && util_now_ms() >= st->s->cfg.deadline_ms)
         why = "deadline_exceeded";
-    else if (demux_too_many_streams(&st->dm))
+    else if (st->ad.td.too_many)
         why = "too_many_streams";
     if (!why)
         return false;
@@ -411,68 +540,40 @@ static bool over_limits(struct decode_state *st)
         snprintf(st->b.io_reason, sizeof st->b.io_reason, "%s", why);
         snprintf(st->b.io_detail, sizeof st->b.io_detail, "%s", why[0] == 'd'
                  ? "the check's deadline (--deadline) passed while decoding"
-                 : "more streams than the demuxer holds; a stream may be missing");
+                 : "more programs or streams than the demuxer holds; a stream may be missing");
     }
     return true;
 }
 
-static bool run_packets(struct decode_state *st)
+static bool on_au(void *opaque, const struct au *au)
 {
-    AVPacket *pkt = av_packet_alloc();
-    if (!pkt)
+    struct decode_state *st = opaque;
+    if (over_limits(st))
         return false;
-    bool ok = true;
-    int rc = AVERROR_EOF;
-    while (ok && !over_limits(st) && (rc = av_read_frame(st->dm.fmt, pkt)) >= 0) {
-        check_gaps(st);
-        if (pkt->stream_index == st->vi && st->vdec)
-            ok = feed(st, st->vdec, pkt, true);
-        else if (pkt->stream_index == st->ai && st->adec)
-            ok = feed(st, st->adec, pkt, false);
-        av_packet_unref(pkt);
-    }
-    av_packet_free(&pkt);
-    over_limits(st);   /* streams declared without any packet count too */
-    if (ok && rc != AVERROR_EOF && !st->b.io_error) {
-        snprintf(st->b.io_reason, sizeof st->b.io_reason, "demux_error");
-        snprintf(st->b.io_detail, sizeof st->b.io_detail, "%s", av_err2str(rc));
-        st->b.io_error = true;
-    }
-    return ok;
+    if (au->track == TSD_VIDEO && st->ad.t[TSD_VIDEO].codec == AU_CODEC_H264)
+        video_au(st, au);
+    else if (au->track == TSD_AUDIO && st->s->cfg.want_audio && st->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC)
+        audio_au(st, au);
+    return !st->failed;
 }
 
-/* End of stream: an incomplete observation taints what is still in flight. */
-static bool flush_all(struct decode_state *st)
+static void describe_track(const struct decode_state *st, enum tsd_track tr, struct side_track *t)
 {
-    check_gaps(st);
-    bool complete = !st->b.io_error && tscheck_complete(st->b.ts);
-    if (!complete) {
-        taint_video(st, INT64_MAX);
-        st->audio_taint = true;
-    }
-    if (st->vdec && st->s->res.video.started) {
-        avcodec_send_packet(st->vdec, NULL);
-        if (!receive_all(st, st->vdec, true))
-            return false;
-    }
-    if (st->adec && st->s->res.audio.started) {
-        avcodec_send_packet(st->adec, NULL);
-        if (!receive_all(st, st->adec, false))
-            return false;
-    }
-    if (st->group_open && !push_group_end(st))
-        return false;
-    struct side_track *v = &st->s->res.video;
-    if (v->started && v->frames_out < v->packets_fed && !v->decode_error)
-        v->dropped = true;
-    return true;
+    const struct au_track *at = &st->ad.t[tr];
+    t->present = st->ad.td.pes[tr].pid >= 0;
+    if (!t->present)
+        return;
+    const char *announced = st->ad.td.pes[tr].codec, *want = tr == TSD_VIDEO ? "h264" : "aac";
+    snprintf(t->codec, sizeof t->codec, "%s", at->codec_name ? at->codec_name : announced);
+    /* a track without data keeps what its PMT announces: missing, not transcoded */
+    t->codec_ok = at->codec == (tr == TSD_VIDEO ? AU_CODEC_H264 : AU_CODEC_AAC) ||
+                  (at->codec == AU_CODEC_NONE && !strncmp(announced, want, strlen(want)));
 }
 
 static void record_observation(struct decode_state *st)
 {
     struct side_result *r = &st->s->res;
-    if (!st->b.ts->finished)
-        tscheck_finish(st->b.ts);
+    const struct tsdemux *td = &st->ad.td;
     r->io_error = st->b.io_error;
     snprintf(r->io_reason, sizeof r->io_reason, "%s", st->b.io_reason);
     snprintf(r->io_detail, sizeof r->io_detail, "%s", st->b.io_detail);
@@ -480,39 +581,57 @@ static void record_observation(struct decode_state *st)
     r->ts_issue = st->b.ts->issue;
     r->ts_issue_offset = st->b.ts->issue_offset;
     r->ts_issue_pid = st->b.ts->issue_pid;
-    r->bytes = st->b.pos;
+    r->bytes = st->b.ts->bytes;
+    r->selection = td->selection;
+    r->opened = td->selection != TSD_SEL_NONE;
+    if (!r->opened)
+        snprintf(r->open_error, sizeof r->open_error, "no program (PAT/PMT) found");
+    if (tsdemux_program(td))
+        r->program = *tsdemux_program(td);
+    r->track_set_changed = td->track_set_changed;
+    describe_track(st, TSD_VIDEO, &r->video);
+    describe_track(st, TSD_AUDIO, &r->audio);
+}
+
+static void release(struct decode_state *st)
+{
+    for (int i = 0; i < st->npend; i++)
+        av_frame_free(&st->pend[i].frame);
+    av_frame_free(&st->frame);
+    av_packet_free(&st->pkt);
+    avcodec_free_context(&st->vdec);
+    avcodec_free_context(&st->adec);
+    au_demux_free(&st->ad);
+    vvalid_free(&st->vv);
+    bsrc_close(&st->b);
 }
 
 static void *side_main(void *arg)
 {
     struct side *s = arg;
-    struct decode_state st = {.s = s, .vi = -1, .ai = -1};
-    bool ok = false;
-    if (bsrc_init(&st.b, s->cfg.segs, s->cfg.nsegs)) {
+    struct decode_state *st = calloc(1, sizeof *st);
+    if (!st) {
         s->res.internal_error = true;
-        goto done;
+        xfer_close(s->cfg.xfer, s->cfg.index);
+        return NULL;
     }
-    if (demux_open(&st.dm, &st.b, false, s->res.open_error, sizeof s->res.open_error)) {
-        bsrc_drain(&st.b);
-        record_observation(&st);
-        goto done;
-    }
-    s->res.opened = true;
-    st.frame = av_frame_alloc();
-    if (!st.frame) {
+    st->s = s;
+    if (bsrc_init(&st->b, s->cfg.segs, s->cfg.nsegs) ||
+        au_demux_init(&st->ad, &s->cfg.select, on_au, st, &st->b) || vvalid_init(&st->vv) ||
+        !(st->frame = av_frame_alloc()) || !(st->pkt = av_packet_alloc())) {
         s->res.internal_error = true;
     } else {
-        setup_tracks(&st);
-        ok = run_packets(&st) && flush_all(&st);
+        au_demux_run(&st->ad);
+        over_limits(st);   /* streams declared without any access unit count too */
+        if (!st->failed) {
+            stop_video(st);
+            stop_audio(st);
+        }
+        record_observation(st);
     }
-    record_observation(&st);
-    s->res.aborted = !ok && !s->res.internal_error;
-    av_frame_free(&st.frame);
-    avcodec_free_context(&st.vdec);
-    avcodec_free_context(&st.adec);
-    demux_close(&st.dm);
-done:
-    bsrc_close(&st.b);
+    s->res.aborted = st->failed && !s->res.internal_error;
+    release(st);
+    free(st);
     xfer_close(s->cfg.xfer, s->cfg.index);
     return NULL;
 }
@@ -523,8 +642,10 @@ int side_start(struct side *s, const struct side_config *cfg)
     s->cfg = *cfg;
     atomic_init(&s->vlog.errors, 0);
     atomic_init(&s->vlog.reorder_growth, 0);
+    atomic_init(&s->vlog.ref_marking, 0);
     atomic_init(&s->alog.errors, 0);
     atomic_init(&s->alog.reorder_growth, 0);
+    atomic_init(&s->alog.ref_marking, 0);
     atomic_init(&s->vlog.oversize, 0);
     atomic_init(&s->alog.oversize, 0);
     s->vlog.max_width = cfg->profile->max_width;

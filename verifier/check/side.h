@@ -1,19 +1,25 @@
-/* side.h - one decoding side: demux, decode, validity, hand-off.
+/* side.h - one decoding side: access units, decode, validity, hand-off.
  *
  * A side runs in its own thread with its own single-threaded decoders.  It
- * starts feeding its decoders at the declared decode boundary (mapped onto
- * its own timeline with the declared offset), so that both sides decode the
- * same packet sequence; pre-roll frames build state and are not handed on.
- *
- * Validity is tracked the way the contract needs it:
- *   video: frames are grouped in output order from key frame to key frame.
- *     A corrupt or concealed frame, a decoder error, a corrupt packet, a lost
- *     TS packet on the video PID, or an incomplete end of stream invalidates
- *     the current group and every group until a key frame that starts after
- *     the damage has been output.  Differences found in a group are only
- *     confirmed when the group ends valid on both sides (see compare.h).
- *   audio: AAC decoding depends on history, so after the first audio error
- *     every later audio item is invalid.
+ * reads its bytes through the access-unit layer (au.h), selecting the
+ * program as configured, and feeds its decoders from the declared decode
+ * boundary (mapped onto its own timeline with the declared offset), so
+ * that both sides decode the same access units:
+ *   video: from the access unit at the boundary's PTS (a random access
+ *     point of the reference), with the latest SPS/PPS seen before it fed
+ *     first; units displayed before the recovery point of that random
+ *     access are pre-roll (decoded, never compared, their failures are
+ *     expected); decoding stops at the first unit whose DTS is past the
+ *     interval, since nothing in the interval depends on it;
+ *   audio: from the AAC frame at the boundary (one frame before the one
+ *     holding the interval's start, so that the overlap is complete), to
+ *     the first frame starting past the interval.
+ * Validity: video by decode dependency (vvalid.h); audio, whose decoder
+ * carries state forward, is invalid after the first error.  Only frames
+ * and samples of the track's interval are handed on, each marked valid or
+ * not.  Every access unit of the interval must be decoded into valid
+ * output, else the side says why (skipped before a random access point,
+ * dropped by the decoder, after the decode stopped, invalid).
  */
 #ifndef SIDE_H
 #define SIDE_H
@@ -22,19 +28,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "au.h"
 #include "bsrc.h"
 #include "profile.h"
+#include "tsdemux.h"
 #include "xfer.h"
+
+/* A half-open interval [start, end) on the reference timeline, 90 kHz, 33-bit. */
+struct span {
+    int64_t start, end;
+};
 
 struct side_config {
     int index;                   /* XFER_REF or XFER_CAND */
     const struct profile *profile;
     struct bsrc_segment *segs;
     size_t nsegs;
+    struct tsd_select select;    /* which program */
     int64_t offset;              /* side_pts = (reference_pts + offset) mod 2^33 */
-    int64_t start, end;          /* the interval, reference timeline */
-    int64_t video_boundary;      /* reference timeline */
-    int64_t audio_boundary;
+    struct span video, audio;    /* each track's interval, reference timeline */
+    int64_t video_boundary;      /* PTS of the access unit decoding starts at */
+    int64_t video_recovery;      /* PTS from which decoded pictures are valid */
+    int64_t audio_boundary;      /* start of the AAC frame decoding starts at, 1/720000 s */
     bool want_audio;             /* the reference has audio */
     struct xfer *xfer;
     int64_t deadline_ms;         /* wall clock UTC ms to stop by (deadline_exceeded); 0: none */
@@ -45,20 +60,24 @@ struct side_config {
 struct side_log {
     atomic_int errors;           /* messages at AV_LOG_ERROR or worse */
     atomic_int reorder_growth;   /* "Increasing reorder buffer" */
+    atomic_int ref_marking;      /* of the errors: reference marking ("mmco: ...") */
     int max_width, max_height;   /* the profile's envelope (video only; 0: no limit) */
     atomic_int oversize;         /* a picture beyond it was refused before decoding */
 };
 
 struct side_track {
-    bool present;                /* the side carries this track */
+    bool present;                /* the selected program carries this track */
     bool codec_ok;               /* decodable by the profile's decoder */
     char codec[32];
     bool started;                /* the decode boundary was found */
-    bool decode_error;           /* send/receive failed, or the log said error */
-    bool corrupt;                /* a frame flagged corrupt or concealed */
-    bool lost_packets;           /* CC gap on its PID, or a corrupt packet */
-    bool missing_pts;
-    bool dropped;                /* frames dropped by the decoder */
+    bool decode_error;           /* send/receive failed, or the log said error (not in pre-roll) */
+    bool corrupt;                /* a frame flagged corrupt or concealed (not in pre-roll) */
+    bool lost_packets;           /* an access unit with lost or erroneous transport packets */
+    bool missing_pts;            /* a unit of the track that cannot be placed in time */
+    bool dropped;                /* units of the interval the decoder never output */
+    bool skipped;                /* units of the interval before the decode boundary */
+    bool late;                   /* units of the interval after decoding stopped */
+    bool invalid;                /* frames/samples of the interval from damaged data */
     bool params_changed;         /* reference only: left the envelope mid-stream */
     bool oversize;               /* pictures larger than the profile's max_width x max_height */
     int64_t packets_fed, frames_out;
@@ -67,8 +86,11 @@ struct side_track {
 };
 
 struct side_result {
-    bool opened;                 /* the demuxer accepted the stream */
+    bool opened;                 /* a program with a PMT was found */
     char open_error[256];
+    enum tsd_selection selection;
+    struct tsd_program program;  /* the selected program (number 0: none) */
+    bool track_set_changed;      /* a later PMT changed the program's track set */
     bool io_error;
     char io_reason[64], io_detail[256];
     bool ts_complete;

@@ -38,27 +38,29 @@ static void check_pes_complete(struct tscheck *ts, int pid, uint64_t offset)
 }
 
 /* Continuity (13818-1 2.4.3.3): counts only packets with payload; one
- * duplicate is allowed; a discontinuity_indicator allows any value. */
-static void check_continuity(struct tscheck *ts, int pid, int cc, bool discontinuity,
-                             const uint8_t *pkt, uint64_t offset)
+ * duplicate is allowed; a discontinuity_indicator allows any value.
+ * Returns the TSPKT_ flags of the packet. */
+static unsigned check_continuity(struct tscheck *ts, const struct ts_header *h, uint64_t offset)
 {
-    struct ts_pid_state *st = &ts->pid[pid];
-    (void)pkt;
-    if (st->last_cc < 0 || discontinuity) {
-        st->last_cc = (int8_t)cc;
+    struct ts_pid_state *st = &ts->pid[h->pid];
+    if (st->last_cc < 0 || h->discontinuity) {
+        st->last_cc = (int8_t)h->cc;
         st->dup_used = false;
-        return;
+        return 0;
     }
-    if (cc == st->last_cc && !st->dup_used) {
+    if (h->cc == st->last_cc && !st->dup_used) {
         st->dup_used = true;
-        return;
+        return TSPKT_DUP;
     }
-    if (cc != ((st->last_cc + 1) & 15)) {
+    unsigned flags = 0;
+    if (h->cc != ((st->last_cc + 1) & 15)) {
         st->gaps++;
-        note_issue(ts, TS_ISSUE_CONTINUITY_GAP, offset, pid);
+        note_issue(ts, TS_ISSUE_CONTINUITY_GAP, offset, h->pid);
+        flags = TSPKT_GAP;
     }
-    st->last_cc = (int8_t)cc;
+    st->last_cc = (int8_t)h->cc;
     st->dup_used = false;
+    return flags;
 }
 
 static void track_pes(struct tscheck *ts, int pid, bool unit_start, const uint8_t *payload,
@@ -79,44 +81,62 @@ static void track_pes(struct tscheck *ts, int pid, bool unit_start, const uint8_
     }
 }
 
-static void check_packet(struct tscheck *ts, const uint8_t *p, uint64_t offset)
+void ts_header_parse(const uint8_t *p, struct ts_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->pid = (p[1] & 0x1F) << 8 | p[2];
+    h->tei = p[1] & 0x80;
+    h->pusi = p[1] & 0x40;
+    h->cc = p[3] & 15;
+    int afc = (p[3] >> 4) & 3;
+    h->payload = 4;
+    if (afc & 2) {
+        size_t af_len = p[4];
+        if (af_len > TS_PACKET_SIZE - 5) {
+            h->malformed = true;
+            return;
+        }
+        h->discontinuity = af_len > 0 && (p[5] & 0x80);
+        h->payload = 5 + af_len;
+    }
+    h->has_payload = (afc & 1) && h->payload < TS_PACKET_SIZE;
+}
+
+static void check_packet(struct tscheck *ts, const uint8_t *p, uint64_t offset, tscheck_packet_fn fn,
+                         void *opaque)
 {
     if (p[0] != 0x47) {
         note_issue(ts, TS_ISSUE_SYNC_LOST, offset, -1);
         ts->lost_sync = true;
         return;
     }
-    int pid = (p[1] & 0x1F) << 8 | p[2];
-    bool tei = p[1] & 0x80, unit_start = p[1] & 0x40;
-    int afc = (p[3] >> 4) & 3, cc = p[3] & 15;
-    size_t off = 4;
-    bool discontinuity = false;
-
-    if (tei)
-        note_issue(ts, TS_ISSUE_TRANSPORT_ERROR, offset, pid);
-    if (pid == TS_PID_NULL)
+    struct ts_header h;
+    ts_header_parse(p, &h);
+    unsigned flags = h.tei ? TSPKT_TEI : 0;
+    if (h.tei)
+        note_issue(ts, TS_ISSUE_TRANSPORT_ERROR, offset, h.pid);
+    if (h.pid == TS_PID_NULL)
         return;
-    if (afc & 2) {
-        size_t af_len = p[4];
-        if (af_len > TS_PACKET_SIZE - 5) {
-            note_issue(ts, TS_ISSUE_MALFORMED, offset, pid);
-            return;
+    if (h.malformed) {
+        note_issue(ts, TS_ISSUE_MALFORMED, offset, h.pid);
+        return;
+    }
+    if ((p[3] >> 4) & 1) {     /* payload: the counter advances */
+        if (!ts->pid[h.pid].seen) {
+            ts->pid[h.pid].seen = true;
+            ts->pid[h.pid].last_cc = -1;
+            ts->seen_pids[ts->n_seen++] = (uint16_t)h.pid;
         }
-        discontinuity = af_len > 0 && (p[5] & 0x80);
-        off = 5 + af_len;
+        flags |= check_continuity(ts, &h, offset);
+        if (!(flags & TSPKT_DUP))
+            track_pes(ts, h.pid, h.pusi, p + h.payload, TS_PACKET_SIZE - h.payload, offset);
     }
-    if (!(afc & 1))
-        return; /* no payload: the counter does not advance */
-    if (!ts->pid[pid].seen) {
-        ts->pid[pid].seen = true;
-        ts->pid[pid].last_cc = -1;
-        ts->seen_pids[ts->n_seen++] = (uint16_t)pid;
-    }
-    check_continuity(ts, pid, cc, discontinuity, p, offset);
-    track_pes(ts, pid, unit_start, p + off, TS_PACKET_SIZE - off, offset);
+    if (fn)
+        fn(opaque, p, &h, flags);
 }
 
-void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len)
+void tscheck_feed_packets(struct tscheck *ts, const uint8_t *data, size_t len, tscheck_packet_fn fn,
+                          void *opaque)
 {
     while (len > 0) {
         if (ts->lost_sync) {
@@ -133,18 +153,23 @@ void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len)
             len -= take;
             ts->bytes += take;
             if (ts->partial_len == TS_PACKET_SIZE) {
-                check_packet(ts, ts->partial, ts->bytes - TS_PACKET_SIZE);
-                ts->packets++;
                 ts->partial_len = 0;
+                ts->packets++;
+                check_packet(ts, ts->partial, ts->bytes - TS_PACKET_SIZE, fn, opaque);
             }
             continue;
         }
-        check_packet(ts, data, ts->bytes);
         ts->packets++;
         ts->bytes += TS_PACKET_SIZE;
+        check_packet(ts, data, ts->bytes - TS_PACKET_SIZE, fn, opaque);
         data += TS_PACKET_SIZE;
         len -= TS_PACKET_SIZE;
     }
+}
+
+void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len)
+{
+    tscheck_feed_packets(ts, data, len, NULL, NULL);
 }
 
 void tscheck_segment_boundary(struct tscheck *ts)
@@ -155,7 +180,6 @@ void tscheck_segment_boundary(struct tscheck *ts)
     }
     for (unsigned i = 0; i < ts->n_seen; i++) {
         int pid = ts->seen_pids[i];
-        check_pes_complete(ts, pid, ts->bytes);
         ts->pid[pid].last_cc = -1;
         ts->pid[pid].dup_used = false;
     }
@@ -167,6 +191,8 @@ void tscheck_finish(struct tscheck *ts)
     if (ts->finished)
         return;
     tscheck_segment_boundary(ts);
+    for (unsigned i = 0; i < ts->n_seen; i++)
+        check_pes_complete(ts, ts->seen_pids[i], ts->bytes);
     if (ts->packets == 0)
         note_issue(ts, TS_ISSUE_EMPTY, 0, -1);
     ts->finished = true;

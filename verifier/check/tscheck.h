@@ -12,7 +12,12 @@
  *   - no packet carries transport_error_indicator;
  *   - every PES with a declared PES_packet_length is complete.
  * Segment boundaries (HLS, or several files of a binding) reset the
- * continuity state, because separately muxed segments restart counters.
+ * continuity counters, because separately muxed segments restart them; a
+ * PES is complete when it ends, whichever segment holds its end.  A byte
+ * range that continues the previous one is no boundary at all (bsrc.h).
+ *
+ * The demuxer (tsdemux.h) reads the same packets through
+ * tscheck_feed_packets(), with what the scanner found about each one.
  */
 #ifndef TSCHECK_H
 #define TSCHECK_H
@@ -63,13 +68,42 @@ struct tscheck {
     unsigned n_seen;
 };
 
+/* One TS packet's header (ISO/IEC 13818-1 2.4.3.2), read the same way by
+ * the scanner and the demuxer.  p must hold TS_PACKET_SIZE bytes starting
+ * with the sync byte. */
+struct ts_header {
+    int pid;
+    int cc;
+    bool tei, pusi, discontinuity;
+    bool malformed;              /* adaptation field longer than the packet */
+    bool has_payload;
+    size_t payload;              /* offset of the payload in the packet */
+};
+void ts_header_parse(const uint8_t *p, struct ts_header *h);
+
+/* What the scanner found about one packet it hands on. */
+enum {
+    TSPKT_GAP = 1,               /* packets of this PID were lost before it */
+    TSPKT_DUP = 2,               /* the allowed duplicate: carries nothing new */
+    TSPKT_TEI = 4,               /* transport_error_indicator set */
+};
+typedef void (*tscheck_packet_fn)(void *opaque, const uint8_t *pkt, const struct ts_header *h,
+                                  unsigned flags);
+
 /* The scanner is large (about 100 KiB): allocate it. */
 struct tscheck *tscheck_new(void);
 void tscheck_free(struct tscheck *ts);
 
 void tscheck_feed(struct tscheck *ts, const uint8_t *data, size_t len);
 
-/* A segment ends here: check that its PES are complete, forget counters. */
+/* The same, handing every whole packet with a sync byte and a readable
+ * header to fn (NULL: none) in stream order.  After a sync loss nothing is
+ * handed on until the next segment. */
+void tscheck_feed_packets(struct tscheck *ts, const uint8_t *data, size_t len, tscheck_packet_fn fn,
+                          void *opaque);
+
+/* A segment ends here: a partial packet is an issue; the next segment may
+ * restart the continuity counters.  PES continue across it. */
 void tscheck_segment_boundary(struct tscheck *ts);
 
 /* End of the stream: a partial packet or an incomplete PES is an issue. */

@@ -11,6 +11,7 @@
 #include "refscan.h"
 #include "side.h"
 #include "ts33.h"
+#include "tsdemux.h"
 #include "util.h"
 #include "verdict.h"
 #include "xfer.h"
@@ -85,13 +86,14 @@ static void compare_streams(struct run *r)
 
 static bool side_observation_complete(const struct side_result *s)
 {
-    return s->opened && !s->io_error && s->ts_complete && !s->aborted && !s->internal_error;
+    return s->opened && (s->selection == TSD_SEL_OK || s->selection == TSD_SEL_TRACK_SET) && !s->io_error &&
+           s->ts_complete && !s->aborted && !s->internal_error;
 }
 
 static bool track_clean(const struct side_track *t)
 {
     return !t->decode_error && !t->corrupt && !t->lost_packets && !t->dropped && !t->missing_pts &&
-           !t->params_changed && !t->oversize;
+           !t->params_changed && !t->skipped && !t->late && !t->invalid && !t->oversize;
 }
 
 /* The first reason, in a fixed order, why one side's track is not a
@@ -100,24 +102,32 @@ static const char *side_problem(const struct side_result *s, const struct side_t
 {
     if (!s->opened)
         return s->io_error ? (s->io_reason[0] ? s->io_reason : "io_error") : "not_mpegts";
+    if (s->selection == TSD_SEL_AMBIGUOUS || s->selection == TSD_SEL_NOT_FOUND)
+        return tsd_selection_code(s->selection);
     if (s->io_error)
         return s->io_reason[0] ? s->io_reason : "io_error";
     if (!s->ts_complete)
         return tscheck_issue_code(s->ts_issue);
-    if (t->oversize)   /* before the decoder error the refusal causes */
+    if (t->oversize)             /* before the decoder error the refusal causes */
         return "out_of_envelope";
-    if (t->lost_packets)
-        return "continuity_gap";
+    if (t->lost_packets)         /* lost packets are a transport issue, reported above */
+        return "corrupt_pes";
+    if (t->skipped)
+        return "no_random_access_before_interval";
     if (t->decode_error)
         return "decoder_error";
     if (t->corrupt)
         return "corrupt_frame";
     if (t->dropped)
         return "frames_dropped";
+    if (t->late)
+        return "access_unit_out_of_order";
     if (t->missing_pts)
         return "missing_timestamp";
     if (t->params_changed)
         return "params_changed";
+    if (t->invalid)
+        return "corrupt_frame";
     if (s->aborted)
         return "aborted";
     if (s->internal_error)
@@ -129,10 +139,14 @@ static const char *reference_reason(const char *problem)
 {
     static const struct { const char *code, *ref; } map[] = {
         {"io_error", "reference_io_error"}, {"continuity_gap", "reference_continuity_gap"},
+        {"corrupt_pes", "reference_corrupt_pes"},
         {"decoder_error", "reference_decoder_error"}, {"corrupt_frame", "reference_corrupt_frame"},
         {"frames_dropped", "reference_frames_dropped"}, {"missing_timestamp", "reference_missing_timestamp"},
         {"params_changed", "reference_out_of_profile"}, {"out_of_envelope", "reference_out_of_profile"},
+        {"access_unit_out_of_order", "reference_access_unit_out_of_order"},
         {"deadline_exceeded", "deadline_exceeded"},
+        /* the reference itself cannot be decoded there: its own name */
+        {"no_random_access_before_interval", "no_random_access_before_interval"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(problem, map[i].code))
@@ -192,16 +206,32 @@ static bool observation_complete(const struct run *r)
     return track_complete(r, true) && (!r->ref.has_audio || track_complete(r, false));
 }
 
+/* The candidate's selected program carries another audio/video track set
+ * than the reference (a track missing, or one more), as observed: not when
+ * its reading was cut short (more programs or streams than the demuxer
+ * holds, the deadline, a read error), where a track may be unseen. */
+static bool track_set_differs(const struct run *r)
+{
+    const struct side_result *cand = &r->sides[1].res;
+    return (cand->selection == TSD_SEL_TRACK_SET || (cand->selection == TSD_SEL_OK && cand->track_set_changed)) &&
+           !r->rq->candidate_failure && !cand->io_error;
+}
+
 static struct track_verdict assess_video(struct run *r)
 {
     const struct side_result *cand = &r->sides[1].res;
     bool complete = track_complete(r, true);
     vcmp_finish(&r->v, observation_complete(r));
+    if (track_set_differs(r) && !cand->video.present) {
+        r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.video.start,
+                                             .plane = "missing", .x = -1, .y = -1};
+        return (struct track_verdict){VERDICT_MISMATCH, "track_set"};
+    }
     /* A candidate whose video is not H.264 was transcoded: the stream
      * parameters differ over a complete observation. */
     if (complete && cand->video.present && !cand->video.codec_ok && !r->v.confirmed.set)
-        r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.start,
-                                             .plane = "params", .x = -1, .y = -1};
+        r->v.confirmed = (struct video_diff){.set = true, .index = 0, .pts = r->ref.video.start,
+                                             .plane = "params", .param = "codec", .x = -1, .y = -1};
     /* A close-delimited body cut short looks like a shorter candidate: its
      * missing frames are not confirmed absent. */
     if (r->v.confirmed.set && r->rq->candidate_length_unproven && !strcmp(r->v.confirmed.plane, "missing"))
@@ -222,12 +252,14 @@ static struct track_verdict assess_audio(struct run *r)
     const struct side_result *cand = &r->sides[1].res;
     bool complete = track_complete(r, false);
     acmp_finish(&r->a, observation_complete(r));
+    if (track_set_differs(r) && !cand->audio.present) {
+        r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
+                                             .pts = r->ref.audio.start, .kind = "missing"};
+        return (struct track_verdict){VERDICT_MISMATCH, "track_set"};
+    }
     if (complete && cand->audio.present && !cand->audio.codec_ok && !r->a.confirmed.set)
         r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
-                                             .pts = r->ref.start, .kind = "params"};
-    if (observation_complete(r) && !cand->audio.present && !r->a.gap.set && r->a.ref_samples > 0)
-        r->a.gap = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
-                                       .pts = r->ref.start, .kind = "missing"};
+                                             .pts = r->ref.audio.start, .kind = "params"};
     /* The first confirmed difference in sample order is reported. */
     struct audio_diff *first = &r->a.confirmed;
     if (r->a.gap.set && (!first->set || r->a.gap.sample_index < first->sample_index))
@@ -252,10 +284,11 @@ static struct track_verdict assess_audio(struct run *r)
 static json_t *video_json(const struct run *r, struct track_verdict tv)
 {
     const struct video_diff *d = &r->v.confirmed;
-    json_t *fm = d->set ? json_pack("{s:I, s:I, s:s, s:o, s:o}", "index", (json_int_t)d->index,
+    json_t *fm = d->set ? json_pack("{s:I, s:I, s:s, s:o, s:o, s:o}", "index", (json_int_t)d->index,
                                     "pts", (json_int_t)d->pts, "plane", d->plane,
                                     "x", d->x >= 0 ? json_integer(d->x) : json_null(),
-                                    "y", d->y >= 0 ? json_integer(d->y) : json_null())
+                                    "y", d->y >= 0 ? json_integer(d->y) : json_null(),
+                                    "param", d->param ? json_string(d->param) : json_null())
                         : json_null();
     return json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:b, s:{s:i, s:i}}",
                      "verdict", verdict_name(tv.verdict), "reason", tv.reason,
@@ -283,14 +316,36 @@ static json_t *audio_json(const struct run *r, struct track_verdict tv)
 
 static json_t *track_obs_json(const struct side_track *t)
 {
-    return json_pack("{s:b, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:s}",
+    return json_pack("{s:b, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:s}",
                      "present", t->present, "codec", t->codec, "decode_boundary_found", t->started,
                      "decoder_error", t->decode_error, "corrupt_frames", t->corrupt,
                      "lost_packets", t->lost_packets, "frames_dropped", t->dropped,
                      "params_changed", t->params_changed, "missing_timestamps", t->missing_pts,
+                     "skipped_before_random_access", t->skipped, "invalid_in_interval", t->invalid,
+                     "out_of_order", t->late,
                      "packets", (json_int_t)t->packets_fed,
                      "frames", (json_int_t)t->frames_out, "in_interval", (json_int_t)t->in_interval,
                      "first_error", t->first_error);
+}
+
+/* The selected program's elementary streams; metadata is listed, never compared. */
+static json_t *streams_json(const struct side_result *s)
+{
+    json_t *arr = json_array();
+    const struct tsd_program *p = &s->program;
+    int compared[TSD_TRACKS] = {-1, -1};
+    for (int i = 0; i < p->nstreams; i++) {
+        const struct tsd_stream *st = &p->streams[i];
+        bool av = st->kind == TSD_KIND_VIDEO || st->kind == TSD_KIND_AUDIO;
+        int t = st->kind == TSD_KIND_VIDEO ? TSD_VIDEO : TSD_AUDIO;
+        bool used = av && compared[t] < 0;
+        if (used)
+            compared[t] = i;
+        json_array_append_new(arr, json_pack("{s:i, s:i, s:s, s:s, s:b}", "pid", st->pid, "stream_type",
+                                             st->stream_type, "kind", tsd_kind_name(st->kind), "codec",
+                                             st->codec, "compared", used));
+    }
+    return arr;
 }
 
 static json_t *side_json(const struct side_result *s, const char *object)
@@ -304,6 +359,9 @@ static json_t *side_json(const struct side_result *s, const char *object)
         json_object_set_new(o, "transport_issue_offset", json_integer((json_int_t)s->ts_issue_offset));
         json_object_set_new(o, "transport_issue_pid", s->ts_issue_pid >= 0 ? json_integer(s->ts_issue_pid) : json_null());
     }
+    json_object_set_new(o, "program", s->program.number ? json_integer(s->program.number) : json_null());
+    json_object_set_new(o, "program_selection", json_string(tsd_selection_code(s->selection)));
+    json_object_set_new(o, "streams", streams_json(s));
     if (s->io_error)
         json_object_set_new(o, "io_error", json_pack("{s:s, s:s}", "reason", s->io_reason, "detail", s->io_detail));
     if (!s->opened && s->open_error[0])
@@ -344,7 +402,8 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
         "document", rq->profile->doc,
         "context", context_json(rq),
         "interval", "start", (json_int_t)r->ref.start, "end", (json_int_t)r->ref.end,
-        "video_boundary", (json_int_t)r->ref.video_boundary, "audio_boundary", (json_int_t)r->ref.audio_boundary,
+        "video_boundary", (json_int_t)r->ref.video_boundary,
+        "audio_boundary", (json_int_t)(r->ref.audio_boundary / AU_UNITS_PER_TICK),
         "time_offset", (json_int_t)rq->offset,
         "observed_at", at, "observed_at_ms", (json_int_t)obs0, "observed_end_ms", (json_int_t)obs1,
         "video", video_json(r, tv),
@@ -353,6 +412,13 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
         "candidate", side_json(&r->sides[1].res, rq->candidate_object));
     if (!rep)
         return NULL;
+    json_t *iv = json_object_get(rep, "interval");
+    json_object_set_new(iv, "video", json_pack("{s:I, s:I}", "start", (json_int_t)r->ref.video.start,
+                                               "end", (json_int_t)r->ref.video.end));
+    json_object_set_new(iv, "audio", r->ref.has_audio ? json_pack("{s:I, s:I}", "start", (json_int_t)r->ref.audio.start,
+                                                                  "end", (json_int_t)r->ref.audio.end)
+                                                      : json_null());
+    json_object_set_new(iv, "video_recovery", json_integer((json_int_t)r->ref.video_recovery));
     json_object_set_new(rep, "fetches", rq->fetches ? json_incref(rq->fetches) : json_array());
     json_object_set_new(rep, "elapsed_ms", json_integer((json_int_t)(util_now_ms() - t0)));
     return rep;
@@ -391,10 +457,15 @@ static int start_sides(struct run *r)
             .index = s, .profile = rq->profile,
             .segs = s == 0 ? rq->ref_segs : rq->cand_segs, .nsegs = s == 0 ? rq->n_ref : rq->n_cand,
             .offset = s == 0 ? 0 : ts33_norm(rq->offset),
-            .start = r->ref.start, .end = r->ref.end,
-            .video_boundary = r->ref.video_boundary, .audio_boundary = r->ref.audio_boundary,
+            .video = r->ref.video, .audio = r->ref.audio,
+            .video_boundary = r->ref.video_boundary, .video_recovery = r->ref.video_recovery,
+            .audio_boundary = r->ref.audio_boundary,
             .want_audio = r->ref.has_audio, .xfer = &r->x, .deadline_ms = rq->deadline_ms,
         };
+        /* the reference's own program; the candidate's by track set unless forced */
+        cfg.select = s == 0 ? (struct tsd_select){.program = r->ref.program.number, .reference = true}
+                            : (struct tsd_select){.program = rq->program, .want_video = 1,
+                                                  .want_audio = r->ref.has_audio};
         if (side_start(&r->sides[s], &cfg)) {
             if (s == 1) {
                 xfer_abort(&r->x);
@@ -419,7 +490,7 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
         rc = EXACTAV_EXIT_INTERNAL;
     if (rc == 0) {
         vcmp_init(&r->v);
-        acmp_init(&r->a, r->ref.start);
+        acmp_init(&r->a, r->ref.audio.start);
         r->a.done = !r->ref.has_audio;
         if (start_sides(r)) {
             snprintf(err, errlen, "cannot start decoding threads");
@@ -429,17 +500,19 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
             side_join(&r->sides[0]);
             side_join(&r->sides[1]);
             int64_t t1 = util_now_ms();
-            struct track_verdict tracks[2] = {assess_video(r), {VERDICT_UNKNOWN, NULL}};
-            size_t n = 1;
+            struct track_verdict tracks[3], tv = assess_video(r), ta = {VERDICT_UNKNOWN, NULL};
+            size_t n = 0;
+            if (track_set_differs(r))    /* a track more or less: the container's own difference */
+                tracks[n++] = (struct track_verdict){VERDICT_MISMATCH, "track_set"};
+            tracks[n++] = tv;
             if (r->ref.has_audio)
-                tracks[n++] = assess_audio(r);
+                tracks[n++] = ta = assess_audio(r);
             struct track_verdict overall = verdict_combine(tracks, n);
             if (overall.verdict == VERDICT_MATCH && r->v.ref_frames == 0 && r->a.ref_samples == 0)
                 overall = (struct track_verdict){VERDICT_UNKNOWN, "empty_interval"};
-            *report = build_report(r, overall, tracks[0], tracks[1], t0, t1);
+            *report = build_report(r, overall, tv, ta, t0, t1);
             rc = *report ? verdict_exit_code(overall.verdict) : EXACTAV_EXIT_INTERNAL;
         }
-        vcmp_free(&r->v);
         xfer_destroy(&r->x);
     }
     json_decref(r->runtime);

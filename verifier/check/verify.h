@@ -24,6 +24,7 @@ struct verify_request {
     bool have_interval;
     int64_t start, end;
     int64_t offset;              /* --time-offset */
+    int program;                 /* --program: the candidate's program_number, 0: by track set */
     const char *reference_object;   /* what the reference is (binding or file) */
     const char *candidate_object;   /* redacted */
     const char *reference_version;  /* binding digest, or NULL */

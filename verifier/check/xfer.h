@@ -23,18 +23,13 @@
 
 enum { XFER_REF = 0, XFER_CAND = 1 };
 
-enum vitem_kind {
-    VITEM_FRAME = 1,
-    VITEM_GROUP_END,             /* the group `group` is final: `group_invalid` holds */
-};
-
+/* A decoded picture of the interval, in presentation order; its validity
+ * is final when it is handed on (vvalid.h). */
 struct vitem {
-    enum vitem_kind kind;
     AVFrame *frame;              /* owned by the item while queued */
     int64_t pts;                 /* the side's own 33-bit PTS */
     int64_t rel;                 /* ticks since START on the reference timeline */
-    uint32_t group;              /* output-order group: key frame to key frame */
-    bool group_invalid;          /* VITEM_GROUP_END only */
+    bool valid;                  /* decoded from undamaged data */
 };
 
 struct aitem {

@@ -105,7 +105,8 @@ static json_t *binding_json(const struct bind_opts *o, const struct profile *p, 
     struct binding_spec spec = {
         .channel = o->channel, .program_version = o->program_version, .rendition = o->rendition,
         .profile_id = p->id, .start = r->start, .end = r->end, .declared = o->have_interval,
-        .video_boundary = r->video_boundary, .has_audio = r->has_audio, .audio_boundary = r->audio_boundary,
+        .video_boundary = r->video_boundary, .has_audio = r->has_audio,
+        .audio_boundary = r->audio_boundary / AU_UNITS_PER_TICK,   /* a 90 kHz PTS */
         .have_media_sequence = o->have_seq, .seq_first = o->seq_first, .seq_last = o->seq_last,
     };
     return binding_document(&spec, files);

@@ -33,6 +33,8 @@ static const char USAGE[] =
     "                        timeline (33-bit, may wrap); default: the whole reference\n"
     "  --time-offset T       declared mapping: candidate_pts = (reference_pts + T) mod 2^33\n"
     "                        (default 0; never searched)\n"
+    "  --program N           compare the candidate's program N (default: the one program\n"
+    "                        whose audio/video tracks are the reference's)\n"
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
@@ -40,7 +42,8 @@ static const char USAGE[] =
     "                        checked before the check; `evidence: ID` once committed)\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
     "  --channel C, --rendition R, --program-version V\n"
-    "                        evidence context (default: from the reference binding)\n"
+    "                        evidence context (default: from the reference binding;\n"
+    "                        with a binding, a different value is a usage error)\n"
     "  --keep-param NAME     show this query parameter's value in what is stored and\n"
     "                        printed (repeatable); every other value is redacted, and\n"
     "                        credentials (Signature, Policy, token...) always are\n"
@@ -79,7 +82,7 @@ struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
     bool have_interval, json, progress, have_seq;
-    int64_t start, end, offset, seq_first, seq_last;
+    int64_t start, end, offset, seq_first, seq_last, program;
     int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
     int verbose;
     struct fetch_options fetch;
@@ -211,6 +214,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"cacert", required_argument, NULL, 'A'}, {"redact-param", required_argument, NULL, 'X'},
         {"connect-timeout", required_argument, NULL, 'T'}, {"timeout", required_argument, NULL, 'O'},
         {"max-size", required_argument, NULL, 'M'}, {"max-redirects", required_argument, NULL, 'D'},
+        {"program", required_argument, NULL, 'G'},
         {"keep-param", required_argument, NULL, 'K'}, {"allow-redirect-host", required_argument, NULL, 'H'},
         {"deadline", required_argument, NULL, 'L'}, {"header", required_argument, NULL, 'Q'},
         {"cookie", required_argument, NULL, 'Z'},
@@ -246,6 +250,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 't':
             if (util_parse_i64(optarg, &o->offset))
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--time-offset wants an integer, got '%s'", optarg);
+            break;
+        case 'G':
+            if (util_parse_i64(optarg, &o->program) || o->program < 1 || o->program > 65535)
+                return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--program wants a program_number 1..65535, got '%s'",
+                                optarg);
             break;
         default: {
             int rc = parse_delivery(c, o);
@@ -311,14 +320,23 @@ static int load_reference(const struct verify_opts *o, const struct profile *p, 
     return 0;
 }
 
-/* The evidence context: the command line wins over the binding. */
-static void apply_context(const struct verify_opts *o, struct reference *ref)
+/* The evidence context.  A binding fixes channel, rendition and program
+ * version: the command line may repeat them, never change them (a MATCH
+ * stored for a scope that was never checked would be false evidence). */
+static int apply_context(const struct verify_opts *o, struct reference *ref)
 {
-    const char *keys[] = {"path_id", "channel", "rendition", "program_version"};
+    static const char *keys[] = {"path_id", "channel", "rendition", "program_version"};
+    static const char *opts[] = {"--path-id", "--channel", "--rendition", "--program-version"};
     const char *vals[] = {o->path_id, o->channel, o->rendition, o->program_version};
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++) {
+        const char *bound = json_string_value(json_object_get(ref->context, keys[i]));
+        if (vals[i] && ref->is_binding && bound && strcmp(bound, vals[i]))
+            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s %s conflicts with the binding's %s %s", opts[i],
+                            vals[i], keys[i], bound);
         if (vals[i])
             json_object_set_new(ref->context, keys[i], json_string(vals[i]));
+    }
+    return 0;
 }
 
 /* Opens (creating if needed) and validates the evidence store before the
@@ -385,9 +403,9 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
 {
     struct verify_request rq = {
         .profile = p, .ref_segs = ref->segs, .n_ref = ref->nsegs, .cand_segs = cand->segs, .n_cand = cand->nsegs,
-        .have_interval = o->have_interval || ref->is_binding,
+        .have_interval = o->have_interval || (ref->is_binding && ref->b.interval_declared),
         .start = ref->is_binding ? ref->b.start : o->start, .end = ref->is_binding ? ref->b.end : o->end,
-        .offset = o->offset, .reference_object = o->reference, .candidate_object = cand->object,
+        .offset = o->offset, .program = (int)o->program, .reference_object = o->reference, .candidate_object = cand->object,
         .reference_version = ref->is_binding ? ref->b.reference_version : NULL,
         .context = ref->context, .progress = o->progress, .fetches = cand->fetches,
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
@@ -430,11 +448,11 @@ int exactav_cmd_verify(int argc, char **argv)
     memset(&cand, 0, sizeof cand);
     rc = load_reference(&o, &p, &ref);
     if (!rc)
+        rc = apply_context(&o, &ref);
+    if (!rc)
         rc = open_evidence(o.evidence, &edb);
-    if (!rc) {
-        apply_context(&o, &ref);
+    if (!rc)
         rc = open_candidate(&o, &ref, &cand);
-    }
     if (!rc)
         rc = run_check(&o, &p, &ref, &cand, edb);
     evidence_close(edb);

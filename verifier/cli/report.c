@@ -1,6 +1,8 @@
 /* report.c - JSON and human writers (see report.h). */
 #include "report.h"
 
+#include <string.h>
+
 #include "evidence_text.h"
 
 /* Every string of the report is printed escaped: a path id, a reason or an
@@ -65,6 +67,25 @@ static void write_audio(FILE *out, const json_t *a)
     }
 }
 
+/* The candidate's program and streams, when they are not simply the reference's. */
+static void write_streams(FILE *out, struct shown *sh, const json_t *cand)
+{
+    const char *sel = str(sh, cand, "program_selection");
+    const json_t *streams = json_object_get(cand, "streams");
+    if (!strcmp(sel, "ok") && json_array_size(streams) <= 2)
+        return;
+    if (json_is_integer(json_object_get(cand, "program")))
+        fprintf(out, "program:  candidate program %lld (%s):", num(cand, "program"), sel);
+    else
+        fprintf(out, "program:  no candidate program compared (%s)", sel);
+    size_t i;
+    const json_t *s;
+    json_array_foreach(streams, i, s)
+        fprintf(out, " %s/%s pid %lld%s", str(sh, s, "kind"), str(sh, s, "codec"), num(s, "pid"),
+                json_is_true(json_object_get(s, "compared")) ? "" : " (not compared)");
+    fputc('\n', out);
+}
+
 /* What the delivery said beyond the verdict: redirects to other hosts. */
 static void write_delivery(FILE *out, const json_t *cand)
 {
@@ -93,6 +114,7 @@ int report_write_human(FILE *out, const json_t *report)
             num(interval, "end"), num(report, "time_offset"), str(&sh, report, "observed_at"));
     write_video(out, json_object_get(report, "video"));
     write_audio(out, json_object_get(report, "audio"));
+    write_streams(out, &sh, json_object_get(report, "candidate"));
     write_delivery(out, json_object_get(report, "candidate"));
     /* "evidence: ID" is printed by verify once the row is committed. */
     return ferror(out) ? -1 : 0;

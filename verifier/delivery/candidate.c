@@ -129,12 +129,13 @@ static int fetch_one(struct candidate *c, const struct candidate_options *opt, s
     return 0;
 }
 
-static void add_segment(struct candidate *c, const struct fetch_result *res)
+static void add_segment(struct candidate *c, const struct fetch_result *res, bool joins_previous)
 {
     struct bsrc_segment *s = &c->segs[c->nsegs++];
     memset(s, 0, sizeof *s);
     s->data = res->data;
     s->len = res->size;
+    s->joins_previous = joins_previous;
     c->total_bytes += res->size;
     c->length_unproven |= res->length_unproven;
 }
@@ -198,6 +199,8 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         snprintf(err, errlen, "%zu segments selected; at most %d per check", sel.count, CANDIDATE_MAX_SEGMENTS);
         return CANDIDATE_USAGE;
     }
+    char *prev_url = NULL;       /* a byte range right after the previous one of */
+    uint64_t prev_end = 0;       /* the same resource continues its bytes */
     for (size_t i = 0; i < sel.count && !c->failure; i++) {
         const struct hls_segment *seg = &pl->segments[sel.first_index + i];
         char *url = NULL;
@@ -212,13 +215,21 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
             fo.range = (struct fetch_range){.offset = seg->byterange_offset, .length = seg->byterange_length};
         const struct fetch_result *res;
         int frc = fetch_one(c, opt, fo, url, true, &res);
-        free(url);
-        if (frc)
+        bool joins = seg->has_byterange && prev_url && !strcmp(prev_url, url) && seg->byterange_offset == prev_end;
+        free(prev_url);
+        prev_url = seg->has_byterange ? url : NULL;
+        prev_end = seg->byterange_offset + seg->byterange_length;
+        if (!seg->has_byterange)
+            free(url);
+        if (frc) {
+            free(prev_url);
             return CANDIDATE_FAILED;
+        }
         if (!res || res->error != FETCH_OK)
             break;
-        add_segment(c, res);
+        add_segment(c, res, joins);
     }
+    free(prev_url);
     return CANDIDATE_OK;
 }
 
@@ -233,7 +244,7 @@ static enum candidate_status open_url(struct candidate *c, const struct candidat
     if (!first || first->error != FETCH_OK)
         return CANDIDATE_OK;
     if (!hls_looks_like_playlist(first->data, first->size)) {
-        add_segment(c, first);
+        add_segment(c, first, false);
         return CANDIDATE_OK;
     }
     c->is_playlist = true;

@@ -1,0 +1,172 @@
+/* au.c - PES to access units (see au.h). */
+#include "au.h"
+
+#include <string.h>
+
+#include "bsrc.h"
+
+int au_units_per_sample(int sample_rate)
+{
+    return sample_rate > 0 && AU_UNITS_PER_SECOND % sample_rate == 0 ? AU_UNITS_PER_SECOND / sample_rate : 0;
+}
+
+static void on_pes(void *opaque, const struct tsd_pes *pes);
+
+int au_demux_init(struct au_demux *a, const struct tsd_select *sel, au_fn fn, void *opaque, struct bsrc *src)
+{
+    memset(a, 0, sizeof *a);
+    a->fn = fn;
+    a->opaque = opaque;
+    a->src = src;
+    return tsdemux_init(&a->td, sel, on_pes, a);
+}
+
+void au_demux_free(struct au_demux *a)
+{
+    for (int t = 0; t < TSD_TRACKS; t++) {
+        av_parser_close(a->t[t].parser);
+        avcodec_free_context(&a->t[t].pctx);
+        h264_ps_free(&a->t[t].ps);
+    }
+    tsdemux_free(&a->td);
+}
+
+/* ADTS syncword and layer 0 (ISO/IEC 14496-3 1.A.2). */
+static bool adts_sync(const uint8_t *p, size_t len)
+{
+    return len >= 2 && p[0] == 0xFF && (p[1] & 0xF6) == 0xF0;
+}
+
+static int adts_rate(const uint8_t *p, size_t len)
+{
+    static const int rates[16] = {96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050,
+                                  16000, 12000, 11025, 8000, 7350, 0, 0, 0};
+    return len >= 3 && adts_sync(p, len) ? rates[p[2] >> 2 & 15] : 0;
+}
+
+/* The codec of a track, decided on its first PES with data. */
+static void identify(struct au_track *tr, const struct tsd_pes *pes)
+{
+    tr->codec = AU_CODEC_OTHER;
+    tr->codec_name = pes->codec;
+    enum AVCodecID id = AV_CODEC_ID_NONE;
+    if (pes->track == TSD_VIDEO && pes->stream_type == 0x1B) {
+        tr->codec = AU_CODEC_H264, tr->codec_name = "h264", id = AV_CODEC_ID_H264;
+    } else if (pes->track == TSD_AUDIO && (adts_sync(pes->payload, pes->len) || pes->stream_type == 0x0F)) {
+        tr->codec = AU_CODEC_AAC, tr->codec_name = "aac", id = AV_CODEC_ID_AAC;
+    }
+    if (id == AV_CODEC_ID_NONE)
+        return;
+    tr->parser = av_parser_init(id);
+    tr->pctx = avcodec_alloc_context3(NULL);
+    if (!tr->parser || !tr->pctx) {
+        tr->codec = AU_CODEC_OTHER;    /* cannot parse: decodes nothing, never matches */
+        tr->codec_name = "unparsable";
+    }
+}
+
+/* ends_before: the access unit ended before the PES being read began;
+ * flush: nothing follows it. */
+static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int size, bool ends_before, bool flush)
+{
+    struct au_track *tr = &a->t[t];
+    struct au au = {.track = t, .data = data, .size = (size_t)size, .pts = AU_NO_TS, .dts = AU_NO_TS,
+                    .index = tr->count++};
+    /* the declared time: only for the first access unit beginning in a PES */
+    int64_t pos = tr->parser->pos;
+    if (pos >= 0 && pos < tr->serial && tr->serial - pos <= AU_PES_RING) {
+        au.pts = tr->pes[pos % AU_PES_RING].pts;
+        au.dts = tr->pes[pos % AU_PES_RING].dts;
+    }
+    /* its bytes lie in the PES from where it began to the one being read */
+    int64_t from = tr->au_start_serial, to = tr->serial - 1 - ends_before;
+    if (to < from)
+        to = from;
+    au.damaged = to - from >= AU_PES_RING;
+    for (int64_t s = from; s <= to && !au.damaged; s++)
+        au.damaged = tr->pes[s % AU_PES_RING].damaged;
+    /* A PES that declares a time must hold the start of an access unit: one
+     * swallowed whole by this access unit (its start code broken, say) means
+     * a picture or frame went missing inside it. */
+    int64_t next = flush ? tr->serial : tr->serial - 1;   /* where the next one begins */
+    for (int64_t q = from + 1; q < next && !au.damaged; q++)
+        au.damaged = tr->pes[q % AU_PES_RING].pts != AU_NO_TS;
+    tr->au_start_serial = tr->serial - 1 < 0 ? 0 : tr->serial - 1;
+    if (tr->codec == AU_CODEC_H264) {
+        h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);
+    } else {
+        au.sample_rate = adts_rate(data, (size_t)size);
+        au.samples = tr->parser->duration > 0 ? tr->parser->duration : 1024;
+        int unit = au_units_per_sample(au.sample_rate);
+        if (au.pts != AU_NO_TS) {
+            au.timed = true;
+            au.units = au.pts * AU_UNITS_PER_TICK;
+        } else if (tr->have_next) {
+            au.timed = true;
+            au.units = tr->next_units;
+        }
+        tr->have_next = au.timed && unit > 0;
+        if (tr->have_next)
+            tr->next_units = (au.units + (int64_t)au.samples * unit) % AU_UNITS_MOD;
+    }
+    if (!a->stopped && !a->fn(a->opaque, &au)) {
+        a->stopped = true;
+        if (a->src)
+            a->src->stop = true;
+    }
+}
+
+/* Feeds data (NULL, 0: flush) to the track's parser, emitting what it completes. */
+static void parse(struct au_demux *a, enum tsd_track t, const uint8_t *data, size_t len, int64_t serial)
+{
+    struct au_track *tr = &a->t[t];
+    int64_t pos = serial;
+    bool flush = data == NULL, first = true;
+    while ((len > 0 || flush) && !a->stopped) {
+        uint8_t *out = NULL;
+        int outlen = 0;
+        int n = av_parser_parse2(tr->parser, tr->pctx, &out, &outlen, data, (int)len,
+                                 pos >= 0 ? 0 : AV_NOPTS_VALUE, AV_NOPTS_VALUE, pos);
+        pos = -1;                /* registered once per PES, as libavformat does */
+        if (n < 0)
+            n = 0;
+        if (!flush) {
+            data += n;
+            len -= (size_t)n;
+        }
+        bool was_first = first;
+        first = false;
+        if (outlen > 0)
+            emit(a, t, out, outlen, was_first && !flush && n == 0, flush);
+        else if (flush || n == 0)
+            break;
+    }
+}
+
+static void on_pes(void *opaque, const struct tsd_pes *pes)
+{
+    struct au_demux *a = opaque;
+    struct au_track *tr = &a->t[pes->track];
+    if (a->stopped)
+        return;
+    if (tr->codec == AU_CODEC_NONE && pes->len >= 2)
+        identify(tr, pes);
+    if (!tr->parser)
+        return;
+    int64_t s = tr->serial++;
+    tr->pes[s % AU_PES_RING].pts = pes->pts;
+    tr->pes[s % AU_PES_RING].dts = pes->dts;
+    tr->pes[s % AU_PES_RING].damaged = pes->damaged;
+    parse(a, pes->track, pes->payload, pes->len, s);
+}
+
+int au_demux_run(struct au_demux *a)
+{
+    int rc = bsrc_run(a->src, tsdemux_packet, &a->td);
+    if (!a->stopped)
+        tsdemux_finish(&a->td, rc != 0 || !tscheck_complete(a->src->ts));
+    for (int t = 0; t < TSD_TRACKS; t++)
+        if (a->t[t].parser && !a->stopped)
+            parse(a, t, NULL, 0, -1);
+    return rc;
+}
