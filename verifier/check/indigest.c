@@ -9,11 +9,12 @@ int indigest_init(struct indigest *d, int64_t offset)
 {
     memset(d, 0, sizeof *d);
     d->offset = ts33_norm(offset);
-    d->md = EVP_MD_CTX_new();
-    if (!d->md || !EVP_DigestInit_ex(d->md, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(d->md);
-        d->md = NULL;
-        return -1;
+    for (int t = 0; t < TSD_TRACKS; t++) {
+        d->md[t] = EVP_MD_CTX_new();
+        if (!d->md[t] || !EVP_DigestInit_ex(d->md[t], EVP_sha256(), NULL)) {
+            indigest_free(d);
+            return -1;
+        }
     }
     return 0;
 }
@@ -34,7 +35,8 @@ void indigest_add(struct indigest *d, const struct au *au, enum au_codec codec)
 {
     if (au->damaged)
         d->damaged = true;
-    if (!d->md)
+    EVP_MD_CTX *md = d->md[au->track];
+    if (!md)
         return;
     /* a fixed-size header, then the bytes: the size in the header keeps
      * the unit boundaries in the digest */
@@ -52,23 +54,29 @@ void indigest_add(struct indigest *d, const struct au *au, enum au_codec codec)
     put64(h + 40, units);
     put64(h + 48, au->samples);
     put64(h + 56, au->sample_rate);
-    if (!EVP_DigestUpdate(d->md, h, sizeof h) || !EVP_DigestUpdate(d->md, au->data, au->size)) {
-        EVP_MD_CTX_free(d->md);
-        d->md = NULL;
-    }
-    d->units++;
+    if (!EVP_DigestUpdate(md, h, sizeof h) || !EVP_DigestUpdate(md, au->data, au->size))
+        d->failed = true;
+    d->units[au->track]++;
 }
 
+/* The digest of the tracks' digests and unit counts, in track order. */
 bool indigest_final(struct indigest *d, uint8_t out[INDIGEST_LEN])
 {
+    uint8_t all[TSD_TRACKS][INDIGEST_LEN + 8];
     unsigned n = 0;
-    bool ok = d->md && !d->damaged && EVP_DigestFinal_ex(d->md, out, &n) && n == INDIGEST_LEN;
+    bool ok = !d->damaged && !d->failed;
+    for (int t = 0; ok && t < TSD_TRACKS; t++) {
+        ok = d->md[t] && EVP_DigestFinal_ex(d->md[t], all[t], &n) && n == INDIGEST_LEN;
+        put64(all[t] + INDIGEST_LEN, (int64_t)d->units[t]);
+    }
     indigest_free(d);
-    return ok;
+    return ok && EVP_Digest(all, sizeof all, out, &n, EVP_sha256(), NULL) && n == INDIGEST_LEN;
 }
 
 void indigest_free(struct indigest *d)
 {
-    EVP_MD_CTX_free(d->md);
-    d->md = NULL;
+    for (int t = 0; t < TSD_TRACKS; t++) {
+        EVP_MD_CTX_free(d->md[t]);
+        d->md[t] = NULL;
+    }
 }

@@ -27,10 +27,11 @@
 #define INDIGEST_LEN 32
 
 struct indigest {
-    EVP_MD_CTX *md;              /* NULL: out of memory (never equal) */
+    EVP_MD_CTX *md[TSD_TRACKS];  /* one per track: how the packager interleaves them is packaging */
     int64_t offset;              /* side_pts = reference_pts + offset (mod 2^33) */
-    uint64_t units;              /* access units digested */
+    uint64_t units[TSD_TRACKS];  /* access units digested */
     bool damaged;                /* a damaged unit was seen */
+    bool failed;                 /* a digest failed (never equal) */
 };
 
 /* 0, or -1 without memory. */
