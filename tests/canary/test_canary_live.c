@@ -280,30 +280,41 @@ static void canary_22_once_is_a_preflight_session(void **state)
     live_stop(&l);
 }
 
+/* Starts the canary over targets (no probes) with its metrics endpoint and
+ * waits until query gives want; its pid, and the endpoint's port. */
+static pid_t start_with_metrics(struct live *l, const char *targets, long long want, const char *query, int *port)
+{
+    char cfg[4096], args[512];
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s]}", targets);
+    live_write(l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json --metrics-listen 127.0.0.1:0",
+             l->dir, l->dir);
+    pid_t pid = live_canary_start(l, "run", args);
+    live_wait_count(l, want, 60, query);
+    char *log = live_read(l, "run.err");
+    const char *m = strstr(log, "serving http://");
+    assert_non_null(m);
+    *port = atoi(strchr(m + strlen("serving http://"), ':') + 1);
+    free(log);
+    return pid;
+}
+
 static void canary_23_metrics_reload_and_drain(void **state)
 {
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct live l;
     live_start(&l, LIVE_PLAYLIST);
-    char ta[1024], tc[1024], url[256], ref[256], cfg[4096], args[512];
+    char ta[1024], tc[1024], url[256], ref[256], cfg[4096];
     snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
     target(ta, sizeof ta, "cdn-a", url, ref, NULL);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/c/playlist.m3u8", l.port);
     target(tc, sizeof tc, "cdn-c", url, ref, NULL);
-    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s]}", ta);
-    live_write(&l, "canary.json", cfg);
-    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json --metrics-listen 127.0.0.1:0",
-             l.dir, l.dir);
-    pid_t pid = live_canary_start(&l, "run", args);
-    live_wait_count(&l, 2, 60, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict = 'MATCH'");
-    char *log = live_read(&l, "run.err");
-    const char *m = strstr(log, "serving http://");
-    assert_non_null(m);
-    char metrics[128], health[128];
-    int port = atoi(strchr(m + strlen("serving http://"), ':') + 1);
-    free(log);
+    int port;
+    pid_t pid = start_with_metrics(&l, ta, 2, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict = 'MATCH'",
+                                   &port);
+    char metrics[128], health[128], *log;
     snprintf(metrics, sizeof metrics, "http://127.0.0.1:%d/metrics", port);
     snprintf(health, sizeof health, "http://127.0.0.1:%d/healthz", port);
     long status = 0;
@@ -639,6 +650,49 @@ static void canary_29_a_result_the_store_refuses_never_counts(void **state)
     live_stop(&l);
 }
 
+/* Three unmodified paths of one rendition: every check is a MATCH by
+ * decoder input, and each reference segment is decoded at most once for
+ * all of them (the metrics count both). */
+static void canary_30_unmodified_paths_decode_the_reference_once(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    char t[3][1024], url[256], ref[256];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    static const char *const ids[3] = {"cdn-a", "cdn-a2", "cdn-a3"};
+    for (int i = 0; i < 3; i++)
+        target(t[i], sizeof t[i], ids[i], url, ref, NULL);
+    char all[3200], metrics[128];
+    snprintf(all, sizeof all, "%s, %s, %s", t[0], t[1], t[2]);
+    int port;
+    pid_t pid = start_with_metrics(&l, all, 6, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'", &port);
+    snprintf(metrics, sizeof metrics, "http://127.0.0.1:%d/metrics", port);
+    long status = 0;
+    char *body = live_get(metrics, &status);
+    assert_int_equal(status, 200);
+    const char *fast = strstr(body, "exactav_canary_checks_by_compare_total{compare=\"decoder-input\"} ");
+    const char *decodes = strstr(body, "\nexactav_canary_reference_decodes_total ");
+    assert_non_null(fast);
+    assert_non_null(decodes);
+    long long nfast = atoll(strchr(fast, '}') + 2), ndecodes = atoll(strchr(decodes, ' ') + 1);
+    free(body);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    long long seqs = live_q(&l, "SELECT count(DISTINCT media_sequence) FROM evidence");
+    print_message("%lld decoder-input checks, %lld reference decodes, %lld segments\n", nfast, ndecodes, seqs);
+    assert_true(nfast >= 6);
+    /* once per segment (checks of a segment in flight: at most the concurrency more) */
+    assert_true(ndecodes >= 1 && ndecodes <= seqs);
+    assert_true(ndecodes < nfast);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict != 'MATCH'"), 0);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE json_extract(report, '$.compare') = 'full' "
+                                "AND verdict = 'MATCH'"), 0);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -652,6 +706,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_27_one_bad_target_never_delays_the_others, live_teardown),
         cmocka_unit_test_teardown(canary_28_checks_still_running_at_the_end_are_interrupted, live_teardown),
         cmocka_unit_test_teardown(canary_29_a_result_the_store_refuses_never_counts, live_teardown),
+        cmocka_unit_test_teardown(canary_30_unmodified_paths_decode_the_reference_once, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

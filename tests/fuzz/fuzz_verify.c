@@ -2,7 +2,8 @@
  * scan, libavformat, both decoding threads, the comparer and the verdict,
  * against the fixed reference fixtures/ref_tiny.ts.
  * Invariants: no crash, no hang, no leak; a verdict is always produced
- * (exit 0, 1 or 2, never an internal error); a MATCH has compared every
+ * (exit 0, 1 or 2, never an internal error), with the decoder-input fast
+ * path on; a MATCH has compared every
  * reference frame and sample. */
 #include <assert.h>
 #include <stdint.h>
@@ -54,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct bsrc_segment cand = {.data = data, .len = size};
     struct verify_request rq = {.profile = &fx->profile, .ref_segs = &ref, .n_ref = 1,
                                 .cand_segs = &cand, .n_cand = 1, .reference_object = "ref_tiny.ts",
-                                .candidate_object = "fuzz"};
+                                .candidate_object = "fuzz",
+                                .compare = VERIFY_COMPARE_AUTO};   /* the fast path too */
     json_t *report = NULL;
     char err[512];
     int rc = verify_run(&rq, &report, err, sizeof err);

@@ -97,8 +97,11 @@ static void record(struct canary_env *env, const struct canary_target *t, struct
     if (rc != 0)
         canary_log_event(env->log, "store_failed", "%s: %s", t->key, err);
     else if (env->metrics)
+    {
         canary_metrics_check(env->metrics, t, str_of(report, "verdict"), took,
                              json_integer_value(json_object_get(report, "observed_at_ms")));
+        canary_metrics_compare(env->metrics, str_of(report, "compare"));
+    }
     canary_log_check(env->log, t, report, took);
     json_decref(report);
 }
@@ -207,8 +210,25 @@ static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct ca
     };
     json_t *report = NULL;
     *rc = EXACTAV_EXIT_INTERNAL;
+    /* Until the reference's clean decode is known, one check at a time
+     * may learn it; afterwards each uses its own copy. */
+    pthread_mutex_lock(&ref->memo_mu);
+    struct verify_refmemo memo = ref->memo;
+    bool known = memo.clean;
+    if (known)
+        pthread_mutex_unlock(&ref->memo_mu);
+    rq.compare = cy->env->run->compare;
+    rq.refmemo = &memo;
     if (evidence_new_id(id) == EVIDENCE_OK)
         *rc = verify_run(&rq, &report, err, errlen);
+    if (!known) {
+        if (memo.clean) {
+            ref->memo = memo;
+            if (cy->env->metrics)
+                canary_metrics_reference_decoded(cy->env->metrics);
+        }
+        pthread_mutex_unlock(&ref->memo_mu);
+    }
     json_decref(ctx);
     if (report)
         candidate_annotate_report(report, cand); /* as exactav verify's report */

@@ -250,6 +250,7 @@ struct canary_segment *canary_segment_read(const struct canary_playlist *p, uint
     if (!s)
         return NULL;
     atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->memo_mu, NULL);
     s->media_sequence = seq;
     const struct hls_segment *h = find_segment(p, seq);
     char *loc = h ? canary_playlist_segment_location(p, seq) : NULL;
@@ -303,5 +304,6 @@ void canary_segment_release(struct canary_segment *s)
     free(s->object);
     free(s->name);
     json_decref(s->fetch);
+    pthread_mutex_destroy(&s->memo_mu);
     free(s);
 }

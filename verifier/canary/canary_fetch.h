@@ -10,6 +10,7 @@
 #ifndef CANARY_FETCH_H
 #define CANARY_FETCH_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 
 #include "fetch.h"
 #include "hls.h"
+#include "verify.h"
 
 /* The playlist name looked for when a location is a directory. */
 #define CANARY_PLAYLIST_NAME "playlist.m3u8"
@@ -48,6 +50,10 @@ struct canary_segment {
     char *name;                  /* the last path segment of the URI (the file name) */
     json_t *fetch;               /* HTTP only */
     int64_t started_at_ms, ended_at_ms;
+    /* the reference's clean decode, shared by every path checked against
+     * this segment (verify.h); its users take turns until it is known */
+    pthread_mutex_t memo_mu;
+    struct verify_refmemo memo;
 };
 
 /* Reads location (http(s) URL, playlist file, or directory holding

@@ -35,6 +35,8 @@ struct canary_metrics {
     size_t n, cap;
     size_t targets;
     bool up;
+    uint64_t by_compare[2];      /* full, decoder-input */
+    uint64_t reference_decodes;
     struct MHD_Daemon *daemon;
 };
 
@@ -98,6 +100,20 @@ void canary_metrics_set_targets(struct canary_metrics *m, size_t n)
 {
     pthread_mutex_lock(&m->mu);
     m->targets = n;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void canary_metrics_compare(struct canary_metrics *m, const char *compare)
+{
+    pthread_mutex_lock(&m->mu);
+    m->by_compare[compare && !strcmp(compare, "decoder-input")]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void canary_metrics_reference_decoded(struct canary_metrics *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->reference_decodes++;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -276,6 +292,14 @@ char *canary_metrics_render(struct canary_metrics *m)
                "exactav_canary_up %d\n", m->up ? 1 : 0);
     fprintf(f, "# HELP exactav_canary_targets Targets this worker checks.\n# TYPE exactav_canary_targets gauge\n"
                "exactav_canary_targets %zu\n", m->targets);
+    fprintf(f, "# HELP exactav_canary_checks_by_compare_total Checks by how they compared.\n"
+               "# TYPE exactav_canary_checks_by_compare_total counter\n"
+               "exactav_canary_checks_by_compare_total{compare=\"full\"} %llu\n"
+               "exactav_canary_checks_by_compare_total{compare=\"decoder-input\"} %llu\n",
+            (unsigned long long)m->by_compare[0], (unsigned long long)m->by_compare[1]);
+    fprintf(f, "# HELP exactav_canary_reference_decodes_total Reference segments decoded for the fast path.\n"
+               "# TYPE exactav_canary_reference_decodes_total counter\n"
+               "exactav_canary_reference_decodes_total %llu\n", (unsigned long long)m->reference_decodes);
     render_series(f, m);
     pthread_mutex_unlock(&m->mu);
     if (fclose(f) != 0) {

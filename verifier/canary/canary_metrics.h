@@ -8,7 +8,10 @@
  *   exactav_canary_last_match_timestamp_seconds{...}  gauge: observation time of the last MATCH
  *   exactav_canary_skipped_segments_total{...}        counter: due segments given up
  *   exactav_canary_probes_total{...,status}           counter
- * and exactav_canary_targets (gauge), exactav_canary_up (1 while scheduling).
+ * and exactav_canary_targets (gauge), exactav_canary_up (1 while scheduling),
+ *   exactav_canary_checks_by_compare_total{compare}   counter: "full" or "decoder-input"
+ *   exactav_canary_reference_decodes_total            counter: reference segments decoded
+ *                                                     for the fast path (once each)
  * Served by libmicrohttpd (one internal thread): GET /metrics (text format
  * 0.0.4) and GET /healthz (200 "ok" while scheduling, 503 "stopping").
  */
@@ -37,6 +40,11 @@ void canary_metrics_check(struct canary_metrics *m, const struct canary_target *
 void canary_metrics_lag(struct canary_metrics *m, const struct canary_target *t, int64_t lag_segments);
 void canary_metrics_skipped(struct canary_metrics *m, const struct canary_target *t, uint64_t n);
 void canary_metrics_probe(struct canary_metrics *m, const struct canary_target *t, const char *status);
+
+/* A check's compare ("full" or "decoder-input"), and a reference segment
+ * whose clean decode became known (decoded once for all its paths). */
+void canary_metrics_compare(struct canary_metrics *m, const char *compare);
+void canary_metrics_reference_decoded(struct canary_metrics *m);
 
 /* The exposition text (malloc'd). */
 char *canary_metrics_render(struct canary_metrics *m);

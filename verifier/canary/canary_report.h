@@ -31,6 +31,7 @@ struct canary_run_info {
     const struct profile *profile;
     json_t *runtime;             /* profile_runtime_description() */
     char fingerprint[65];
+    enum verify_compare compare; /* of every check (verify.h) */
 };
 
 struct canary_unknown {

@@ -325,6 +325,7 @@ static int prepare(struct runner *r, char *err, size_t errlen)
         return EXACTAV_EXIT_UNUSABLE;
     }
     profile_fingerprint(&r->profile, r->run.runtime, r->run.fingerprint);
+    r->run.compare = r->o->compare_full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO;
     int rc = 0;
     r->env.store = canary_store_open(r->o->evidence_path, &rc, err, errlen);
     if (!r->env.store)

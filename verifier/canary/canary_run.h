@@ -29,6 +29,7 @@ struct canary_options {
     bool have_shard;
     unsigned shard_k, shard_n;
     FILE *log;                   /* the structured log (stderr) */
+    bool compare_full;           /* --compare full: never the decoder-input fast path */
 };
 
 /* One target's answer in a session (the newest record of the run). */

@@ -9,6 +9,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "au.h"
+#include "indigest.h"
 #include "ts33.h"
 
 #define NO_TIME INT64_MIN
@@ -33,6 +34,7 @@ struct scan {
     const struct profile *p;
     struct bsrc b;
     struct au_demux ad;
+    struct indigest dg;          /* the decoder input, for the fast path */
     bool anchored;
     int64_t anchor;
     struct vinfo *v;
@@ -108,6 +110,7 @@ static void probe_audio(struct scan *s, const struct au *au)
 static bool on_au(void *opaque, const struct au *au)
 {
     struct scan *s = opaque;
+    indigest_add(&s->dg, au, s->ad.t[au->track].codec);
     if (au->track == TSD_VIDEO && s->ad.t[TSD_VIDEO].codec == AU_CODEC_H264) {
         if (!grow((void **)&s->v, &s->capv, s->nv, sizeof *s->v)) {
             s->oom = true;
@@ -406,6 +409,7 @@ static void scan_free(struct scan *s)
     av_frame_free(&s->frame);
     av_packet_free(&s->pkt);
     au_demux_free(&s->ad);
+    indigest_free(&s->dg);
     bsrc_close(&s->b);
     free(s->v);
     free(s->a);
@@ -423,8 +427,11 @@ enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const s
     s->pix_fmt = -1;
     struct tsd_select sel = {.reference = true};
     enum refscan_status st = REFSCAN_FAILED;
-    if (bsrc_init(&s->b, segs, nsegs) == 0 && au_demux_init(&s->ad, &sel, on_au, s, &s->b) == 0) {
+    if (bsrc_init(&s->b, segs, nsegs) == 0 && indigest_init(&s->dg, 0) == 0 &&
+        au_demux_init(&s->ad, &sel, on_au, s, &s->b) == 0) {
         au_demux_run(&s->ad);
+        r->input_digest_ok = indigest_final(&s->dg, r->input_digest) && !s->b.io_error &&
+                             tscheck_complete(s->b.ts);
         st = s->oom ? REFSCAN_FAILED : check_integrity(&s->b, err, errlen);
         if (st == REFSCAN_OK)
             st = check_envelope(s, r, err, errlen);

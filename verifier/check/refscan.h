@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "bsrc.h"
+#include "indigest.h"
 #include "profile.h"
 #include "side.h"
 #include "tsdemux.h"
@@ -48,6 +49,8 @@ struct refscan {
     int64_t video_recovery;      /* PTS from which pictures decoded from there are valid */
     int64_t audio_boundary;      /* start of the AAC frame audio decoding starts at, 1/720000 s */
     int64_t video_units, audio_frames;   /* access units of each track */
+    uint8_t input_digest[INDIGEST_LEN];  /* every access unit of the program (indigest.h) */
+    bool input_digest_ok;        /* ... taken over a complete, undamaged transport */
 };
 
 /* Scans the reference.  When have_interval is false the interval starts

@@ -7,6 +7,7 @@
 
 #include <libavcodec/avcodec.h>
 
+#include "indigest.h"
 #include "ts33.h"
 #include "util.h"
 #include "vvalid.h"
@@ -26,6 +27,7 @@ struct decode_state {
     struct side *s;
     struct bsrc b;
     struct au_demux ad;
+    struct indigest dg;          /* digest_only: the decoder input */
     AVCodecContext *vdec, *adec;
     AVFrame *frame;
     AVPacket *pkt;
@@ -550,6 +552,10 @@ static bool on_au(void *opaque, const struct au *au)
     struct decode_state *st = opaque;
     if (over_limits(st))
         return false;
+    if (st->s->cfg.digest_only) {
+        indigest_add(&st->dg, au, st->ad.t[au->track].codec);
+        return true;
+    }
     if (au->track == TSD_VIDEO && st->ad.t[TSD_VIDEO].codec == AU_CODEC_H264)
         video_au(st, au);
     else if (au->track == TSD_AUDIO && st->s->cfg.want_audio && st->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC)
@@ -602,6 +608,7 @@ static void release(struct decode_state *st)
     avcodec_free_context(&st->vdec);
     avcodec_free_context(&st->adec);
     au_demux_free(&st->ad);
+    indigest_free(&st->dg);
     vvalid_free(&st->vv);
     bsrc_close(&st->b);
 }
@@ -616,7 +623,7 @@ static void *side_main(void *arg)
         return NULL;
     }
     st->s = s;
-    if (bsrc_init(&st->b, s->cfg.segs, s->cfg.nsegs) ||
+    if (bsrc_init(&st->b, s->cfg.segs, s->cfg.nsegs) || indigest_init(&st->dg, s->cfg.offset) ||
         au_demux_init(&st->ad, &s->cfg.select, on_au, st, &st->b) || vvalid_init(&st->vv) ||
         !(st->frame = av_frame_alloc()) || !(st->pkt = av_packet_alloc())) {
         s->res.internal_error = true;
@@ -628,6 +635,8 @@ static void *side_main(void *arg)
             stop_audio(st);
         }
         record_observation(st);
+        if (s->cfg.digest_only)
+            s->res.input_digest_ok = indigest_final(&st->dg, s->res.input_digest) && !st->failed;
     }
     s->res.aborted = st->failed && !s->res.internal_error;
     release(st);

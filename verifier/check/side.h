@@ -30,6 +30,7 @@
 
 #include "au.h"
 #include "bsrc.h"
+#include "indigest.h"
 #include "profile.h"
 #include "tsdemux.h"
 #include "xfer.h"
@@ -53,6 +54,7 @@ struct side_config {
     bool want_audio;             /* the reference has audio */
     struct xfer *xfer;
     int64_t deadline_ms;         /* wall clock UTC ms to stop by (deadline_exceeded); 0: none */
+    bool digest_only;            /* decode nothing: only the decoder input's digest (indigest.h) */
 };
 
 /* What the FFmpeg log said about one decoder (filled by avlog.c), and what
@@ -101,6 +103,8 @@ struct side_result {
     bool aborted;                /* the exchange was aborted */
     bool internal_error;
     struct side_track video, audio;
+    uint8_t input_digest[INDIGEST_LEN];  /* digest_only: every access unit of the program */
+    bool input_digest_ok;        /* digest_only: taken, no unit damaged, not aborted */
 };
 
 struct side {

@@ -31,6 +31,7 @@ struct run {
     bool skew;
     json_t *runtime;
     char fingerprint[65];
+    const char *compare;         /* "full" or "decoder-input": how the verdict was reached */
 };
 
 /* ---- the comparer loop ---- */
@@ -419,6 +420,7 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
                                                                   "end", (json_int_t)r->ref.audio.end)
                                                       : json_null());
     json_object_set_new(iv, "video_recovery", json_integer((json_int_t)r->ref.video_recovery));
+    json_object_set_new(rep, "compare", json_string(r->compare));
     json_object_set_new(rep, "fetches", rq->fetches ? json_incref(rq->fetches) : json_array());
     json_object_set_new(rep, "elapsed_ms", json_integer((json_int_t)(util_now_ms() - t0)));
     return rep;
@@ -449,10 +451,12 @@ static int prepare(struct run *r, char *err, size_t errlen)
     return EXACTAV_EXIT_INTERNAL;
 }
 
-static int start_sides(struct run *r)
+/* Starts the sides in [from, to); digest_only: nothing decoded (the fast
+ * path's candidate pass). */
+static int start_sides(struct run *r, int from, int to, bool digest_only)
 {
     const struct verify_request *rq = r->rq;
-    for (int s = 0; s < 2; s++) {
+    for (int s = from; s < to; s++) {
         struct side_config cfg = {
             .index = s, .profile = rq->profile,
             .segs = s == 0 ? rq->ref_segs : rq->cand_segs, .nsegs = s == 0 ? rq->n_ref : rq->n_cand,
@@ -461,13 +465,14 @@ static int start_sides(struct run *r)
             .video_boundary = r->ref.video_boundary, .video_recovery = r->ref.video_recovery,
             .audio_boundary = r->ref.audio_boundary,
             .want_audio = r->ref.has_audio, .xfer = &r->x, .deadline_ms = rq->deadline_ms,
+            .digest_only = digest_only,
         };
         /* the reference's own program; the candidate's by track set unless forced */
         cfg.select = s == 0 ? (struct tsd_select){.program = r->ref.program.number, .reference = true}
                             : (struct tsd_select){.program = rq->program, .want_video = 1,
                                                   .want_audio = r->ref.has_audio};
         if (side_start(&r->sides[s], &cfg)) {
-            if (s == 1) {
+            if (s == 1 && from == 0) {
                 xfer_abort(&r->x);
                 side_join(&r->sides[0]);
             }
@@ -475,6 +480,128 @@ static int start_sides(struct run *r)
         }
     }
     return 0;
+}
+
+/* ---- the fast path (docs/exact-av-v1.md, "The fast path") ---- */
+
+/* The candidate read without decoding: true when its decoder input is
+ * byte-identical to the reference's, both observed completely and
+ * undamaged, in the same track set. */
+static bool candidate_input_equal(struct run *r)
+{
+    if (start_sides(r, 1, 2, true))
+        return false;
+    side_join(&r->sides[1]);
+    const struct side_result *c = &r->sides[1].res;
+    return c->input_digest_ok && side_observation_complete(c) && c->selection == TSD_SEL_OK &&
+           !c->track_set_changed && !memcmp(c->input_digest, r->ref.input_digest, INDIGEST_LEN);
+}
+
+/* The reference side alone: its frames and samples of the interval are
+ * counted, never compared.  True when every one was validly decoded. */
+static bool drain_reference(struct run *r)
+{
+    struct xfer *x = &r->x;
+    struct ring *rv = &x->video[XFER_REF], *ra = &x->audio[XFER_REF];
+    bool valid = true;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        bool p = false;
+        for (struct vitem *v; (v = ring_peek(rv, 0)); p = true) {
+            valid &= v->valid;
+            r->v.ref_frames++;
+            vitem_release(v);
+            ring_drop(rv);
+        }
+        for (struct aitem *a; (a = ring_peek(ra, 0)); p = true) {
+            valid &= a->valid;
+            r->a.ref_samples += a->nb_samples;
+            aitem_release(a);
+            ring_drop(ra);
+        }
+        if (p)
+            pthread_cond_broadcast(&x->cv);
+        else if (rv->closed && ra->closed)
+            break;
+        else
+            pthread_cond_wait(&x->cv, &x->mu);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return valid;
+}
+
+static bool reference_clean(const struct run *r, bool valid)
+{
+    const struct side_result *ref = &r->sides[XFER_REF].res;
+    return valid && side_observation_complete(ref) && ref->selection == TSD_SEL_OK && ref->video.codec_ok &&
+           track_clean(&ref->video) && (!r->ref.has_audio || (ref->audio.codec_ok && track_clean(&ref->audio)));
+}
+
+static bool memo_fits(const struct run *r, const struct verify_refmemo *m)
+{
+    return m->clean && !memcmp(m->digest, r->ref.input_digest, INDIGEST_LEN) &&
+           !strcmp(m->fingerprint, r->fingerprint) && m->start == r->ref.start && m->end == r->ref.end;
+}
+
+/* The reference decodes cleanly under the profile: decoded here, or known
+ * from a remembered clean decode of the same input, profile and interval. */
+static bool reference_decodes_clean(struct run *r)
+{
+    struct verify_refmemo *m = r->rq->refmemo;
+    if (m && memo_fits(r, m)) {
+        r->sides[XFER_REF].res = m->res;
+        r->v.ref_frames = m->frames;
+        r->a.ref_samples = m->samples;
+        return true;
+    }
+    if (start_sides(r, 0, 1, false))
+        return false;
+    bool valid = drain_reference(r);
+    side_join(&r->sides[XFER_REF]);
+    if (!reference_clean(r, valid))
+        return false;
+    if (m) {
+        *m = (struct verify_refmemo){.clean = true, .start = r->ref.start, .end = r->ref.end,
+                                     .res = r->sides[XFER_REF].res, .frames = r->v.ref_frames,
+                                     .samples = r->a.ref_samples};
+        memcpy(m->digest, r->ref.input_digest, INDIGEST_LEN);
+        memcpy(m->fingerprint, r->fingerprint, sizeof m->fingerprint);
+    }
+    return true;
+}
+
+/* MATCH without decoding the candidate, under the profile's premise that
+ * identical decoder input gives identical output; false (nothing decided)
+ * on any difference, damage, or anything unobserved. */
+static bool fast_match(struct run *r)
+{
+    const struct verify_request *rq = r->rq;
+    if (rq->compare != VERIFY_COMPARE_AUTO || rq->candidate_failure || rq->candidate_length_unproven ||
+        !r->ref.input_digest_ok)
+        return false;
+    if (xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
+        return false;
+    vcmp_init(&r->v);
+    acmp_init(&r->a, r->ref.audio.start);
+    bool ok = candidate_input_equal(r) && reference_decodes_clean(r) &&
+              (r->v.ref_frames > 0 || r->a.ref_samples > 0);
+    xfer_destroy(&r->x);
+    r->v.cand_frames = r->v.compared_frames = r->v.ref_frames;
+    r->a.cand_samples = r->a.ref_samples;
+    return ok;
+}
+
+static int report_fast(struct run *r, json_t **report, int64_t t0)
+{
+    struct track_verdict tracks[2], tv = {VERDICT_MATCH, "identical"}, ta = {VERDICT_UNKNOWN, NULL};
+    size_t n = 0;
+    tracks[n++] = tv;
+    if (r->ref.has_audio)
+        tracks[n++] = ta = tv;
+    struct track_verdict overall = verdict_combine(tracks, n);
+    r->compare = "decoder-input";
+    *report = build_report(r, overall, tv, ta, t0, util_now_ms());
+    return *report ? verdict_exit_code(overall.verdict) : EXACTAV_EXIT_INTERNAL;
 }
 
 int verify_run(const struct verify_request *rq, json_t **report, char *err, size_t errlen)
@@ -485,14 +612,21 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
     r->rq = rq;
     *report = NULL;
     int64_t t0 = util_now_ms();
+    r->compare = "full";
     int rc = prepare(r, err, errlen);
+    if (rc == 0 && fast_match(r)) {
+        rc = report_fast(r, report, t0);
+        json_decref(r->runtime);
+        free(r);
+        return rc;
+    }
     if (rc == 0 && xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
         rc = EXACTAV_EXIT_INTERNAL;
     if (rc == 0) {
         vcmp_init(&r->v);
         acmp_init(&r->a, r->ref.audio.start);
         r->a.done = !r->ref.has_audio;
-        if (start_sides(r)) {
+        if (start_sides(r, 0, 2, false)) {
             snprintf(err, errlen, "cannot start decoding threads");
             rc = EXACTAV_EXIT_INTERNAL;
         } else {

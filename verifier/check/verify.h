@@ -14,6 +14,29 @@
 
 #include "bsrc.h"
 #include "profile.h"
+#include "side.h"
+
+/* --compare: full decodes both sides; auto first compares the decoder
+ * input (indigest.h) and decodes the candidate only when it differs or
+ * anything is damaged (docs/exact-av-v1.md, "The fast path").  The zero
+ * value is the full decode. */
+enum verify_compare {
+    VERIFY_COMPARE_FULL = 0,
+    VERIFY_COMPARE_AUTO,
+};
+
+/* The reference's clean decode, remembered across checks of the same
+ * reference (the canary keeps one per reference_version): valid only for
+ * the same decoder input, profile fingerprint and interval, which
+ * verify_run checks before using it. */
+struct verify_refmemo {
+    bool clean;                  /* set by verify_run after a clean decode */
+    uint8_t digest[INDIGEST_LEN];
+    char fingerprint[65];
+    int64_t start, end;
+    struct side_result res;      /* the reference side of that decode */
+    int64_t frames, samples;     /* what it handed on in the interval */
+};
 
 struct verify_request {
     const struct profile *profile;
@@ -38,6 +61,8 @@ struct verify_request {
     bool candidate_length_unproven;  /* a candidate body had no declared end: missing frames or
                                       * samples are UNKNOWN length_unproven, never MISMATCH */
     bool progress;               /* progress on stderr */
+    enum verify_compare compare;
+    struct verify_refmemo *refmemo;  /* in/out, or NULL; the caller serialises its use */
 };
 
 /* Runs the check.  Returns the exit code (0/1/2 with *report set, or 65,

@@ -24,7 +24,7 @@
 
 static const char USAGE[] =
     "usage: exactav canary --config canary.json --evidence evidence.db [--once] [--duration S]\n"
-    "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--json]\n"
+    "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--compare auto|full] [--json]\n"
     "\n"
     "Checks every target of the configuration (a live rendition delivered by one path,\n"
     "against the reference provider's copy) at every segment with Exact-AV v1, and\n"
@@ -39,6 +39,9 @@ static const char USAGE[] =
     "  --metrics-listen A:P   Prometheus text at /metrics and /healthz (port 0: any)\n"
     "  --shard K/N            only the targets whose path_id/channel/rendition hashes\n"
     "                         to K mod N (SHA-256), for N workers sharing one config\n"
+    "  --compare auto|full    auto (default): a candidate whose decoder input is the\n"
+    "                         reference's is MATCH without decoding it, and each reference\n"
+    "                         segment is decoded at most once; full: decode every check\n"
     "  --json                 log lines and the session summary as JSON\n"
     "  -h, --help             this help\n"
     "\n"
@@ -55,7 +58,8 @@ static int parse(int argc, char **argv, struct canary_options *o)
         {"config", required_argument, NULL, 'c'}, {"evidence", required_argument, NULL, 'e'},
         {"once", no_argument, NULL, 'o'}, {"duration", required_argument, NULL, 'd'},
         {"metrics-listen", required_argument, NULL, 'm'}, {"shard", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+        {"compare", required_argument, NULL, 'C'}, {NULL, 0, NULL, 0},
     };
     int c;
     int64_t v;
@@ -76,6 +80,11 @@ static int parse(int argc, char **argv, struct canary_options *o)
             break;
         }
         case 'h': fputs(USAGE, stdout); return -1;
+        case 'C':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "full"))
+                return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--compare wants auto or full, got '%s'", optarg);
+            o->compare_full = optarg[0] == 'f';
+            break;
         case 'd':
             if (util_parse_i64(optarg, &v) || v < 1 || v > MAX_DURATION_S)
                 return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--duration wants whole seconds 1..%d, got '%s'",

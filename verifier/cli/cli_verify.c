@@ -36,6 +36,10 @@ static const char USAGE[] =
     "  --program N           compare the candidate's program N (default: the one program\n"
     "                        whose audio/video tracks are the reference's)\n"
     "  --profile FILE        DecodeProfile (default: the embedded exact-av-v1)\n"
+    "  --compare auto|full   auto (default): MATCH without decoding the candidate when its\n"
+    "                        decoder input is byte-identical to the reference's and both are\n"
+    "                        undamaged (\"compare\": \"decoder-input\"), else the full decode;\n"
+    "                        full: always decode and compare both (\"compare\": \"full\")\n"
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
     "  --evidence FILE.db    append the result to this evidence store (SQLite; opened and\n"
@@ -85,6 +89,7 @@ struct verify_opts {
     int64_t start, end, offset, seq_first, seq_last, program;
     int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
     int verbose;
+    enum verify_compare compare;
     struct fetch_options fetch;
     const char *redact[MAX_NAMED_PARAMS], *keep[MAX_NAMED_PARAMS], *allow_hosts[MAX_NAMED_PARAMS];
     const char *headers[MAX_NAMED_PARAMS];
@@ -218,6 +223,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"keep-param", required_argument, NULL, 'K'}, {"allow-redirect-host", required_argument, NULL, 'H'},
         {"deadline", required_argument, NULL, 'L'}, {"header", required_argument, NULL, 'Q'},
         {"cookie", required_argument, NULL, 'Z'},
+        {"compare", required_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
@@ -226,6 +232,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     o->fetch.allow_redirect_hosts = o->allow_hosts;
     o->fetch.headers = o->headers;
     o->deadline_s = DEFAULT_DEADLINE_S;
+    o->compare = VERIFY_COMPARE_AUTO;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -250,6 +257,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 't':
             if (util_parse_i64(optarg, &o->offset))
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--time-offset wants an integer, got '%s'", optarg);
+            break;
+        case 'W':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "full"))
+                return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--compare wants auto or full, got '%s'", optarg);
+            o->compare = optarg[0] == 'a' ? VERIFY_COMPARE_AUTO : VERIFY_COMPARE_FULL;
             break;
         case 'G':
             if (util_parse_i64(optarg, &o->program) || o->program < 1 || o->program > 65535)
@@ -410,7 +422,7 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
         .context = ref->context, .progress = o->progress, .fetches = cand->fetches,
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
         .candidate_failure = cand->failure, .deadline_ms = o->deadline_ms,
-        .candidate_length_unproven = cand->length_unproven,
+        .candidate_length_unproven = cand->length_unproven, .compare = o->compare,
     };
     char id[37];
     if (evidence_new_id(id) != EVIDENCE_OK)

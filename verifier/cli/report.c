@@ -114,6 +114,9 @@ int report_write_human(FILE *out, const json_t *report)
             num(interval, "end"), num(report, "time_offset"), str(&sh, report, "observed_at"));
     write_video(out, json_object_get(report, "video"));
     write_audio(out, json_object_get(report, "audio"));
+    if (json_is_string(json_object_get(report, "compare")) &&
+        !strcmp(json_string_value(json_object_get(report, "compare")), "decoder-input"))
+        fputs("compare:  decoder-input: byte-identical decoder input, the candidate was not decoded\n", out);
     write_streams(out, &sh, json_object_get(report, "candidate"));
     write_delivery(out, json_object_get(report, "candidate"));
     /* "evidence: ID" is printed by verify once the row is committed. */

@@ -1,0 +1,251 @@
+/* test_fastpath.c - the decoder-input fast path of verify_run (verify.h,
+ * indigest.h): MATCH without decoding the candidate only when its decoder
+ * input is byte-identical to the reference's; every difference or damage
+ * runs the full decode, which locates and classifies it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <libavutil/log.h>
+
+#include "avlog.h"
+#include "profile.h"
+#include "verify.h"
+
+#define FX FIXTURES_DIR "/"
+#define EDITS 300
+#define TS 188
+
+struct file {
+    uint8_t *data;
+    size_t len;
+};
+
+static struct file load(const char *path)
+{
+    struct file f = {0};
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    f.len = (size_t)ftell(fp);
+    rewind(fp);
+    f.data = malloc(f.len);
+    assert_non_null(f.data);
+    assert_int_equal(fread(f.data, 1, f.len, fp), f.len);
+    fclose(fp);
+    return f;
+}
+
+/* verify_run over two in-memory files; returns the report (never NULL). */
+static json_t *check(const struct file *ref, const struct file *cand, enum verify_compare compare,
+                     struct verify_refmemo *memo)
+{
+    static struct profile p;
+    static bool loaded;
+    char err[512];
+    if (!loaded) {
+        avlog_install(AV_LOG_QUIET);
+        assert_int_equal(profile_load(NULL, &p, err, sizeof err), 0);
+        loaded = true;
+    }
+    struct bsrc_segment rs = {.data = ref->data, .len = ref->len}, cs = {.data = cand->data, .len = cand->len};
+    struct verify_request rq = {.profile = &p, .ref_segs = &rs, .n_ref = 1, .cand_segs = &cs, .n_cand = 1,
+                                .reference_object = "ref", .candidate_object = "cand", .compare = compare,
+                                .refmemo = memo};
+    json_t *report = NULL;
+    int rc = verify_run(&rq, &report, err, sizeof err);
+    assert_true(rc >= 0 && rc <= 2);
+    assert_non_null(report);
+    return report;
+}
+
+static const char *str(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+    return json_string_value(b ? json_object_get(v, b) : v);
+}
+
+static long long num(const json_t *o, const char *a, const char *b)
+{
+    return (long long)json_integer_value(json_object_get(json_object_get(o, a), b));
+}
+
+/* Checks the verdict, reason and compare of one run; returns its report. */
+static json_t *run_expect(const char *ref, const char *cand, enum verify_compare mode, const char *verdict,
+                          const char *reason, const char *compare)
+{
+    struct file r = load(ref), c = load(cand);
+    json_t *rep = check(&r, &c, mode, NULL);
+    assert_string_equal(str(rep, "verdict", NULL), verdict);
+    assert_string_equal(str(rep, "reason", NULL), reason);
+    assert_string_equal(str(rep, "compare", NULL), compare);
+    if (!strcmp(verdict, "MATCH")) {   /* what the evidence store demands of a MATCH */
+        assert_true(num(rep, "video", "reference_frames") > 0);
+        assert_int_equal(num(rep, "video", "compared_frames"), num(rep, "video", "reference_frames"));
+        assert_int_equal(num(rep, "video", "candidate_frames"), num(rep, "video", "reference_frames"));
+        assert_int_equal(num(rep, "audio", "candidate_samples"), num(rep, "audio", "reference_samples"));
+    }
+    free(r.data);
+    free(c.data);
+    return rep;
+}
+
+static void expect(const char *ref, const char *cand, enum verify_compare mode, const char *verdict,
+                   const char *reason, const char *compare)
+{
+    json_decref(run_expect(ref, cand, mode, verdict, reason, compare));
+}
+
+/* Other PIDs, service id, PES packing and muxrate (ffmpeg -c copy), also
+ * across the PTS wrap: nothing the decoders get differs. */
+static void t01_repackaged_copy_matches_by_decoder_input(void **state)
+{
+    (void)state;
+    expect(FX "ref.ts", FX "cand_copy.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "decoder-input");
+    expect(FX "ref.ts", FX "cand_repack.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "decoder-input");
+    expect(FX "ref_wrap.ts", FX "cand_wrap_repack.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical",
+           "decoder-input");
+}
+
+/* A changed picture: the full decode locates it (frame 60, pixel 200,120). */
+static void t02_changed_pixels_decode_fully_and_are_located(void **state)
+{
+    (void)state;
+    json_t *rep = run_expect(FX "ref.ts", FX "cand_pixels.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "video_pixels",
+                             "full");
+    const json_t *fm = json_object_get(json_object_get(rep, "video"), "first_mismatch");
+    assert_int_equal(json_integer_value(json_object_get(fm, "index")), 60);
+    assert_int_equal(json_integer_value(json_object_get(fm, "x")), 200);
+    assert_int_equal(json_integer_value(json_object_get(fm, "y")), 120);
+    json_decref(rep);
+}
+
+static void t03_damaged_candidate_decodes_fully_and_is_unknown(void **state)
+{
+    (void)state;
+    expect(FX "ref.ts", FX "cand_corrupt_video.ts", VERIFY_COMPARE_AUTO, "UNKNOWN", "corrupt_frame", "full");
+    expect(FX "ref.ts", FX "cand_lost_video.ts", VERIFY_COMPARE_AUTO, "UNKNOWN", "continuity_gap", "full");
+    expect(FX "ref.ts", FX "cand_trunc_mid_packet.ts", VERIFY_COMPARE_AUTO, "UNKNOWN", "truncated_ts_packet",
+           "full");
+}
+
+static void t04_compare_full_forces_the_decode(void **state)
+{
+    (void)state;
+    expect(FX "ref.ts", FX "cand_repack.ts", VERIFY_COMPARE_FULL, "MATCH", "identical", "full");
+}
+
+/* A remembered clean decode of the reference is used only for the same
+ * decoder input, fingerprint and interval; when used, nothing decodes. */
+static void t05_remembered_reference_decode(void **state)
+{
+    (void)state;
+    struct file r = load(FX "ref.ts"), c = load(FX "cand_repack.ts");
+    struct verify_refmemo memo = {0};
+    json_t *rep = check(&r, &c, VERIFY_COMPARE_AUTO, &memo);
+    assert_true(memo.clean);
+    assert_int_equal(memo.frames, num(rep, "video", "reference_frames"));
+    json_decref(rep);
+    memo.frames = 7;             /* a marker: reported only when the memo is used */
+    rep = check(&r, &c, VERIFY_COMPARE_AUTO, &memo);
+    assert_string_equal(str(rep, "compare", NULL), "decoder-input");
+    assert_int_equal(num(rep, "video", "reference_frames"), 7);
+    json_decref(rep);
+    memo.fingerprint[0] ^= 1;    /* another profile: decoded again, and remembered anew */
+    rep = check(&r, &c, VERIFY_COMPARE_AUTO, &memo);
+    assert_int_equal(num(rep, "video", "reference_frames"), 120);
+    assert_int_equal(memo.frames, 120);
+    json_decref(rep);
+    free(r.data);
+    free(c.data);
+}
+
+static uint16_t pid_of(const uint8_t *p)
+{
+    return (uint16_t)(((p[1] & 0x1f) << 8) | p[2]);
+}
+
+/* Offset and length of the packet's elementary-stream bytes (after the
+ * adaptation field and, at a PES start, the PES header); 0 length if none. */
+static size_t es_bytes(const uint8_t *p, size_t *len)
+{
+    size_t off = 4;
+    if (p[3] & 0x20)
+        off += 1 + (size_t)p[4];
+    if (!(p[3] & 0x10) || off >= TS) {
+        *len = 0;
+        return 0;
+    }
+    if (p[1] & 0x40) {
+        if (off + 9 > TS || p[off] || p[off + 1] || p[off + 2] != 1) {
+            *len = 0;
+            return 0;
+        }
+        off += 9 + (size_t)p[off + 8];
+    }
+    *len = off < TS ? TS - off : 0;
+    return off;
+}
+
+/* Seeded random single-byte edits of the candidate's elementary-stream
+ * bytes (video and audio PIDs): the decoder input differs, so the verdict,
+ * whatever it is, never comes from the fast path. */
+static void t06_single_byte_edits_never_match_by_decoder_input(void **state)
+{
+    (void)state;
+    struct file r = load(FX "ref_tiny.ts"), c = load(FX "ref_tiny.ts");
+    json_t *first = check(&r, &c, VERIFY_COMPARE_AUTO, NULL);
+    assert_string_equal(str(first, "compare", NULL), "decoder-input");
+    json_decref(first);
+    size_t *es = malloc(sizeof *es * (c.len / TS));
+    size_t n = 0;
+    for (size_t i = 0; i + TS <= c.len; i += TS) {
+        size_t len;
+        es_bytes(c.data + i, &len);
+        uint16_t pid = pid_of(c.data + i);
+        if (len && pid != 0 && pid < 0x1fff && pid != 0x1000)   /* not the PAT nor the PMT */
+            es[n++] = i;
+    }
+    assert_true(n > 20);
+    srand(20261130);
+    int verdicts[3] = {0};
+    for (int k = 0; k < EDITS; k++) {
+        size_t pkt = es[(size_t)rand() % n], len, off = es_bytes(c.data + pkt, &len);
+        size_t at = pkt + off + (size_t)rand() % len;
+        uint8_t was = c.data[at];
+        c.data[at] ^= (uint8_t)(1 + rand() % 255);
+        json_t *rep = check(&r, &c, VERIFY_COMPARE_AUTO, NULL);
+        if (strcmp(str(rep, "compare", NULL), "full"))
+            fail_msg("edit %d at byte %zu (0x%02x -> 0x%02x): compare %s, verdict %s", k, at, was, c.data[at],
+                     str(rep, "compare", NULL), str(rep, "verdict", NULL));
+        const char *v = str(rep, "verdict", NULL);
+        verdicts[v[0] == 'M' ? (v[1] == 'A' ? 0 : 1) : 2]++;
+        json_decref(rep);
+        c.data[at] = was;
+    }
+    printf("single-byte edits: %d MATCH (full decode), %d MISMATCH, %d UNKNOWN\n", verdicts[0], verdicts[1],
+           verdicts[2]);
+    free(es);
+    free(r.data);
+    free(c.data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t01_repackaged_copy_matches_by_decoder_input),
+        cmocka_unit_test(t02_changed_pixels_decode_fully_and_are_located),
+        cmocka_unit_test(t03_damaged_candidate_decodes_fully_and_is_unknown),
+        cmocka_unit_test(t04_compare_full_forces_the_decode),
+        cmocka_unit_test(t05_remembered_reference_decode),
+        cmocka_unit_test(t06_single_byte_edits_never_match_by_decoder_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
