@@ -37,6 +37,7 @@
 
 #include <jansson.h>
 
+#include "portfile.h"
 #include "cdn_auth.h"
 #include "cdn_live.h"
 
@@ -480,22 +481,6 @@ static int open_outputs(struct cdnd *d)
     return 0;
 }
 
-static int publish_port(const char *path, unsigned port)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fprintf(f, "%u\n", port) > 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -524,7 +509,7 @@ int main(int argc, char **argv)
         NULL, MHD_OPTION_END);
     const union MHD_DaemonInfo *info = m ? MHD_get_daemon_info(m, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     unsigned port = info ? info->port : 0;
-    if (!port || (d.port_file && publish_port(d.port_file, port) != 0)) {
+    if (!port || (d.port_file && portfile_write(d.port_file, port) != 0)) {
         fprintf(stderr, CDND ": cannot listen on %s:%u or publish the port\n", d.bind, d.port);
         if (m)
             MHD_stop_daemon(m);

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "portfile.h"
 #include "testd_live.h"
 
 #define TESTD_NAME "exactav-testd"
@@ -525,22 +526,6 @@ static int make_addr(const char *bind, unsigned port, struct sockaddr_in *sa)
     return 0;
 }
 
-static int write_port_file(const char *path, unsigned port)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fprintf(f, "%u\n", port) > 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 /* Reads a whole (small) PEM file into a NUL-terminated string. */
 static char *read_small_file(const char *path)
@@ -632,7 +617,7 @@ int main(int argc, char **argv)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = info ? info->port : 0;
-    if (port == 0 || (cfg.port_file && write_port_file(cfg.port_file, port) != 0)) {
+    if (port == 0 || (cfg.port_file && portfile_write(cfg.port_file, port) != 0)) {
         fprintf(stderr, TESTD_NAME ": cannot publish the port\n");
         MHD_stop_daemon(d);
         return 1;
