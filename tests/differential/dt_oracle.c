@@ -424,8 +424,10 @@ static int observe_ref(struct dt_env *env, const struct dt_case *c, struct dt_si
         return -1;
     if (dt_side_select(r, NULL) != 0)
         return -1; /* a reference without video: not a case this harness makes */
+    if (dt_side_probe_packets(env, r) != 0)
+        return -1;
     dt_side_scan_pes(r);
-    return dt_side_probe_packets(env, r) == 0 && dt_side_decode(env, r) == 0 ? 0 : -1;
+    return dt_side_decode(env, r);
 }
 
 /* The reference side: observed now, or taken from the cache. */
@@ -458,12 +460,11 @@ static int observe_cand(struct dt_env *env, const struct dt_case *c, const struc
     if (dt_side_prepare(env, s, c->cand, c->ncand) != 0 || dt_side_probe_programs(env, s) != 0)
         return -1;
     *selection = dt_side_select(s, r);
-    if (*selection == 0)
-        dt_side_scan_pes(s);
     if (dt_side_probe_packets(env, s) != 0)
         return -1;
     if (*selection != 0)
         return 0;
+    dt_side_scan_pes(s);
     int64_t off = (int64_t)c->offset;
     size_t vskip = align_index(r->vpk, r->nvpk, s->vpk, s->nvpk, off);
     size_t askip = align_index(r->apk, r->napk, s->apk, s->napk, off);

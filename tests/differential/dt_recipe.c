@@ -289,10 +289,12 @@ static int pack_nal_strip(struct dt_gen *g)
  * slice, or in the middle of a NAL unit; the second PES without PTS). */
 static int pack_pes_split(struct dt_gen *g)
 {
-    static const char *const at[] = {"nal", "middle"};
+    /* -pts: the second PES repeats the unit's PTS/DTS, as packagers that
+     * stamp every PES do */
+    static const char *const at[] = {"nal", "middle", "nal-pts", "middle-pts"};
     char pid[16];
     dt_fmt(pid, sizeof pid, "%u", VPID);
-    return tool_recipe(g, "tsrepack", "pessplit", pid, dt_pick(g, at, 2), "0");
+    return tool_recipe(g, "tsrepack", "pessplit", pid, dt_pick(g, at, 4), "0");
 }
 
 /* Class 6: an HLS candidate whose segments each restart their counters. */
@@ -1331,7 +1333,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
-    {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES", pack_pes_split},
+    {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES, the second timed or not", pack_pes_split},
     {"pack_hls_restart", "packaging", 6, L_MATCH, "HLS candidate, segments restart continuity counters", pack_hls_restart},
     {"pack_bind_restart", "packaging", 6, L_MATCH, "reference bound as segments that restart counters", pack_bind_restart},
     {"pack_hls_in_pes", "packaging", 7, L_MATCH, "HLS candidate cut inside video PES", pack_hls_in_pes},

@@ -190,9 +190,44 @@ static const char *pes_header_fault(const uint8_t *pl, size_t n, bool video)
     return NULL;
 }
 
+/* The PTS a PES header at pl declares (n bytes of the packet's payload, the
+ * header sound), reduced mod 2^33; DT_NOPTS when none or across packets. */
+static int64_t pes_header_pts(const uint8_t *pl, size_t n)
+{
+    if (n < 14 || !(pl[7] & 0x80) || pl[8] < 5)
+        return DT_NOPTS;
+    return (int64_t)(pl[9] >> 1 & 7) << 30 | (int64_t)pl[10] << 22 | (int64_t)(pl[11] >> 1) << 15 |
+           (int64_t)pl[12] << 7 | pl[13] >> 1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The packets' PTS values reduced mod 2^33, sorted (NULL: none or no memory;
+ * *n their number). */
+static int64_t *sorted_pts(const struct dt_pkt *pk, size_t npk, size_t *n)
+{
+    int64_t *v = npk ? malloc(npk * sizeof *v) : NULL;
+    *n = 0;
+    for (size_t i = 0; v && i < npk; i++)
+        if (pk[i].pts != DT_NOPTS)
+            v[(*n)++] = pk[i].pts & (((int64_t)1 << 33) - 1);
+    if (v)
+        qsort(v, *n, sizeof *v, cmp_i64);
+    return v;
+}
+
 /* PES-level integrity of the selected tracks (the transport scan does not
- * know which PIDs carry them): every PES header sound, and a declared
- * PES_packet_length met by the bytes up to that PID's next PES start. */
+ * know which PIDs carry them): every PES header sound, a declared
+ * PES_packet_length met by the bytes up to that PID's next PES start, and
+ * every PTS a PES declares carried by one of FFmpeg's packets of the track
+ * (dt_side_probe_packets first).  A PES with a PTS holds the start of an
+ * access unit (ISO/IEC 13818-1 2.4.3.7); when FFmpeg's parser gives none
+ * that time, a unit vanished into its neighbour (a broken start code or
+ * sync word) and its decode may show nothing of it. */
 void dt_side_scan_pes(struct dt_side *s)
 {
     size_t len = 0;
@@ -201,7 +236,11 @@ void dt_side_scan_pes(struct dt_side *s)
         unsigned pid;
         bool video, open;
         size_t declared, got;
-    } st[2] = {{s->vpid, true, false, 0, 0}, {s->apid, false, false, 0, 0}};
+        int64_t *pts;   /* the track's packet times, sorted */
+        size_t npts;
+    } st[2] = {{s->vpid, true, false, 0, 0, NULL, 0}, {s->apid, false, false, 0, 0, NULL, 0}};
+    st[0].pts = sorted_pts(s->vpk, s->nvpk, &st[0].npts);
+    st[1].pts = sorted_pts(s->apk, s->napk, &st[1].npts);
     char *why = s->transport_why;
     for (size_t i = 0; d && !s->transport_damage && i + TS_PACKET_SIZE <= len; i += TS_PACKET_SIZE) {
         struct ts_packet_info info;
@@ -218,6 +257,9 @@ void dt_side_scan_pes(struct dt_side *s)
                     fault = "PES shorter or longer than its PES_packet_length";
                 else
                     fault = pes_header_fault(pl, info.payload_len, p->video);
+                int64_t t = fault ? DT_NOPTS : pes_header_pts(pl, info.payload_len);
+                if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, cmp_i64)))
+                    fault = "a PES declaring a PTS no access unit carries (a unit swallowed)";
                 p->open = true;
                 p->declared = info.payload_len >= 6 ? ((size_t)pl[4] << 8 | pl[5]) : 0;
                 p->got = info.payload_len >= 6 ? info.payload_len - 6 : 0;
@@ -230,6 +272,8 @@ void dt_side_scan_pes(struct dt_side *s)
             }
         }
     }
+    free(st[0].pts);
+    free(st[1].pts);
     free(d);
 }
 

@@ -98,7 +98,8 @@ int dt_side_probe_programs(struct dt_env *env, struct dt_side *s);
 int dt_side_select(struct dt_side *s, const struct dt_side *ref);
 
 /* PES-level integrity of the selected tracks, added to the transport scan's
- * findings (transport_damage, transport_why). */
+ * findings (transport_damage, transport_why): sound headers and lengths, and
+ * every declared PTS carried by a packet (after dt_side_probe_packets). */
 void dt_side_scan_pes(struct dt_side *s);
 
 /* ffprobe: packets of the selected tracks. */

@@ -87,10 +87,13 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
         au.damaged = tr->pes[s % AU_PES_RING].damaged;
     /* A PES that declares a time must hold the start of an access unit: one
      * swallowed whole by this access unit (its start code broken, say) means
-     * a picture or frame went missing inside it. */
+     * a picture or frame went missing inside it.  A PES repeating the unit's
+     * own time is plain packing (packagers that stamp every PES of a unit). */
     int64_t next = flush ? tr->serial : tr->serial - 1;   /* where the next one begins */
-    for (int64_t q = from + 1; q < next && !au.damaged; q++)
-        au.damaged = tr->pes[q % AU_PES_RING].pts != AU_NO_TS;
+    for (int64_t q = from + 1; q < next && !au.damaged; q++) {
+        int64_t t = tr->pes[q % AU_PES_RING].pts;
+        au.damaged = t != AU_NO_TS && t != au.pts;
+    }
     tr->au_start_serial = tr->serial - 1 < 0 ? 0 : tr->serial - 1;
     if (tr->codec == AU_CODEC_H264) {
         h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);

@@ -15,7 +15,8 @@
  * access unit holding bytes of a damaged PES is marked damaged, and so is
  * one that swallows a whole PES declaring a time of its own: a PES with a
  * PTS holds the start of an access unit (ISO/IEC 13818-1 2.4.3.7), so a
- * unit went missing inside it (a broken start code or sync word).
+ * unit went missing inside it (a broken start code or sync word).  A PES
+ * that repeats the unit's own PTS is packing, not a lost unit.
  *
  * Every access unit passes through one callback before anything decodes
  * it: the place for a digest of the decoder input.
