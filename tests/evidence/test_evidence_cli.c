@@ -472,6 +472,64 @@ static void cli_12_list_filters_by_media_sequence(void **state)
     run_free(&r);
 }
 
+/* Writes the sample report with its first `from` replaced by `to`. */
+static void sample_report_edited(struct ev_tmp *t, const char *name, const char *id, const char *from,
+                                 const char *to, char *path, size_t n)
+{
+    char *text = ev_sample_report(id, "MATCH", evidence_now_ms(), "cdn-a", "ch1", "720p", "pv7");
+    assert_non_null(text);
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    char *edited = malloc(strlen(text) + strlen(to) + 1);
+    assert_non_null(edited);
+    memcpy(edited, text, (size_t)(at - text));
+    strcpy(edited + (at - text), to);
+    strcat(edited, at + strlen(from));
+    assert_int_equal(ev_write_file(t, name, edited, path, n), 0);
+    free(edited);
+    free(text);
+}
+
+/* A report whose URL or header still holds a credential value is refused
+ * (exit 65, naming the field), nothing of it stored; redacted ones, kept
+ * harmless parameters and non-ASCII file names pass. */
+static void cli_13_import_refuses_unredacted_credentials(void **state)
+{
+    struct ev_tmp *t = *state;
+    static const struct {
+        const char *from, *to, *field;
+    } leaks[] = {
+        {"index.m3u8?Signature=REDACTED", "index.m3u8?Signature=abc123", "candidate.object"},
+        {"index.m3u8?Signature=REDACTED", "index.m3u8?Key-Pair-Id=K2JCJMDEHXQW5F", "candidate.object"},
+        {"https://cdn-c.example/live", "https://u:pw@cdn-c.example/live", "candidate.object"},
+        {"https://cdn-c.example/live", "https://cdn-c.example/Policy=eyJTdGF0/live", "candidate.object"},
+        {"https://e.cdn-c.example/s1.ts", "https://e.cdn-c.example/s1.ts?token=abc", "fetches[1].url"},
+        {"\"nginx\"", "\"nginx sig=abcd\"", "fetches[0].headers.server"},
+    };
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char path[160];
+        sample_report_edited(t, "leak.json", "id-leak", leaks[i].from, leaks[i].to, path, sizeof path);
+        struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+        expect_rc(r, 65);
+        if (!strstr(r.err, leaks[i].field))
+            print_error("want %s in: %s\n", leaks[i].field, r.err);
+        assert_non_null(strstr(r.err, leaks[i].field));
+        assert_non_null(strstr(r.err, "not redacted"));
+        assert_null(strstr(r.err, leaks[i].to));       /* the secret is not echoed either */
+        run_free(&r);
+    }
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 0);
+    /* what exactav records passes: REDACTED values, a kept harmless
+     * parameter, a file name outside ASCII */
+    char path[160];
+    sample_report_edited(t, "ok.json", "id-ok", "index.m3u8?Signature=REDACTED",
+                         "index.m3u8?bitrate=3000&Signature=REDACTED&caf\u00e9=1", path, sizeof path);
+    struct run r = run_cmd("evidence", "import", path, "--evidence", t->db, NULL);
+    expect_rc(r, 0);
+    run_free(&r);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -489,6 +547,7 @@ int main(int argc, char **argv)
         T(cli_10_store_errors_exit_66_in_every_subcommand),
         T(cli_11_readers_work_on_a_store_they_cannot_write),
         T(cli_12_list_filters_by_media_sequence),
+        T(cli_13_import_refuses_unredacted_credentials),
     };
     if (argc > 1) {
         bool known = false;

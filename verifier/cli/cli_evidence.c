@@ -4,6 +4,7 @@
 #include "cli_evidence.h"
 
 #include "evidence.h"
+#include "redact.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -319,12 +320,58 @@ static json_t *report_id(const char *buf, size_t len)
     return id;
 }
 
+/* Whether every string of v (a report or part of one) is free of
+ * credentials (redact_text_is_clean); when not, where (n bytes) names the
+ * first such field, e.g. fetches[0].url.  Evidence never holds a secret:
+ * exactav redacts what it records, and a report made by hand that did not
+ * is refused rather than stored or silently rewritten. */
+static bool report_is_redacted(const json_t *v, char *where, size_t n)
+{
+    size_t used = strlen(where);
+    if (json_is_string(v))
+        return redact_text_is_clean(json_string_value(v));
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            snprintf(where + used, n - used, "[%zu]", i);
+            if (!report_is_redacted(json_array_get(v, i), where, n))
+                return false;
+        }
+    } else if (json_is_object(v)) {
+        const char *key;
+        const json_t *item;
+        json_object_foreach((json_t *)v, key, item) {
+            snprintf(where + used, n - used, "%s%s", used ? "." : "", key);
+            if (!report_is_redacted(item, where, n))
+                return false;
+        }
+    }
+    where[used] = '\0';
+    return true;
+}
+
+/* 0, or the exit code after saying which field of path holds a credential. */
+static int refuse_secrets(const char *path, const char *buf, size_t len, const struct io *io)
+{
+    json_t *root = json_loadb(buf, len, 0, NULL);
+    char where[256] = "";
+    bool clean = !root || report_is_redacted(root, where, sizeof where);
+    json_decref(root);
+    if (clean)   /* an unparsable report is the importer's to refuse */
+        return 0;
+    fprintf(io->err, "exactav evidence: %s: report: %s holds a value exactav redacts (a signature, policy, "
+                     "key id, token, password or path token) that is not redacted; evidence never "
+                     "stores one\n", path, where);
+    return EXACTAV_EVIDENCE_EXIT_DATAERR;
+}
+
 static int import_one(struct evidence_db *db, const struct opts *o, const char *path,
                       json_t *summary, const struct io *io)
 {
     char *buf = NULL, err[512] = "";
     size_t len = 0;
     int inserted = 0, rc = read_report(path, &buf, &len, io);
+    if (!rc)
+        rc = refuse_secrets(path, buf, len, io);
     if (rc) {
         free(buf);
         return rc;

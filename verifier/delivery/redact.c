@@ -105,7 +105,7 @@ int redact_keeps_value(const char *name, size_t name_len, const struct redact_po
     if (in_list(name, name_len, credential_names,
                 sizeof credential_names / sizeof credential_names[0]))
         return 0;
-    return in_list(name, name_len, pol->keep, pol->n_keep);
+    return pol->keep_others || in_list(name, name_len, pol->keep, pol->n_keep);
 }
 
 /* A URL we are willing to echo: printable ASCII without spaces, bounded. */
@@ -329,6 +329,33 @@ char *redact_text_dup(const char *text, const struct redact_policy *pol)
     if (b.overflow) /* cannot happen with this capacity; never fail open */
         snprintf(out, cap, "%s", REDACT_VALUE);
     return out;
+}
+
+static bool printable(char c)
+{
+    return c >= 0x20 && c < 0x7f;
+}
+
+int redact_text_is_clean(const char *text)
+{
+    static const struct redact_policy keep_others = {.keep_others = 1};
+    if (!text)
+        return 1;
+    size_t len = 0;
+    if (scheme_len(text, strlen(text)) && url_is_printable(text, &len)) {
+        /* a URL as a whole, as exactav records them ("[::1]" is no word break) */
+        char *r = redact_url_dup(text, &keep_others);
+        int clean = r && strcmp(r, text) == 0;
+        free(r);
+        return clean;
+    }
+    char *r = redact_text_dup(text, &keep_others);
+    size_t n = strlen(text);
+    int clean = r && strlen(r) == n;
+    for (size_t i = 0; clean && i < n; i++)
+        clean = r[i] == text[i] || (!printable(text[i]) && r[i] == '?');
+    free(r);
+    return clean;
 }
 
 /* ---- origin ------------------------------------------------------------------- */

@@ -43,6 +43,7 @@ struct redact_policy {
     size_t n_keep;
     const char *const *redact; /* always redacted, even when kept (--redact-param) */
     size_t n_redact;
+    int keep_others; /* 1: every value is kept but a credential's and those in redact */
 };
 
 /* The zero value is the failing one: callers that forget to check still
@@ -76,6 +77,13 @@ int redact_is_credential_name(const char *name);
  * keeps NAME, bytes outside printable ASCII replaced by '?'.  malloc'd;
  * NULL for NULL input or out of memory. */
 char *redact_text_dup(const char *text, const struct redact_policy *pol);
+
+/* 1 if text holds no credential: redacting it under the policy that keeps
+ * every value but a credential's changes nothing (bytes outside printable
+ * ASCII aside).  What exactav itself recorded always passes; a hand-made
+ * report with ?Signature=abc, /Policy=.../ or user:password@ does not.
+ * NULL passes; 0 also when memory is exhausted (never fail open). */
+int redact_text_is_clean(const char *text);
 
 /* At most "scheme://host" of url (no userinfo, port, path or query), for
  * messages about a URL that cannot be used: "https://cdn.example", or
