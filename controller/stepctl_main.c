@@ -21,7 +21,7 @@ static const struct stepctl_command commands[] = {
     {"revoke", stepctl_cmd_revoke, "end new issuance under a grant, with a reason"},
     {"grants", stepctl_cmd_grants, "list or show grants"},
     {"release", stepctl_cmd_release, "void a closed grant's pending reservation, with a reason"},
-    {"serve", stepctl_cmd_serve, "the admission service: allocations under grants (HTTP)"},
+    {"serve", stepctl_cmd_serve, "the admission service (HTTP): allocations; with --paths, playback delivery"},
     {"next", stepctl_cmd_next, "review a grant's step: propose the next one or close issuance"},
     {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
     {"sign-url", stepctl_cmd_sign_url, "sign a URL for CloudFront (custom or canned policy)"},

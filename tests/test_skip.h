@@ -24,7 +24,7 @@ static inline void test_skip_unless(const char *path)
     struct stat st;
     if (path && path[0] && stat(path, &st) == 0)
         return;
-    printf("SKIP: %s is absent (set -DEXACTAV_CORPUS_DIR=...)\n", path ? path : "(none)");
+    printf("SKIPPED: %s is absent (set -DEXACTAV_CORPUS_DIR=...)\n", path ? path : "(none)");
     fflush(stdout);
     exit(TEST_SKIP_EXIT);
 }
