@@ -6,18 +6,18 @@
 #ifndef STEPCTL_H
 #define STEPCTL_H
 
-int stepctl_cmd_decide(int argc, char **argv);     /* controller/decide_cli.c */
-int stepctl_cmd_decisions(int argc, char **argv);  /* controller/decide_cli.c */
-int stepctl_cmd_replay(int argc, char **argv);     /* controller/decide_cli.c */
-int stepctl_cmd_explain(int argc, char **argv);    /* controller/decide_cli.c */
-int stepctl_cmd_grant(int argc, char **argv);     /* controller/grant_cli.c */
-int stepctl_cmd_revoke(int argc, char **argv);    /* controller/grant_cli.c */
-int stepctl_cmd_release(int argc, char **argv);   /* controller/grant_cli.c */
-int stepctl_cmd_grants(int argc, char **argv);    /* controller/grant_cli.c */
-int stepctl_cmd_serve(int argc, char **argv);     /* controller/serve_cli.c */
-int stepctl_cmd_next(int argc, char **argv);      /* controller/next_cli.c */
+int stepctl_cmd_decide(int argc, char **argv);     /* controller/decide/decide_cli.c */
+int stepctl_cmd_decisions(int argc, char **argv);  /* controller/decide/decide_cli.c */
+int stepctl_cmd_replay(int argc, char **argv);     /* controller/decide/decide_cli.c */
+int stepctl_cmd_explain(int argc, char **argv);    /* controller/decide/decide_cli.c */
+int stepctl_cmd_grant(int argc, char **argv);     /* controller/grant/grant_cli.c */
+int stepctl_cmd_revoke(int argc, char **argv);    /* controller/grant/grant_cli.c */
+int stepctl_cmd_release(int argc, char **argv);   /* controller/grant/grant_cli.c */
+int stepctl_cmd_grants(int argc, char **argv);    /* controller/grant/grant_cli.c */
+int stepctl_cmd_serve(int argc, char **argv);     /* controller/serve/serve_cli.c */
+int stepctl_cmd_next(int argc, char **argv);      /* controller/grant/next_cli.c */
 int stepctl_cmd_plan(int argc, char **argv);       /* controller/plan/plan_cli.c */
-int stepctl_cmd_sign_url(int argc, char **argv);     /* controller/sign_cli.c */
-int stepctl_cmd_sign_cookies(int argc, char **argv); /* controller/sign_cli.c */
+int stepctl_cmd_sign_url(int argc, char **argv);     /* controller/sign/sign_cli.c */
+int stepctl_cmd_sign_cookies(int argc, char **argv); /* controller/sign/sign_cli.c */
 
 #endif

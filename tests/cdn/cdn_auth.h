@@ -1,6 +1,6 @@
 /* cdn_auth.h - the loopback CDN's CloudFront-style access check.
  *
- * Written apart from controller/cfsign.c on purpose: the test CDN must not
+ * Written apart from controller/sign/cfsign.c on purpose: the test CDN must not
  * share the signer's code, or a bug in both would pass.  It reads what
  * CloudFront reads (query parameters, else CloudFront-* cookies), verifies the
  * signature over the policy bytes with the public key (OpenSSL EVP), then the

@@ -1,7 +1,7 @@
 /* The loopback CDN (exactav-cdnd, docs/delivery.md): its live window, its
  * CloudFront-style checks (403 on a missing, wrong or expired signature, an
  * IP or resource mismatch; signed cookies), CORS, the 503 switch, reports.
- * Signatures come from controller/cfsign.h with keys the openssl CLI makes
+ * Signatures come from controller/sign/cfsign.h with keys the openssl CLI makes
  * here; requests go through libcurl to real cdnd processes on 127.0.0.1.
  * Each test is its own ctest entry (cdn_NN_...); tests that read the corpus
  * exit 77 (skipped) without it. */

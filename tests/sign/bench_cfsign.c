@@ -1,4 +1,4 @@
-/* bench-cfsign KEY.pem SECONDS THREADS: how fast controller/cfsign.h signs,
+/* bench-cfsign KEY.pem SECONDS THREADS: how fast controller/sign/cfsign.h signs,
  * as scripts/bench-sign runs it (never a test: timings are not asserted).
  *
  * Two loads on a key loaded once:

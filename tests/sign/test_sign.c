@@ -1,4 +1,4 @@
-/* CloudFront signing (controller/cfsign.h, `stepctl sign-url`, `sign-cookies`):
+/* CloudFront signing (controller/sign/cfsign.h, `stepctl sign-url`, `sign-cookies`):
  * the published aws-sdk-ruby vectors of ../shared/corpus/cloudfront/, and
  * fresh RSA 2048 / ECDSA P-256 keys made here by the openssl CLI, whose
  * `openssl dgst -verify` checks every signature we produce.
