@@ -32,7 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TESTD_LIVE_MAX_PATHS 64
+#define TESTD_LIVE_MAX_PATHS 256
 #define TESTD_LIVE_MAX_SEGMENTS 1000
 
 struct testd_live;
