@@ -527,9 +527,11 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         out->primary = DT_UNKNOWN; /* nothing to compare is never MATCH */
         out->allowed = DT_VSET(DT_UNKNOWN);
     }
-    if ((r.transport_damage || s.transport_damage) && !r.xerror_failed && !s.xerror_failed) {
-        /* transport damage FFmpeg's decode does not show: UNKNOWN is honest too,
-         * and a difference it may have caused is not preferred over UNKNOWN */
+    bool silent = r.transport_damage || s.transport_damage || r.silent_errors || s.silent_errors;
+    if (silent && !r.xerror_failed && !s.xerror_failed) {
+        /* damage FFmpeg's decode does not show (in the transport, or decoder
+         * errors `-xerror` passes on): UNKNOWN is honest too, and a difference
+         * it may have caused is not preferred over UNKNOWN */
         out->allowed |= DT_VSET(DT_UNKNOWN);
         if (out->primary == DT_MISMATCH)
             out->primary = DT_UNKNOWN;
@@ -543,8 +545,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     describe(why, wsz, "video", &tv, true, start);
     describe(why, wsz, "audio", &ta, false, start);
     size_t used = strlen(why);
-    snprintf(why + used, wsz - used, "-xerror: ref %s, cand %s%s%s%s%s%s%s",
+    snprintf(why + used, wsz - used, "-xerror: ref %s, cand %s%s%s%s%s%s%s%s%s",
              r.xerror_failed ? "fails" : "ok", s.xerror_failed ? "fails" : "ok",
+             r.silent_errors && !r.xerror_failed ? " (decoder errors logged)" : "",
+             s.silent_errors && !s.xerror_failed ? " (cand: decoder errors logged)" : "",
              r.transport_damage ? "; ref transport: " : "", r.transport_damage ? r.transport_why : "",
              s.transport_damage ? "; cand transport: " : "", s.transport_damage ? s.transport_why : "",
              s.inconsistent ? "; cand: " : "", s.inconsistent ? s.inconsistent_why : "");

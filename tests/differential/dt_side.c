@@ -786,7 +786,10 @@ int dt_side_decode(struct dt_env *env, struct dt_side *s)
     attach_audio(s);
     if (!s->xerror_failed) {
         /* -xerror decides whether there is damage at all; without it, log
-         * events (such as start-up noise after the first frame) do not count */
+         * events (such as start-up noise after the first frame) do not make a
+         * frame unclean, but they are damage FFmpeg's exit status does not
+         * show: a broken NAL unit the decoder skipped (dt_oracle.c) */
+        s->silent_errors = ps.v_event || ps.a_event;
         for (size_t i = 0; i < s->nvf; i++)
             s->vf[i].clean = true;
         for (size_t i = 0; i < s->naf; i++)

@@ -79,6 +79,7 @@ struct dt_side {
     bool v_damaged, a_damaged;      /* the track has damage somewhere (-xerror failed and the
                                      * log places it in that track, or places nothing) */
     bool transport_damage;          /* found by the oracle's own scan */
+    bool silent_errors;             /* the decoder logged damage, yet -xerror passed */
     char transport_why[192];
     bool inconsistent;              /* FFmpeg's outputs disagree among themselves */
     char inconsistent_why[192];
