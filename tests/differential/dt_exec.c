@@ -240,3 +240,16 @@ bool dt_fmt(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
     return n >= 0 && (size_t)n < size;
 }
+
+int dt_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t dt_mod33(int64_t t)
+{
+    const int64_t m = INT64_C(1) << 33;
+    int64_t r = t % m;
+    return r < 0 ? r + m : r;
+}

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define DT_RUN_TIMEOUT_S 300
@@ -73,5 +74,11 @@ int dt_mkdirs(const char *path);
 
 /* snprintf that reports truncation as failure (returns false). */
 bool dt_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* qsort/bsearch order of int64_t values. */
+int dt_cmp_i64(const void *a, const void *b);
+
+/* A 90 kHz time reduced mod 2^33 (the PTS range), in [0, 2^33). */
+int64_t dt_mod33(int64_t t);
 
 #endif

@@ -37,17 +37,11 @@ void dt_verdict_set_name(char *out, size_t size, unsigned set)
         }
 }
 
-static int64_t mod33(int64_t t)
-{
-    int64_t r = t % MOD33;
-    return r < 0 ? r + MOD33 : r;
-}
-
 /* Position of a time on the reference timeline relative to START, in
  * [-2^32, 2^32): negative means before the interval. */
 static int64_t rel_signed(int64_t t_ref, int64_t start)
 {
-    int64_t r = mod33(t_ref - start);
+    int64_t r = dt_mod33(t_ref - start);
     return r >= HALF33 ? r - MOD33 : r;
 }
 
@@ -107,12 +101,6 @@ static int cmp_pos(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static uint64_t fnv(const char *s)
 {
     uint64_t h = UINT64_C(14695981039346656037);
@@ -136,7 +124,7 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
     }
     for (size_t i = 0; i < s->nvf; i++) {
         const struct dt_vframe *f = &s->vf[i];
-        have[i] = f->pts == DT_NOPTS ? -1 : mod33(f->pts);
+        have[i] = f->pts == DT_NOPTS ? -1 : dt_mod33(f->pts);
         if (f->pts == DT_NOPTS) {
             *unobs = 0; /* a frame that cannot be placed: the whole track is unobserved */
             continue;
@@ -148,15 +136,15 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
         if (!f->clean && r < *horizon)
             *horizon = r;
     }
-    qsort(have, s->nvf, sizeof *have, cmp_i64);
+    qsort(have, s->nvf, sizeof *have, dt_cmp_i64);
     for (size_t k = 0; k < s->nvpk; k++) {
         if (s->vpk[k].pts == DT_NOPTS)
             continue;
-        int64_t key = mod33(s->vpk[k].pts);
+        int64_t key = dt_mod33(s->vpk[k].pts);
         int64_t r = rel_signed(s->vpk[k].pts - offset, start);
         if (r < 0 || r >= len)
             continue;
-        if (!bsearch(&key, have, s->nvf, sizeof *have, cmp_i64) && r < *unobs)
+        if (!bsearch(&key, have, s->nvf, sizeof *have, dt_cmp_i64) && r < *unobs)
             *unobs = r; /* a packet in I that produced no frame */
     }
     free(have);
@@ -333,15 +321,15 @@ static void describe(char *buf, size_t size, const char *name, const struct trac
     if (t->any_diff) {
         if (video)
             snprintf(first, sizeof first, "first difference %s at pts %" PRId64,
-                     diff_name(t->first, true), mod33(start + t->first_at));
+                     diff_name(t->first, true), dt_mod33(start + t->first_at));
         else
             snprintf(first, sizeof first, "first difference %s at sample %" PRId64 " (pts %" PRId64 ")",
-                     diff_name(t->first, false), t->first_at / 15, mod33(start + t->first_at / 8));
+                     diff_name(t->first, false), t->first_at / 15, dt_mod33(start + t->first_at / 8));
     }
     char hz[96] = "clean";
     if (t->horizon != NEVER)
         snprintf(hz, sizeof hz, "not cleanly observed from %s %" PRId64, video ? "pts" : "sample",
-                 video ? mod33(start + t->horizon) : t->horizon / 15);
+                 video ? dt_mod33(start + t->horizon) : t->horizon / 15);
     snprintf(buf + used, size - used, "%s: %zu ref / %zu cand %s in I, %zu paired, %s, %s; ", name,
              t->nref, t->ncand, unit, t->npairs, first, hz);
 }
@@ -353,9 +341,9 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
     *start = -1;
     for (size_t k = 0; k < r->nvpk && *start < 0; k++)
         if (r->vpk[k].key && r->vpk[k].pts != DT_NOPTS)
-            *start = mod33(r->vpk[k].pts);
+            *start = dt_mod33(r->vpk[k].pts);
     if (*start < 0)
-        *start = r->nvpk && r->vpk[0].pts != DT_NOPTS ? mod33(r->vpk[0].pts) : 0;
+        *start = r->nvpk && r->vpk[0].pts != DT_NOPTS ? dt_mod33(r->vpk[0].pts) : 0;
     int64_t vmax = -1, amax = -1;
     int64_t *rels = calloc(r->nvpk + 1, sizeof *rels);
     size_t n = 0;
@@ -370,7 +358,7 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
     }
     int64_t dur = 3000;
     if (rels && n > 1) {
-        qsort(rels, n, sizeof *rels, cmp_i64);
+        qsort(rels, n, sizeof *rels, dt_cmp_i64);
         for (size_t k = 1; k < n; k++)
             if (rels[k] > rels[k - 1] && rels[k] - rels[k - 1] < dur)
                 dur = rels[k] - rels[k - 1];
@@ -384,8 +372,8 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
             amax = rel;
     }
     int rate = r->naf && r->af[0].rate > 0 ? r->af[0].rate : 48000;
-    *vend = mod33(*start + (vmax >= 0 ? vmax + dur : 0));
-    *aend = mod33(*start + (amax >= 0 ? amax + 1024 * 90000 / rate : 0));
+    *vend = dt_mod33(*start + (vmax >= 0 ? vmax + dur : 0));
+    *aend = dt_mod33(*start + (amax >= 0 ? amax + 1024 * 90000 / rate : 0));
 }
 
 /* Index of the candidate packet that maps onto the reference's first one. */
@@ -396,7 +384,7 @@ static size_t align_index(const struct dt_pkt *rp, size_t nr, const struct dt_pk
         return 0;
     for (size_t k = 0; k < nc; k++)
         if (cp[k].pts != DT_NOPTS && rp[0].pts != DT_NOPTS &&
-            mod33(cp[k].pts - offset) == mod33(rp[0].pts))
+            dt_mod33(cp[k].pts - offset) == dt_mod33(rp[0].pts))
             return k;
     return 0;
 }
@@ -511,9 +499,9 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         vend = aend = (int64_t)c->end;
     }
     struct track_result tv, ta;
-    compare_track(video_positions, &r, &s, start, mod33(vend - start), (int64_t)c->offset,
+    compare_track(video_positions, &r, &s, start, dt_mod33(vend - start), (int64_t)c->offset,
                   r.v_damaged || s.v_damaged, &tv);
-    compare_track(audio_positions, &r, &s, start, mod33(aend - start), (int64_t)c->offset,
+    compare_track(audio_positions, &r, &s, start, dt_mod33(aend - start), (int64_t)c->offset,
                   r.a_damaged || s.a_damaged, &ta);
     bool global_clean = tv.horizon == NEVER && ta.horizon == NEVER && !r.xerror_failed &&
                         !s.xerror_failed && !r.transport_damage && !s.transport_damage &&
@@ -541,7 +529,7 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         out->allowed |= DT_VSET(DT_UNKNOWN);
     }
     dt_fmt(why, wsz, "I=[%" PRId64 ",%" PRId64 ")v [%" PRId64 ",%" PRId64 ")a; ", start,
-           mod33(vend), start, mod33(aend));
+           dt_mod33(vend), start, dt_mod33(aend));
     describe(why, wsz, "video", &tv, true, start);
     describe(why, wsz, "audio", &ta, false, start);
     size_t used = strlen(why);

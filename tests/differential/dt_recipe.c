@@ -84,11 +84,6 @@ static struct dt_pes *video_pes(struct dt_gen *g, const char *ts, size_t *n)
     return p;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* A seeded mid-stream interval: START at a frame between 25 % and 50 % of the
  * video (any frame, not only key frames), END at a frame between 60 % and 95 %. */
@@ -108,7 +103,7 @@ static int mid_interval(struct dt_gen *g, const char *ts)
     free(p);
     if (rel == NULL)
         return -1;
-    qsort(rel, n, sizeof *rel, cmp_i64);
+    qsort(rel, n, sizeof *rel, dt_cmp_i64);
     size_t a = (size_t)dt_rand_in(g, (int64_t)n / 4, (int64_t)n / 2);
     size_t b = (size_t)dt_rand_in(g, (int64_t)n * 6 / 10, (int64_t)n * 95 / 100);
     g->c->has_interval = true;
@@ -1044,7 +1039,7 @@ static int dmg_outside_interval(struct dt_gen *g)
     free(pes);
     if (pts == NULL)
         return -1;
-    qsort(pts, nv, sizeof *pts, cmp_i64);
+    qsort(pts, nv, sizeof *pts, dt_cmp_i64);
     g->c->has_interval = true;
     g->c->start = (uint64_t)pts[dt_rand_in(g, (int64_t)nv / 2, (int64_t)nv * 6 / 10)];
     g->c->end = (uint64_t)pts[dt_rand_in(g, (int64_t)nv * 7 / 10, (int64_t)nv * 8 / 10)];

@@ -200,11 +200,6 @@ static int64_t pes_header_pts(const uint8_t *pl, size_t n)
            (int64_t)pl[12] << 7 | pl[13] >> 1;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* The packets' PTS values reduced mod 2^33, sorted (NULL: none or no memory;
  * *n their number). */
@@ -214,9 +209,9 @@ static int64_t *sorted_pts(const struct dt_pkt *pk, size_t npk, size_t *n)
     *n = 0;
     for (size_t i = 0; v && i < npk; i++)
         if (pk[i].pts != DT_NOPTS)
-            v[(*n)++] = pk[i].pts & (((int64_t)1 << 33) - 1);
+            v[(*n)++] = dt_mod33(pk[i].pts);
     if (v)
-        qsort(v, *n, sizeof *v, cmp_i64);
+        qsort(v, *n, sizeof *v, dt_cmp_i64);
     return v;
 }
 
@@ -258,7 +253,7 @@ void dt_side_scan_pes(struct dt_side *s)
                 else
                     fault = pes_header_fault(pl, info.payload_len, p->video);
                 int64_t t = fault ? DT_NOPTS : pes_header_pts(pl, info.payload_len);
-                if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, cmp_i64)))
+                if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, dt_cmp_i64)))
                     fault = "a PES declaring a PTS no access unit carries (a unit swallowed)";
                 p->open = true;
                 p->declared = info.payload_len >= 6 ? ((size_t)pl[4] << 8 | pl[5]) : 0;
