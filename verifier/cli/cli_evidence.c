@@ -311,15 +311,6 @@ static int read_report(const char *path, char **buf, size_t *len, const struct i
     return 0;
 }
 
-/* The id of a report that was just imported, for the message only. */
-static json_t *report_id(const char *buf, size_t len)
-{
-    json_t *root = json_loadb(buf, len, 0, NULL);
-    json_t *id = json_incref(json_object_get(root, "evidence_id"));
-    json_decref(root);
-    return id;
-}
-
 /* Whether every string of v (a report or part of one) is free of
  * credentials (redact_text_is_clean); when not, where (n bytes) names the
  * first such field, e.g. fetches[0].url.  Evidence never holds a secret:
@@ -350,14 +341,13 @@ static bool report_is_redacted(const json_t *v, char *where, size_t n)
 }
 
 /* 0, or the exit code after saying which field of path holds a credential. */
-static int refuse_secrets(const char *path, const char *buf, size_t len, const struct io *io)
+/* 0, or the exit code after saying which field of path's report (root,
+ * parsed; NULL when it does not parse) holds a credential. */
+static int refuse_secrets(const char *path, const json_t *root, const struct io *io)
 {
-    json_t *root = json_loadb(buf, len, 0, NULL);
     char where[256] = "";
-    bool clean = !root || report_is_redacted(root, where, sizeof where);
-    json_decref(root);
-    if (clean)   /* an unparsable report is the importer's to refuse */
-        return 0;
+    if (!root || report_is_redacted(root, where, sizeof where))
+        return 0;   /* an unparsable report is the importer's to refuse */
     fprintf(io->err, "exactav evidence: %s: report: %s holds a value exactav redacts (a signature, policy, "
                      "key id, token, password or path token) that is not redacted; evidence never "
                      "stores one\n", path, where);
@@ -370,28 +360,31 @@ static int import_one(struct evidence_db *db, const struct opts *o, const char *
     char *buf = NULL, err[512] = "";
     size_t len = 0;
     int inserted = 0, rc = read_report(path, &buf, &len, io);
+    json_t *root = rc ? NULL : json_loadb(buf, len, 0, NULL);
     if (!rc)
-        rc = refuse_secrets(path, buf, len, io);
+        rc = refuse_secrets(path, root, io);
     if (rc) {
+        json_decref(root);
         free(buf);
         return rc;
     }
     enum evidence_rc r = evidence_import_report(db, buf, len, &inserted, err, sizeof err);
     if (r == EVIDENCE_OK) {
-        json_t *id = report_id(buf, len);
+        /* the id, for the message only */
+        const json_t *id = json_object_get(root, "evidence_id");
         if (o->json)
             json_array_append_new(summary, json_pack("{s:s, s:O, s:b}", "file", path,
-                                                     "evidence_id", id ? id : json_null(),
+                                                     "evidence_id", id ? (json_t *)id : json_null(),
                                                      "inserted", inserted));
         else
             fprintf(io->out, "%s  %s  %s\n", inserted ? "imported " : "unchanged", path,
                     json_is_string(id) ? json_string_value(id) : "-");
-        json_decref(id);
     } else {
         fprintf(io->err, "exactav evidence: %s: %s\n", path, err);
         rc = r == EVIDENCE_E_INVALID || r == EVIDENCE_E_CONFLICT ? EXACTAV_EVIDENCE_EXIT_DATAERR
                                                                  : EXACTAV_EVIDENCE_EXIT_SOFTWARE;
     }
+    json_decref(root);
     free(buf);
     return rc;
 }

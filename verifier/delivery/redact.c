@@ -297,6 +297,11 @@ static void put_word(struct rbuf *b, const char *w, size_t n, const struct redac
     put_pieces(b, w, n, "&;?", false, pol);
 }
 
+static bool printable(char c)
+{
+    return c >= 0x20 && c < 0x7f;
+}
+
 char *redact_text_dup(const char *text, const struct redact_policy *pol)
 {
     if (!text)
@@ -311,7 +316,7 @@ char *redact_text_dup(const char *text, const struct redact_policy *pol)
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        clean[i] = (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : '?';
+        clean[i] = printable(text[i]) ? text[i] : '?';
     clean[n] = '\0';
     struct rbuf b = {out, cap, 0, 0};
     out[0] = '\0';
@@ -329,11 +334,6 @@ char *redact_text_dup(const char *text, const struct redact_policy *pol)
     if (b.overflow) /* cannot happen with this capacity; never fail open */
         snprintf(out, cap, "%s", REDACT_VALUE);
     return out;
-}
-
-static bool printable(char c)
-{
-    return c >= 0x20 && c < 0x7f;
 }
 
 int redact_text_is_clean(const char *text)
