@@ -25,9 +25,10 @@
 /* The schema version this build writes (PRAGMA user_version): a writer
  * migrates an older store forward on its first write.  A reader (mode=ro,
  * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
- * this one: v2 only adds a column and a table, and the queries read a v1
- * store as v2 would show it (media_sequence NULL, no probes). */
-#define EVIDENCE_SCHEMA_VERSION 2
+ * this one: v2 only adds a column and a table, v3 only a table, and the
+ * queries read an older store as v3 would show it (media_sequence NULL, no
+ * probes, no stored reference decodes). */
+#define EVIDENCE_SCHEMA_VERSION 3
 #define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
@@ -280,6 +281,32 @@ enum evidence_rc evidence_probe_insert(struct evidence_db *db, const struct evid
 enum evidence_rc evidence_probe_newest(struct evidence_db *db, const char *path_id,
                                        const char *channel, const char *rendition, int64_t at_ms,
                                        json_t **row, char *err, size_t errlen);
+
+/* ---- schema v3: stored clean decodes of references (reference_decodes) ----
+ * The fast path's premise kept across processes: the reference decoder
+ * input with this digest, decoded under this profile fingerprint over this
+ * interval, was decoded cleanly (docs/evidence.md).  Never a verdict. */
+#define EVIDENCE_MAX_DECODE_JSON (64u * 1024u)
+struct evidence_decode_key {
+    const char *input_digest;        /* 64 lowercase hex digits */
+    const char *profile_fingerprint; /* 64 lowercase hex digits */
+    int64_t interval_start, interval_end;
+};
+struct evidence_decode {
+    int64_t frames, samples;         /* >= 0 */
+    json_t *reference;               /* an object; put: borrowed, get: a new reference */
+    const char *evidence_id;         /* put: may be NULL; get: not filled */
+    int64_t decoded_at_ms;           /* put: 0 = now */
+};
+/* Stores a clean decode (its own transaction); an existing one of the same
+ * key is kept.  EVIDENCE_E_VERSION on a store older than v3 (read-only). */
+enum evidence_rc evidence_decode_put(struct evidence_db *db, const struct evidence_decode_key *k,
+                                     const struct evidence_decode *d, char *err, size_t errlen);
+/* EVIDENCE_OK with *d filled when a clean decode of k is stored,
+ * EVIDENCE_E_NOTFOUND when none is (also on a store older than v3), and
+ * EVIDENCE_E_INVALID when the stored row breaks the table's rules. */
+enum evidence_rc evidence_decode_get(struct evidence_db *db, const struct evidence_decode_key *k,
+                                     struct evidence_decode *d, char *err, size_t errlen);
 
 /* Writers: format what the queries returned, compute nothing.  Untrusted
  * text is printed with control characters escaped (evidence_text.h). */

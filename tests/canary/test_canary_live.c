@@ -690,6 +690,15 @@ static void canary_30_unmodified_paths_decode_the_reference_once(void **state)
     assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict != 'MATCH'"), 0);
     assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE json_extract(report, '$.compare') = 'full' "
                                 "AND verdict = 'MATCH'"), 0);
+    /* each clean decode is stored once (reference_decodes, schema v3), for a
+     * restarted canary or another process; every fast-path MATCH names how
+     * the reference's decode was known */
+    long long stored = live_q(&l, "SELECT count(*) FROM reference_decodes");
+    assert_true(stored >= 1 && stored <= seqs);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE json_extract(report, '$.reference_decode') "
+                                "NOT IN ('decoded', 'remembered', 'stored')"), 0);
+    assert_true(live_q(&l, "SELECT count(*) FROM evidence WHERE json_extract(report, '$.reference_decode') "
+                           "= 'remembered'") >= 1);
     live_stop(&l);
 }
 

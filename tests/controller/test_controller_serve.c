@@ -614,7 +614,7 @@ static void ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav(void **
                                      bind, CTL_MEDIA_DIR),
                      0);
     verify_c(&w, bind);
-    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), 2);
+    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ctl_query_int(w.ev, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
     struct evidence_db *e = NULL;
     char err[256] = "";
@@ -706,7 +706,7 @@ static void ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav(void **
     assert_string_equal(error_of(&r, why, sizeof why), "grant_revoked");
     curl_easy_cleanup(h);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
-    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), 2);
+    assert_int_equal(ctl_query_int(w.ev, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM probes"), 1);
     json_decref(seen);
     json_decref(sit);

@@ -1009,9 +1009,10 @@ static void store_24_v1_store_readable_then_migrated_forward(void **state)
         assert_int_equal(ev_count(path, "PRAGMA application_id"), with_id ? DBFILE_APPID_EVIDENCE : 0);
         /* the first writer migrates forward in one transaction, keeping every row */
         db = open_rw(path);
-        assert_int_equal(evidence_schema_version(db), 2);
+        assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
         evidence_close(db);
-        assert_int_equal(ev_count(path, "PRAGMA user_version"), 2);
+        assert_int_equal(ev_count(path, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
+        assert_int_equal(ev_count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'reference_decodes'"), 1);
         assert_int_equal(ev_count(path, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
         assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE media_sequence IS NULL"), 2);
         assert_int_equal(ev_count(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -1356,6 +1357,87 @@ static void store_29_concurrent_first_openers_all_find_their_store(void **state)
     }
 }
 
+/* ---- schema v3: stored clean decodes of references ---- */
+
+static const char DIGEST_A[] = "9dea83aa5ee945d82bd6dc1547efd7ae0dccfe62acfce880a02674153dbfc7f1";
+static const char FPR_A[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+/* A clean decode is stored once per key and found only by its whole key
+ * (decoder input, profile fingerprint, interval); a v2 store is migrated
+ * forward keeping its rows, and read as having no stored decodes; a stored
+ * row that breaks the table's rules is refused, never used. */
+static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void **state)
+{
+    struct ev_tmp *t = *state;
+    char err[256] = "";
+    struct evidence_db *db = open_rw(t->db);
+    json_t *side = json_pack("{s:b, s:I}", "opened", 1, "bytes", (json_int_t)2497204);
+    struct evidence_decode_key k = {DIGEST_A, FPR_A, 900000, 1440000};
+    struct evidence_decode d = {.frames = 180, .samples = 288768, .reference = side,
+                                .evidence_id = "a14024ee-ed5a-4e89-ab08-97d14a0017a9"};
+    struct evidence_decode got;
+    assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
+    assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_OK);
+    d.frames = 7; /* the same key again keeps the first row */
+    assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(got.frames, 180);
+    assert_int_equal(got.samples, 288768);
+    assert_true(json_equal(got.reference, side));
+    assert_true(got.decoded_at_ms > 0);
+    json_decref(got.reference);
+    /* any other part of the key finds nothing */
+    struct evidence_decode_key other[] = {
+        {"8dea83aa5ee945d82bd6dc1547efd7ae0dccfe62acfce880a02674153dbfc7f1", FPR_A, 900000, 1440000},
+        {DIGEST_A, "10112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 900000, 1440000},
+        {DIGEST_A, FPR_A, 900001, 1440000},
+        {DIGEST_A, FPR_A, 900000, 1439999},
+    };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        assert_int_equal(evidence_decode_get(db, &other[i], &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
+    /* malformed keys and values are refused, nothing stored */
+    struct evidence_decode_key bad = {"9DEA", FPR_A, 0, 1};
+    assert_int_equal(evidence_decode_put(db, &bad, &d, err, sizeof err), EVIDENCE_E_INVALID);
+    bad = (struct evidence_decode_key){DIGEST_A, FPR_A, 2, 1};
+    assert_int_equal(evidence_decode_get(db, &bad, &got, err, sizeof err), EVIDENCE_E_INVALID);
+    struct evidence_decode neg = {.frames = -1, .reference = side};
+    k.interval_end = 1;
+    k.interval_start = 0;
+    assert_int_equal(evidence_decode_put(db, &k, &neg, err, sizeof err), EVIDENCE_E_INVALID);
+    struct evidence_decode noref = {.frames = 1};
+    assert_int_equal(evidence_decode_put(db, &k, &noref, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM reference_decodes"), 1);
+    evidence_close(db);
+    /* a row someone edited into something else is refused when read */
+    exec_raw(t->db, "UPDATE reference_decodes SET reference = '[1'");
+    db = open_ro(t->db);
+    k = (struct evidence_decode_key){DIGEST_A, FPR_A, 900000, 1440000};
+    assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_INVALID);
+    assert_null(got.reference);
+    evidence_close(db);
+    /* a version-2 store: read as having none, refused for writing read-only,
+     * migrated forward by the first writer with its rows kept */
+    char path[160];
+    snprintf(path, sizeof path, "%s/v2.db", t->dir);
+    make_v1_store(path, evidence_now_ms() - 1000, true);
+    db = open_rw(path);
+    evidence_close(db);
+    exec_raw(path, "DROP TABLE reference_decodes; PRAGMA user_version=2;");
+    db = open_ro(path);
+    assert_int_equal(evidence_schema_version(db), 2);
+    assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
+    assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_E_VERSION);
+    evidence_close(db);
+    db = open_rw(path);
+    assert_int_equal(evidence_schema_version(db), 3);
+    assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_OK);
+    evidence_close(db);
+    assert_int_equal(ev_count(path, "PRAGMA user_version"), 3);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), 2);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM reference_decodes"), 1);
+    json_decref(side);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -1390,6 +1472,7 @@ int main(int argc, char **argv)
         T(store_27_unknown_without_a_decode_is_valid_match_still_needs_everything),
         T(store_28_observed_after_is_the_step_and_checks_every_row),
         T(store_29_concurrent_first_openers_all_find_their_store),
+        T(store_30_reference_decodes_keyed_by_input_profile_and_interval),
     };
     if (argc > 1) {
         /* a name that matches nothing must fail, not pass with 0 tests */

@@ -409,6 +409,70 @@ static void t11_evidence_store_is_checked_before_the_check(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 10: the reference's clean decode stored in the evidence store
+ * (reference_decodes) lets a later process MATCH an unmodified copy
+ * without decoding anything; it is used only for the same decoder input,
+ * profile fingerprint and interval, and never spares a differing or
+ * damaged candidate its full decode. */
+static void t16_stored_reference_decode_across_processes(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/e2e-dec-XXXXXX", db[256], cmd[768];
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    const char *how[][4] = {
+        /* candidate, extra args, compare, reference_decode */
+        {"cand_repack.ts", "", "decoder-input", "decoded"},     /* decoded once, stored */
+        {"cand_copy.ts", "", "decoder-input", "stored"},        /* another copy: nothing decoded */
+        {"cand_repack.ts", "--compare full", "full", "decoded"},
+        {"cand_pixels.ts", "", "full", "decoded"},              /* differs: the full decode */
+        {"cand_corrupt_video.ts", "", "full", "decoded"},       /* damaged: the full decode */
+    };
+    const char *verdict[] = {"MATCH", "MATCH", "MATCH", "MISMATCH", "UNKNOWN"};
+    for (int i = 0; i < 5; i++) {
+        json_t *r = NULL;
+        run(&r, "verify --no-progress --json --evidence %s --reference " FX "ref.ts --candidate " FX "%s %s", db,
+            how[i][0], how[i][1]);
+        assert_non_null(r);
+        assert_string_equal(jstr(r, "verdict", NULL), verdict[i]);
+        assert_string_equal(jstr(r, "compare", NULL), how[i][2]);
+        assert_string_equal(jstr(r, "reference_decode", NULL), how[i][3]);
+        assert_string_equal(jstr(r, "reference", "object"), FX "ref.ts");
+        assert_int_equal(jint(r, "video", "reference_frames"), 120);
+        json_decref(r);
+    }
+    snprintf(cmd, sizeof cmd, "test \"$(sqlite3 %s 'select count(*), sum(frames) from reference_decodes')\" = '1|120'",
+             db);
+    assert_int_equal(system(cmd), 0);
+    /* the stored row is what answers: a marker in it is reported */
+    snprintf(cmd, sizeof cmd, "sqlite3 %s 'update reference_decodes set frames = 119'", db);
+    assert_int_equal(system(cmd), 0);
+    json_t *r = NULL;
+    run(&r, "verify --no-progress --json --evidence %s --reference " FX "ref.ts --candidate " FX "cand_copy.ts", db);
+    assert_non_null(r);
+    assert_string_equal(jstr(r, "reference_decode", NULL), "stored");
+    assert_int_equal(jint(r, "video", "reference_frames"), 119);
+    json_decref(r);
+    /* another interval is another key: decoded again (and stored) */
+    run(&r, "verify --no-progress --json --evidence %s --interval 132000:312000 --reference " FX "ref.ts --candidate "
+        FX "cand_copy.ts", db);
+    assert_non_null(r);
+    assert_string_equal(jstr(r, "compare", NULL), "decoder-input");
+    assert_string_equal(jstr(r, "reference_decode", NULL), "decoded");
+    json_decref(r);
+    /* a row of another profile fingerprint is never used */
+    snprintf(cmd, sizeof cmd, "sqlite3 %s \"update reference_decodes set profile_fingerprint = "
+                              "'0000000000000000000000000000000000000000000000000000000000000000'\"", db);
+    assert_int_equal(system(cmd), 0);
+    run(&r, "verify --no-progress --json --evidence %s --reference " FX "ref.ts --candidate " FX "cand_copy.ts", db);
+    assert_non_null(r);
+    assert_string_equal(jstr(r, "reference_decode", NULL), "decoded");
+    assert_int_equal(jint(r, "video", "reference_frames"), 120);
+    json_decref(r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- issue 8: the verdict follows the decoded content ---- */
 
 /* Class 2 of issue 8: every sample of the interval is compared, also those
@@ -577,6 +641,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t13_binding_scope_cannot_be_overridden),
         cmocka_unit_test(t14_programs_streams_and_parameters_in_the_report),
         cmocka_unit_test(t15_damage_follows_decode_order),
+        cmocka_unit_test(t16_stored_reference_decode_across_processes),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),

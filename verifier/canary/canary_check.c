@@ -219,6 +219,9 @@ static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct ca
         pthread_mutex_unlock(&ref->memo_mu);
     rq.compare = cy->env->run->compare;
     rq.refmemo = &memo;
+    struct verify_decode_store ds;
+    canary_store_decodes(cy->env->store, &ds);
+    rq.decode_store = &ds;
     if (evidence_new_id(id) == EVIDENCE_OK)
         *rc = verify_run(&rq, &report, err, errlen);
     if (!known) {

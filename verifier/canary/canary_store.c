@@ -91,3 +91,38 @@ void canary_store_seal_locked(struct canary_store *s)
 {
     s->sealed = true;
 }
+
+static bool decode_load(void *ctx, const struct verify_decode_key *k, int64_t *frames, int64_t *samples,
+                        json_t **reference)
+{
+    struct canary_store *s = ctx;
+    struct evidence_decode_key key = {k->digest, k->fingerprint, k->start, k->end};
+    struct evidence_decode d;
+    canary_store_lock(s);
+    enum evidence_rc rc = evidence_decode_get(s->db, &key, &d, NULL, 0);
+    canary_store_unlock(s);
+    if (rc != EVIDENCE_OK)
+        return false;
+    *frames = d.frames;
+    *samples = d.samples;
+    *reference = d.reference;
+    return true;
+}
+
+static void decode_save(void *ctx, const struct verify_decode_key *k, int64_t frames, int64_t samples,
+                        const json_t *reference, const char *evidence_id)
+{
+    struct canary_store *s = ctx;
+    struct evidence_decode_key key = {k->digest, k->fingerprint, k->start, k->end};
+    struct evidence_decode d = {.frames = frames, .samples = samples, .reference = (json_t *)reference,
+                                .evidence_id = evidence_id};
+    canary_store_lock(s);
+    if (!s->sealed)
+        evidence_decode_put(s->db, &key, &d, NULL, 0);
+    canary_store_unlock(s);
+}
+
+void canary_store_decodes(struct canary_store *s, struct verify_decode_store *out)
+{
+    *out = (struct verify_decode_store){s, decode_load, decode_save};
+}

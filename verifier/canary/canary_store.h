@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "evidence.h"
+#include "verify.h"
 
 struct canary_store;
 
@@ -33,6 +34,11 @@ int canary_store_report_locked(struct canary_store *s, const json_t *report, cha
 
 /* Stores a probe row.  0, or -1 with err set. */
 int canary_store_probe(struct canary_store *s, const struct evidence_probe *p, char *err, size_t errlen);
+
+/* The decode store of verify.h over this store's reference_decodes (each
+ * call takes the lock): N paths of one rendition, and a restarted canary,
+ * decode a reference at most once. */
+void canary_store_decodes(struct canary_store *s, struct verify_decode_store *out);
 
 /* From now on every write is refused (lock held by the caller). */
 void canary_store_seal_locked(struct canary_store *s);

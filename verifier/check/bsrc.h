@@ -31,7 +31,8 @@ struct bsrc_segment {
     const char *error;           /* non-NULL: this segment's delivery failed
                                   * after its bytes (stable code, e.g. "http_error") */
     const char *expect_sha256;   /* reference binding: the digest it must have */
-    char sha256[65];             /* filled when the segment was read to its end */
+    char sha256[65];             /* filled when the segment was read to its end,
+                                  * unless the source skips it (skip_sha256) */
     uint64_t bytes_read;
 };
 
@@ -39,6 +40,9 @@ struct bsrc {
     struct bsrc_segment *segs;   /* not owned */
     size_t nsegs;
     EVP_MD_CTX *sha;
+    bool skip_sha256;            /* no segment digest: a second reading of bytes
+                                  * the reference scan already hashed, or a
+                                  * candidate, whose digest nobody reads */
     struct tscheck *ts;
     bool stop;                   /* set by the consumer: read nothing more */
     bool io_error;               /* observation incomplete: could not read */

@@ -32,6 +32,9 @@ struct run {
     json_t *runtime;
     char fingerprint[65];
     const char *compare;         /* "full" or "decoder-input": how the verdict was reached */
+    const char *ref_decode;      /* how the reference's decode is known: "decoded" in this run,
+                                  * "remembered" (the memo), "stored" (the decode store) */
+    json_t *ref_stored;          /* "stored": the report's reference side of that decode */
 };
 
 /* ---- the comparer loop ---- */
@@ -370,6 +373,16 @@ static json_t *side_json(const struct side_result *s, const char *object)
     return o;
 }
 
+/* The reference side of a stored decode of the same decoder input, named
+ * as this run's reference. */
+static json_t *stored_side_json(const json_t *stored, const char *object)
+{
+    json_t *o = json_deep_copy(stored);
+    if (o)
+        json_object_set_new(o, "object", json_string(object ? object : ""));
+    return o;
+}
+
 static json_t *context_json(const struct verify_request *rq)
 {
     static const char *keys[] = {"path_id", "channel", "rendition", "program_version"};
@@ -409,7 +422,8 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
         "observed_at", at, "observed_at_ms", (json_int_t)obs0, "observed_end_ms", (json_int_t)obs1,
         "video", video_json(r, tv),
         "audio", r->ref.has_audio ? audio_json(r, ta) : json_null(),
-        "reference", side_json(&r->sides[0].res, rq->reference_object),
+        "reference", r->ref_stored ? stored_side_json(r->ref_stored, rq->reference_object)
+                                   : side_json(&r->sides[0].res, rq->reference_object),
         "candidate", side_json(&r->sides[1].res, rq->candidate_object));
     if (!rep)
         return NULL;
@@ -421,6 +435,7 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
                                                       : json_null());
     json_object_set_new(iv, "video_recovery", json_integer((json_int_t)r->ref.video_recovery));
     json_object_set_new(rep, "compare", json_string(r->compare));
+    json_object_set_new(rep, "reference_decode", json_string(r->ref_decode));
     json_object_set_new(rep, "fetches", rq->fetches ? json_incref(rq->fetches) : json_array());
     json_object_set_new(rep, "elapsed_ms", json_integer((json_int_t)(util_now_ms() - t0)));
     return rep;
@@ -543,23 +558,40 @@ static bool memo_fits(const struct run *r, const struct verify_refmemo *m)
            !strcmp(m->fingerprint, r->fingerprint) && m->start == r->ref.start && m->end == r->ref.end;
 }
 
-/* The reference decodes cleanly under the profile: decoded here, or known
- * from a remembered clean decode of the same input, profile and interval. */
-static bool reference_decodes_clean(struct run *r)
+static void decode_key(const struct run *r, struct verify_decode_key *k)
+{
+    for (int i = 0; i < INDIGEST_LEN; i++)
+        snprintf(k->digest + 2 * i, 3, "%02x", r->ref.input_digest[i]);
+    k->fingerprint = r->fingerprint;
+    k->start = r->ref.start;
+    k->end = r->ref.end;
+}
+
+/* A clean decode of the same input, profile and interval in the decode
+ * store (another process, another run). */
+static bool load_stored(struct run *r)
+{
+    const struct verify_decode_store *ds = r->rq->decode_store;
+    struct verify_decode_key k;
+    json_t *side = NULL;
+    int64_t frames = 0, samples = 0;
+    if (!ds || !ds->load)
+        return false;
+    decode_key(r, &k);
+    if (!ds->load(ds->ctx, &k, &frames, &samples, &side) || !json_is_object(side)) {
+        json_decref(side);
+        return false;
+    }
+    r->ref_stored = side;
+    r->v.ref_frames = frames;
+    r->a.ref_samples = samples;
+    r->ref_decode = "stored";
+    return true;
+}
+
+static void remember(struct run *r)
 {
     struct verify_refmemo *m = r->rq->refmemo;
-    if (m && memo_fits(r, m)) {
-        r->sides[XFER_REF].res = m->res;
-        r->v.ref_frames = m->frames;
-        r->a.ref_samples = m->samples;
-        return true;
-    }
-    if (start_sides(r, 0, 1, false))
-        return false;
-    bool valid = drain_reference(r);
-    side_join(&r->sides[XFER_REF]);
-    if (!reference_clean(r, valid))
-        return false;
     if (m) {
         *m = (struct verify_refmemo){.clean = true, .start = r->ref.start, .end = r->ref.end,
                                      .res = r->sides[XFER_REF].res, .frames = r->v.ref_frames,
@@ -567,6 +599,41 @@ static bool reference_decodes_clean(struct run *r)
         memcpy(m->digest, r->ref.input_digest, INDIGEST_LEN);
         memcpy(m->fingerprint, r->fingerprint, sizeof m->fingerprint);
     }
+    const struct verify_decode_store *ds = r->rq->decode_store;
+    if (ds && ds->save) {
+        struct verify_decode_key k;
+        decode_key(r, &k);
+        json_t *side = side_json(&r->sides[XFER_REF].res, NULL);
+        if (side) {
+            json_object_del(side, "object");   /* the reference is named by each report */
+            ds->save(ds->ctx, &k, r->v.ref_frames, r->a.ref_samples, side, r->rq->evidence_id);
+        }
+        json_decref(side);
+    }
+}
+
+/* The reference decodes cleanly under the profile: decoded here, or known
+ * from a clean decode of the same input, profile and interval remembered
+ * in this process or stored by an earlier one. */
+static bool reference_decodes_clean(struct run *r)
+{
+    struct verify_refmemo *m = r->rq->refmemo;
+    if (m && memo_fits(r, m)) {
+        r->sides[XFER_REF].res = m->res;
+        r->v.ref_frames = m->frames;
+        r->a.ref_samples = m->samples;
+        r->ref_decode = "remembered";
+        return true;
+    }
+    if (load_stored(r))
+        return true;
+    if (start_sides(r, 0, 1, false))
+        return false;
+    bool valid = drain_reference(r);
+    side_join(&r->sides[XFER_REF]);
+    if (!reference_clean(r, valid))
+        return false;
+    remember(r);
     return true;
 }
 
@@ -613,13 +680,19 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
     *report = NULL;
     int64_t t0 = util_now_ms();
     r->compare = "full";
+    r->ref_decode = "decoded";
     int rc = prepare(r, err, errlen);
     if (rc == 0 && fast_match(r)) {
         rc = report_fast(r, report, t0);
+        json_decref(r->ref_stored);
         json_decref(r->runtime);
         free(r);
         return rc;
     }
+    /* the full decode: whatever the fast path learnt about the reference is dropped */
+    json_decref(r->ref_stored);
+    r->ref_stored = NULL;
+    r->ref_decode = "decoded";
     if (rc == 0 && xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
         rc = EXACTAV_EXIT_INTERNAL;
     if (rc == 0) {

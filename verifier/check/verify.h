@@ -38,6 +38,28 @@ struct verify_refmemo {
     int64_t frames, samples;     /* what it handed on in the interval */
 };
 
+/* The reference's clean decode kept across processes: `exactav verify
+ * --evidence` and the canary keep it in the evidence store (table
+ * reference_decodes, docs/evidence.md).  The key is the memo's: the
+ * reference's decoder-input digest, the profile fingerprint (profile and
+ * runtime) and the interval. */
+struct verify_decode_key {
+    char digest[2 * INDIGEST_LEN + 1];   /* lowercase hex */
+    const char *fingerprint;
+    int64_t start, end;
+};
+struct verify_decode_store {
+    void *ctx;
+    /* True when a clean decode of k is stored: *frames and *samples of the
+     * interval and *reference (a new JSON object: the report's reference
+     * side of that decode) are set. */
+    bool (*load)(void *ctx, const struct verify_decode_key *k, int64_t *frames, int64_t *samples,
+                 json_t **reference);
+    /* Stores a clean decode; a failure only means the next check decodes again. */
+    void (*save)(void *ctx, const struct verify_decode_key *k, int64_t frames, int64_t samples,
+                 const json_t *reference, const char *evidence_id);
+};
+
 struct verify_request {
     const struct profile *profile;
     struct bsrc_segment *ref_segs;
@@ -63,6 +85,7 @@ struct verify_request {
     bool progress;               /* progress on stderr */
     enum verify_compare compare;
     struct verify_refmemo *refmemo;  /* in/out, or NULL; the caller serialises its use */
+    const struct verify_decode_store *decode_store;  /* or NULL: asked after the memo */
 };
 
 /* Runs the check.  Returns the exit code (0/1/2 with *report set, or 65,

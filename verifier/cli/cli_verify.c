@@ -43,7 +43,9 @@ static const char USAGE[] =
     "  --media-sequence F[:L]  HLS segments to fetch, by media sequence number\n"
     "                        (default: the binding's, else every segment of the playlist)\n"
     "  --evidence FILE.db    append the result to this evidence store (SQLite; opened and\n"
-    "                        checked before the check; `evidence: ID` once committed)\n"
+    "                        checked before the check; `evidence: ID` once committed); a\n"
+    "                        reference's clean decode is kept there, so a later check of an\n"
+    "                        unmodified copy decodes nothing (\"reference_decode\": \"stored\")\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
     "  --channel C, --rendition R, --program-version V\n"
     "                        evidence context (default: from the reference binding;\n"
@@ -410,6 +412,30 @@ static int open_candidate(const struct verify_opts *o, const struct reference *r
     return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "cannot prepare the candidate");
 }
 
+/* The reference's clean decode in the evidence store (reference_decodes):
+ * a later verify of an unmodified copy of the same reference decodes nothing. */
+static bool decode_load(void *ctx, const struct verify_decode_key *k, int64_t *frames, int64_t *samples,
+                        json_t **reference)
+{
+    struct evidence_decode_key key = {k->digest, k->fingerprint, k->start, k->end};
+    struct evidence_decode d;
+    if (evidence_decode_get(ctx, &key, &d, NULL, 0) != EVIDENCE_OK)
+        return false;
+    *frames = d.frames;
+    *samples = d.samples;
+    *reference = d.reference;
+    return true;
+}
+
+static void decode_save(void *ctx, const struct verify_decode_key *k, int64_t frames, int64_t samples,
+                        const json_t *reference, const char *evidence_id)
+{
+    struct evidence_decode_key key = {k->digest, k->fingerprint, k->start, k->end};
+    struct evidence_decode d = {.frames = frames, .samples = samples, .reference = (json_t *)reference,
+                                .evidence_id = evidence_id};
+    evidence_decode_put(ctx, &key, &d, NULL, 0);
+}
+
 static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
                      struct candidate *cand, struct evidence_db *edb)
 {
@@ -424,6 +450,9 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
         .candidate_failure = cand->failure, .deadline_ms = o->deadline_ms,
         .candidate_length_unproven = cand->length_unproven, .compare = o->compare,
     };
+    struct verify_decode_store ds = {edb, decode_load, decode_save};
+    if (edb)
+        rq.decode_store = &ds;
     char id[37];
     if (evidence_new_id(id) != EVIDENCE_OK)
         return cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "no randomness for an evidence id");
