@@ -37,11 +37,18 @@ void bsrc_fail(struct bsrc *b, const char *reason, const char *detail)
     snprintf(b->io_detail, sizeof b->io_detail, "%s", detail);
 }
 
+/* SHA-256 of a segment's bytes costs as much as its access-unit pass:
+ * taken only where somebody reads it. */
+static bool hashes(const struct bsrc *b, const struct bsrc_segment *s)
+{
+    return !b->skip_sha256 && (s->expect_sha256 || s->want_sha256);
+}
+
 static void take(struct bsrc *b, struct bsrc_segment *s, const uint8_t *buf, size_t n, tscheck_packet_fn fn,
                  void *opaque)
 {
     s->bytes_read += n;
-    if (!b->skip_sha256)
+    if (hashes(b, s))
         EVP_DigestUpdate(b->sha, buf, n);
     tscheck_feed_packets(b->ts, buf, n, fn, opaque);
 }
@@ -49,7 +56,7 @@ static void take(struct bsrc *b, struct bsrc_segment *s, const uint8_t *buf, siz
 /* One segment to its end (or until stopped); -1 on a read error. */
 static int read_segment(struct bsrc *b, struct bsrc_segment *s, tscheck_packet_fn fn, void *opaque)
 {
-    if (!b->skip_sha256 && !EVP_DigestInit_ex(b->sha, EVP_sha256(), NULL)) {
+    if (hashes(b, s) && !EVP_DigestInit_ex(b->sha, EVP_sha256(), NULL)) {
         bsrc_fail(b, "internal_error", "SHA-256 unavailable");
         return -1;
     }
@@ -78,7 +85,7 @@ static int read_segment(struct bsrc *b, struct bsrc_segment *s, tscheck_packet_f
         return 0;
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
-    if (!b->skip_sha256 && EVP_DigestFinal_ex(b->sha, md, &mdlen) && mdlen == 32)
+    if (hashes(b, s) && EVP_DigestFinal_ex(b->sha, md, &mdlen) && mdlen == 32)
         for (unsigned i = 0; i < 32; i++)
             snprintf(s->sha256 + 2 * i, 3, "%02x", md[i]);
     if (s->error)

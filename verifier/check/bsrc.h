@@ -31,8 +31,10 @@ struct bsrc_segment {
     const char *error;           /* non-NULL: this segment's delivery failed
                                   * after its bytes (stable code, e.g. "http_error") */
     const char *expect_sha256;   /* reference binding: the digest it must have */
-    char sha256[65];             /* filled when the segment was read to its end,
-                                  * unless the source skips it (skip_sha256) */
+    bool want_sha256;            /* fill sha256 (`exactav bind`) */
+    char sha256[65];             /* when expect_sha256 or want_sha256 is set and the
+                                  * source does not skip digests (skip_sha256): filled
+                                  * when the segment was read to its end */
     uint64_t bytes_read;
 };
 
@@ -40,9 +42,8 @@ struct bsrc {
     struct bsrc_segment *segs;   /* not owned */
     size_t nsegs;
     EVP_MD_CTX *sha;
-    bool skip_sha256;            /* no segment digest: a second reading of bytes
-                                  * the reference scan already hashed, or a
-                                  * candidate, whose digest nobody reads */
+    bool skip_sha256;            /* no segment digest at all: the decoding sides,
+                                  * after the reference scan checked the reference */
     struct tscheck *ts;
     bool stop;                   /* set by the consumer: read nothing more */
     bool io_error;               /* observation incomplete: could not read */

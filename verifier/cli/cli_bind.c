@@ -127,6 +127,7 @@ int exactav_cmd_bind(int argc, char **argv)
     memset(segs, 0, sizeof segs);
     for (size_t i = 0; i < n; i++) {
         segs[i].path = argv[optind + (int)i];
+        segs[i].want_sha256 = true;   /* the binding names each file's digest */
         if ((rc = cli_check_input_file(segs[i].path, "reference", true, "bind"))) {
             profile_free(&p);
             return rc;
