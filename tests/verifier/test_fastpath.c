@@ -16,6 +16,7 @@
 #include <libavutil/log.h>
 
 #include "avlog.h"
+#include "exitcodes.h"
 #include "profile.h"
 #include "verify.h"
 
@@ -112,6 +113,12 @@ static void t01_repackaged_copy_matches_by_decoder_input(void **state)
     expect(FX "ref.ts", FX "cand_repack.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "decoder-input");
     expect(FX "ref_wrap.ts", FX "cand_wrap_repack.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical",
            "decoder-input");
+    /* the candidate's pass starts before the reference scan, guessing video
+     * with audio: a reference without audio runs it again for its track set */
+    expect(FX "ref_video_only.ts", FX "ref_video_only.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical",
+           "decoder-input");
+    expect(FX "ref_video_only.ts", FX "ref.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "track_set", "full");
+    expect(FX "ref.ts", FX "ref_video_only.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "track_set", "full");
 }
 
 /* A changed picture: the full decode locates it (frame 60, pixel 200,120). */
@@ -163,6 +170,28 @@ static void t05_remembered_reference_decode(void **state)
     assert_int_equal(num(rep, "video", "reference_frames"), 120);
     assert_int_equal(memo.frames, 120);
     json_decref(rep);
+    free(r.data);
+    free(c.data);
+}
+
+/* The candidate's pass started before the reference scan is stopped and
+ * joined when the scan refuses the reference (out of profile: exit 65, no
+ * report), and when a damaged reference rules the fast path out. */
+static void t07_early_candidate_pass_ends_with_a_refused_reference(void **state)
+{
+    (void)state;
+    struct file r = load(FX "ref_10bit.ts"), c = load(FX "cand_repack.ts");
+    struct profile p;
+    char err[512];
+    assert_int_equal(profile_load(NULL, &p, err, sizeof err), 0);
+    struct bsrc_segment rs = {.data = r.data, .len = r.len}, cs = {.data = c.data, .len = c.len};
+    struct verify_request rq = {.profile = &p, .ref_segs = &rs, .n_ref = 1, .cand_segs = &cs, .n_cand = 1,
+                                .reference_object = "ref", .candidate_object = "cand",
+                                .compare = VERIFY_COMPARE_AUTO};
+    json_t *report = NULL;
+    assert_int_equal(verify_run(&rq, &report, err, sizeof err), EXACTAV_EXIT_UNUSABLE);
+    assert_null(report);
+    profile_free(&p);
     free(r.data);
     free(c.data);
 }
@@ -246,6 +275,7 @@ int main(void)
         cmocka_unit_test(t04_compare_full_forces_the_decode),
         cmocka_unit_test(t05_remembered_reference_decode),
         cmocka_unit_test(t06_single_byte_edits_never_match_by_decoder_input),
+        cmocka_unit_test(t07_early_candidate_pass_ends_with_a_refused_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

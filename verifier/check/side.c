@@ -552,6 +552,10 @@ static bool on_au(void *opaque, const struct au *au)
     struct decode_state *st = opaque;
     if (over_limits(st))
         return false;
+    if (atomic_load(&st->s->cancel)) {
+        st->failed = true;
+        return false;
+    }
     if (st->s->cfg.digest_only) {
         indigest_add(&st->dg, au, st->ad.t[au->track].codec);
         return true;
@@ -651,6 +655,7 @@ int side_start(struct side *s, const struct side_config *cfg)
 {
     memset(&s->res, 0, sizeof s->res);
     s->cfg = *cfg;
+    atomic_init(&s->cancel, false);
     atomic_init(&s->vlog.errors, 0);
     atomic_init(&s->vlog.reorder_growth, 0);
     atomic_init(&s->vlog.ref_marking, 0);
@@ -668,4 +673,9 @@ int side_start(struct side *s, const struct side_config *cfg)
 void side_join(struct side *s)
 {
     pthread_join(s->thread, NULL);
+}
+
+void side_cancel(struct side *s)
+{
+    atomic_store(&s->cancel, true);
 }

@@ -111,11 +111,14 @@ struct side {
     struct side_config cfg;
     struct side_result res;
     struct side_log vlog, alog;
+    atomic_bool cancel;          /* side_cancel: stop at the next access unit, aborted */
     pthread_t thread;
 };
 
 /* Starts the side's thread; 0 on success. */
 int side_start(struct side *s, const struct side_config *cfg);
 void side_join(struct side *s);
+/* Asks a running side to stop; its result is then aborted (never complete). */
+void side_cancel(struct side *s);
 
 #endif

@@ -32,6 +32,8 @@ struct run {
     json_t *runtime;
     char fingerprint[65];
     const char *compare;         /* "full" or "decoder-input": how the verdict was reached */
+    bool early;                  /* the candidate's access-unit pass runs, started before the
+                                  * reference scan (start_candidate_early) */
     const char *ref_decode;      /* how the reference's decode is known: "decoded" in this run,
                                   * "remembered" (the memo), "stored" (the decode store) */
     json_t *ref_stored;          /* "stored": the report's reference side of that decode */
@@ -456,6 +458,12 @@ static int prepare(struct run *r, char *err, size_t errlen)
         return EXACTAV_EXIT_UNUSABLE;
     }
     profile_fingerprint(rq->profile, r->runtime, r->fingerprint);
+    return 0;
+}
+
+static int scan_reference(struct run *r, char *err, size_t errlen)
+{
+    const struct verify_request *rq = r->rq;
     switch (refscan_run(rq->ref_segs, rq->n_ref, rq->profile, rq->have_interval, rq->start, rq->end,
                         &r->ref, err, errlen)) {
     case REFSCAN_OK: return 0;
@@ -499,14 +507,52 @@ static int start_sides(struct run *r, int from, int to, bool digest_only)
 
 /* ---- the fast path (docs/exact-av-v1.md, "The fast path") ---- */
 
+static bool fast_path_wanted(const struct verify_request *rq)
+{
+    return rq->compare == VERIFY_COMPARE_AUTO && !rq->candidate_failure && !rq->candidate_length_unproven;
+}
+
+/* The candidate's access-unit pass needs of the reference only its track
+ * set (the candidate's program selection), so it can run on the other core
+ * while the reference is scanned: started for video with audio, the common
+ * case, and run again by candidate_input_equal when the scan finds no
+ * audio.  Its xfer is the fast path's. */
+static void start_candidate_early(struct run *r)
+{
+    if (!fast_path_wanted(r->rq) || xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
+        return;
+    r->ref.has_audio = true;   /* the guess; the scan overwrites r->ref */
+    if (start_sides(r, 1, 2, true) == 0)
+        r->early = true;
+    else
+        xfer_destroy(&r->x);
+}
+
+/* An early pass nobody will use: stopped, joined, its xfer freed. */
+static void end_early(struct run *r)
+{
+    if (!r->early)
+        return;
+    r->early = false;
+    side_cancel(&r->sides[1]);
+    side_join(&r->sides[1]);
+    xfer_destroy(&r->x);
+}
+
 /* The candidate read without decoding: true when its decoder input is
  * byte-identical to the reference's, both observed completely and
  * undamaged, in the same track set. */
 static bool candidate_input_equal(struct run *r)
 {
-    if (start_sides(r, 1, 2, true))
-        return false;
-    side_join(&r->sides[1]);
+    bool early = r->early;
+    r->early = false;
+    if (early)
+        side_join(&r->sides[1]);
+    if (!early || !r->ref.has_audio) {   /* not started, or for another track set */
+        if (start_sides(r, 1, 2, true))
+            return false;
+        side_join(&r->sides[1]);
+    }
     const struct side_result *c = &r->sides[1].res;
     return c->input_digest_ok && side_observation_complete(c) && c->selection == TSD_SEL_OK &&
            !c->track_set_changed && !memcmp(c->input_digest, r->ref.input_digest, INDIGEST_LEN);
@@ -642,11 +688,11 @@ static bool reference_decodes_clean(struct run *r)
  * on any difference, damage, or anything unobserved. */
 static bool fast_match(struct run *r)
 {
-    const struct verify_request *rq = r->rq;
-    if (rq->compare != VERIFY_COMPARE_AUTO || rq->candidate_failure || rq->candidate_length_unproven ||
-        !r->ref.input_digest_ok)
+    if (!fast_path_wanted(r->rq) || !r->ref.input_digest_ok) {
+        end_early(r);
         return false;
-    if (xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
+    }
+    if (!r->early && xfer_init(&r->x, VIDEO_RING, AUDIO_RING))
         return false;
     vcmp_init(&r->v);
     acmp_init(&r->a, r->ref.audio.start);
@@ -682,6 +728,10 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
     r->compare = "full";
     r->ref_decode = "decoded";
     int rc = prepare(r, err, errlen);
+    if (rc == 0) {
+        start_candidate_early(r);
+        rc = scan_reference(r, err, errlen);
+    }
     if (rc == 0 && fast_match(r)) {
         rc = report_fast(r, report, t0);
         json_decref(r->ref_stored);
@@ -689,6 +739,7 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
         free(r);
         return rc;
     }
+    end_early(r);   /* the reference scan failed: the early pass is not wanted */
     /* the full decode: whatever the fast path learnt about the reference is dropped */
     json_decref(r->ref_stored);
     r->ref_stored = NULL;
