@@ -11,6 +11,12 @@ const char *const evidence_fingerprint_pins[EVIDENCE_FINGERPRINT_N_PINS] = {
     "libavcodec", "libavformat", "libavutil", "libswresample", "ffmpeg_configuration_sha256",
 };
 
+void evidence_digest_hex(const unsigned char md[32], char out[65])
+{
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
 void evidence_sha256_hex(const void *data, size_t len, char out[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -19,8 +25,7 @@ void evidence_sha256_hex(const void *data, size_t len, char out[65])
         snprintf(out, 65, "%s", "unavailable");
         return;
     }
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    evidence_digest_hex(md, out);
 }
 
 int evidence_fingerprint(const json_t *profile_doc, const json_t *runtime, char out[65])

@@ -27,6 +27,8 @@ extern const char *const evidence_fingerprint_pins[EVIDENCE_FINGERPRINT_N_PINS];
 /* Hex SHA-256 of data into out (64 digits and NUL); "unavailable" when
  * OpenSSL fails. */
 void evidence_sha256_hex(const void *data, size_t len, char out[65]);
+/* A 32-byte digest as 64 lowercase hex digits plus NUL. */
+void evidence_digest_hex(const unsigned char md[32], char out[65]);
 
 /* The fingerprint of a profile document under a runtime description.
  * Returns 0, or -1 (out of memory; out then holds "unavailable"). */

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "evidence_fingerprint.h"
+
 #define BSRC_CHUNK 65536
 
 int bsrc_init(struct bsrc *b, struct bsrc_segment *segs, size_t nsegs)
@@ -86,8 +88,7 @@ static int read_segment(struct bsrc *b, struct bsrc_segment *s, tscheck_packet_f
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     if (hashes(b, s) && EVP_DigestFinal_ex(b->sha, md, &mdlen) && mdlen == 32)
-        for (unsigned i = 0; i < 32; i++)
-            snprintf(s->sha256 + 2 * i, 3, "%02x", md[i]);
+        evidence_digest_hex(md, s->sha256);
     if (s->error)
         bsrc_fail(b, s->error, s->path ? s->path : "segment delivery failed");
     return 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "evidence_fingerprint.h"
 #include "exitcodes.h"
 #include "refscan.h"
 #include "side.h"
@@ -606,8 +607,8 @@ static bool memo_fits(const struct run *r, const struct verify_refmemo *m)
 
 static void decode_key(const struct run *r, struct verify_decode_key *k)
 {
-    for (int i = 0; i < INDIGEST_LEN; i++)
-        snprintf(k->digest + 2 * i, 3, "%02x", r->ref.input_digest[i]);
+    _Static_assert(INDIGEST_LEN == 32, "the decoder-input digest is a SHA-256");
+    evidence_digest_hex(r->ref.input_digest, k->digest);
     k->fingerprint = r->fingerprint;
     k->start = r->ref.start;
     k->end = r->ref.end;
