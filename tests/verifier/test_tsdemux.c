@@ -226,6 +226,39 @@ static void t03_a_lost_pes_start_damages_what_follows(void **state)
     tsdemux_free(&d);
 }
 
+/* A PTS field whose prefix or marker bits are wrong (a bit flipped on the
+ * way: the CI mutation run's seed 1796091475, mutant 2, moved a picture out
+ * of the interval that way) is damage, and no time is read from it. */
+static void t06_an_unsound_pts_field_is_damage_without_a_time(void **state)
+{
+    (void)state;
+    static struct stream s;
+    memset(&s, 0, sizeof s);
+    pat(&s, 1, (int[]){1}, (int[]){0x100});
+    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
+    pes(&s, 0x101, 90000);
+    pes(&s, 0x101, 91920);
+    pes(&s, 0x101, 93840);
+    /* 188 - 4 - 14 - 100 = 70 bytes of stuffing, then the 9-byte header: the PTS at 83 */
+    const size_t pts_at = 4 + 70 + 9;
+    assert_int_equal(s.buf[2 * TS_PACKET_SIZE + pts_at] >> 4, 2);
+    s.buf[3 * TS_PACKET_SIZE + pts_at] ^= 0x10;       /* prefix '0011' without a DTS */
+    s.buf[4 * TS_PACKET_SIZE + pts_at + 2] &= 0xFE;   /* the second marker bit cleared */
+    struct tsd_select sel = {.want_audio = 1};
+    struct tsdemux d;
+    struct got g;
+    run(&s, &sel, &g, &d);
+    assert_int_equal(g.n, 3);
+    assert_false(g.damaged[0]);
+    assert_int_equal(g.pts[0], 90000);
+    for (int i = 1; i < 3; i++) {
+        assert_true(g.damaged[i]);
+        assert_int_equal(g.pts[i], TSD_NO_TS);
+        assert_int_equal(g.len[i], 100);   /* the payload is still handed on */
+    }
+    tsdemux_free(&d);
+}
+
 /* An ADTS frame header (AAC-LC, 48 kHz, stereo) for a frame of len bytes,
  * followed by filler up to len. */
 static void adts_frame(uint8_t *f, size_t len)
@@ -357,6 +390,7 @@ int main(void)
         cmocka_unit_test(t03_a_lost_pes_start_damages_what_follows),
         cmocka_unit_test(t04_an_access_unit_swallowing_a_timed_pes_is_damaged),
         cmocka_unit_test(t05_long_pmt_sections_and_too_many_streams),
+        cmocka_unit_test(t06_an_unsound_pts_field_is_damage_without_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,6 +132,15 @@ enum tsd_kind tsd_classify(int stream_type, const uint8_t *desc, size_t desc_len
 
 /* ---- PES ---- */
 
+/* A PTS or DTS field is sound (ISO/IEC 13818-1, 2.4.3.7): its 4-bit prefix
+ * is '0010' for a PTS alone, '0011' for a PTS followed by a DTS and '0001'
+ * for that DTS, and its three marker bits are set.  Anything else is a
+ * damaged header (a bit flipped on the way): no time is read from it. */
+static bool ts_field_sound(const uint8_t *p, unsigned prefix)
+{
+    return (p[0] >> 4) == prefix && (p[0] & 1) && (p[2] & 1) && (p[4] & 1);
+}
+
 static int64_t read_ts(const uint8_t *p)
 {
     return (int64_t)(p[0] >> 1 & 7) << 30 | (int64_t)p[1] << 22 | (int64_t)(p[2] >> 1) << 15 |
@@ -166,10 +175,15 @@ static void emit_pes(struct tsdemux *d, enum tsd_track t)
             } else {
                 int flags = p[7] >> 6;
                 hdr = 9 + p[8];
-                if ((flags & 2) && p[8] >= 5)
+                /* an unsound field gives no time at all: a damaged unit
+                 * must not be placed (e.g. before the interval) by it */
+                bool pts_ok = (flags & 2) && p[8] >= 5 && ts_field_sound(p + 9, flags == 3 ? 3u : 2u);
+                bool dts_ok = flags == 3 && p[8] >= 10 && ts_field_sound(p + 14, 1u);
+                if (pts_ok)
                     out.pts = read_ts(p + 9);
-                if (flags == 3 && p[8] >= 10)
+                if (dts_ok)
                     out.dts = read_ts(p + 14);
+                out.damaged |= ((flags & 2) && p[8] >= 5 && !pts_ok) || (flags == 3 && p[8] >= 10 && !dts_ok);
             }
         }
         out.payload = p + hdr;
