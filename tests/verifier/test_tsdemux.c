@@ -201,18 +201,25 @@ static void t02_equal_programs_are_ambiguous(void **state)
     tsdemux_free(&d);
 }
 
+/* PAT, PMT (program 1: AAC on PID 0x101) and three one-packet PES at
+ * 90000, 91920 and 93840: packets 2, 3 and 4. */
+static void three_audio_pes(struct stream *s)
+{
+    memset(s, 0, sizeof *s);
+    pat(s, 1, (int[]){1}, (int[]){0x100});
+    pmt(s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
+    pes(s, 0x101, 90000);
+    pes(s, 0x101, 91920);
+    pes(s, 0x101, 93840);
+}
+
 /* A lost packet that held the start of a PES: that PES is gone, and the
  * next one, decoded after a hole, is damaged. */
 static void t03_a_lost_pes_start_damages_what_follows(void **state)
 {
     (void)state;
     static struct stream s;
-    memset(&s, 0, sizeof s);
-    pat(&s, 1, (int[]){1}, (int[]){0x100});
-    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
-    pes(&s, 0x101, 90000);
-    pes(&s, 0x101, 91920);
-    pes(&s, 0x101, 93840);
+    three_audio_pes(&s);
     memmove(s.buf + 3 * TS_PACKET_SIZE, s.buf + 4 * TS_PACKET_SIZE, TS_PACKET_SIZE);   /* drop the 2nd */
     s.n--;
     struct tsd_select sel = {.want_audio = 1};
@@ -233,12 +240,7 @@ static void t06_an_unsound_pts_field_is_damage_without_a_time(void **state)
 {
     (void)state;
     static struct stream s;
-    memset(&s, 0, sizeof s);
-    pat(&s, 1, (int[]){1}, (int[]){0x100});
-    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x101});
-    pes(&s, 0x101, 90000);
-    pes(&s, 0x101, 91920);
-    pes(&s, 0x101, 93840);
+    three_audio_pes(&s);
     /* 188 - 4 - 14 - 100 = 70 bytes of stuffing, then the 9-byte header: the PTS at 83 */
     const size_t pts_at = 4 + 70 + 9;
     assert_int_equal(s.buf[2 * TS_PACKET_SIZE + pts_at] >> 4, 2);
