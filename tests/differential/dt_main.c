@@ -2,7 +2,7 @@
  *
  *   difftest list
  *   difftest run [options] --cases FILE | --case NAME[:SEED]... | --random N [--seed S]
- *   difftest mutate [options] [--count N] [--seconds S] [--seed S]   (dt_mutate.c)
+ *   difftest mutate [options] [--mutants FILE] [--count N] [--seconds S] [--seed S]   (dt_mutate.c)
  *
  * For each case: the recipe makes a reference and a candidate, the oracle
  * (dt_oracle.c) computes the expected verdict from FFmpeg's decodes, exactav
@@ -33,7 +33,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: difftest list\n"
             "       difftest run [options] --cases FILE | --case NAME[:SEED]... | --random N [--seed S]\n"
-            "       difftest mutate [options] [--count N] [--seconds S] [--seed S]\n"
+            "       difftest mutate [options] [--mutants FILE] [--count N] [--seconds S] [--seed S]\n"
             "\n"
             "Generates variations of a stream (encoder settings, packaging, edits), decides\n"
             "the expected verdict of each from FFmpeg's own decode of both sides, runs\n"
@@ -52,7 +52,10 @@ static void usage(FILE *f)
             "  --random N       N random cases, a third of them `combo` (recipes and seeds drawn\n"
             "                   from --seed S, default: the clock; printed)\n"
             "  --jobs N         run N cases at once (default 1; each prints when it ends)\n"
-            "  --count N, --seconds S  (mutate) how many mutants, or for how long (default 60 s)\n"
+            "  --count N, --seconds S  (mutate) how many mutants, or for how long (default 60 s\n"
+            "                   unless --mutants is given)\n"
+            "  --mutants FILE   (mutate) first the fixed mutants of FILE: lines `SEED INDEX [note]`\n"
+            "                   (mutant INDEX of a run seeded SEED; tests/differential/mutants.tsv)\n"
             "  -v               print each command as it runs (on stderr)\n");
 }
 
@@ -138,7 +141,7 @@ int main(int argc, char **argv)
         {"random", required_argument, NULL, 'r'},  {"seed", required_argument, NULL, 's'},
         {"count", required_argument, NULL, 'n'},   {"seconds", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},          {"verbose", no_argument, NULL, 'v'},
-        {"jobs", required_argument, NULL, 'j'},
+        {"jobs", required_argument, NULL, 'j'},    {"mutants", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0}};
     if (argc < 2) {
         usage(stderr);
@@ -182,6 +185,7 @@ int main(int argc, char **argv)
         case 'k': o.keep = true; break;
         case 'f': o.findings = optarg; break;
         case 'c': o.cases_file = optarg; break;
+        case 'M': o.mutants_file = optarg; break;
         case 'C':
             if (o.ncase < DT_MAX_CLI_CASES)
                 o.cases[o.ncase++] = optarg;

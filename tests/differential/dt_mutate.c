@@ -8,7 +8,12 @@
  * is judged by the same oracle as every other case: damaged by `ffmpeg
  * -xerror` must be UNKNOWN, identical decode MATCH, clean other decode
  * MISMATCH.  Bounded by --count and/or --seconds (default 60 s); every
- * mutant's recipe is one tsedit command on top of the pair's recipe. */
+ * mutant's recipe is one tsedit command on top of the pair's recipe.
+ *
+ * Mutant i of seed S is always the same mutant (the pair is made the same way
+ * every time, and the generator takes one step per mutant), so a mutant once
+ * found disagreeing is kept as a fixed case: --mutants FILE runs the listed
+ * `SEED INDEX` lines alone (tests/differential/mutants.tsv, the CI set). */
 #include "dt_mutate.h"
 
 #include <inttypes.h>
@@ -95,12 +100,19 @@ struct mtally {
     unsigned long n, failed, by_oracle[SITE_CLASSES][3];
 };
 
+/* One step of the mutants' generator: mutant i of seed S draws from the
+ * state after i + 1 steps from S. */
+static uint64_t lcg_step(uint64_t x)
+{
+    return x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+}
+
 static enum dt_status one_mutant(struct dt_env *env, const char *ref, const struct sites *s,
                                  unsigned long i, uint64_t *rng, int port,
                                  struct dt_oracle_cache *cache, struct mtally *t)
 {
     enum site_class k = (enum site_class)(i % SITE_CLASSES);
-    *rng = *rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    *rng = lcg_step(*rng);
     size_t off = s->off[k][(*rng >> 33) % s->n[k]];
     unsigned mask = (*rng >> 20) & 1 ? 1u << ((*rng >> 8) % 8) : 1 + (unsigned)((*rng >> 12) % 255);
     struct dt_case *c = calloc(1, sizeof *c);
@@ -139,13 +151,47 @@ static enum dt_status one_mutant(struct dt_env *env, const char *ref, const stru
     return st;
 }
 
+/* The fixed mutants of a file: lines `SEED INDEX [note]`, '#' comments.
+ * Each is run alone (its generator state derived from SEED and INDEX).
+ * -1 when the file cannot be read or a line is not of that form. */
+static int fixed_mutants(struct dt_env *env, const char *file, const char *ref, const struct sites *s,
+                         int port, struct dt_oracle_cache *cache, struct mtally *t)
+{
+    FILE *f = fopen(file, "r");
+    if (f == NULL) {
+        fprintf(stderr, "difftest mutate: cannot read %s\n", file);
+        return -1;
+    }
+    char line[512];
+    int rc = 0;
+    for (unsigned lineno = 1; rc == 0 && fgets(line, sizeof line, f); lineno++) {
+        uint64_t seed;
+        unsigned long index;
+        char *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\n' || *p == '\0')
+            continue;
+        if (sscanf(p, "%" SCNu64 " %lu", &seed, &index) != 2 || index > 1000000) {
+            fprintf(stderr, "difftest mutate: %s:%u: not `SEED INDEX [note]`\n", file, lineno);
+            rc = -1;
+            break;
+        }
+        uint64_t rng = seed;
+        for (unsigned long i = 0; i < index; i++)
+            rng = lcg_step(rng);
+        printf("difftest mutate: fixed mutant %lu of seed %" PRIu64 "\n", index, seed);
+        one_mutant(env, ref, s, index, &rng, port, cache, t);
+    }
+    fclose(f);
+    return rc;
+}
+
 int dt_mutate_main(struct dt_env *env, struct dt_run_opts *o)
 {
     struct dt_case *pair = calloc(1, sizeof *pair);
     struct sites s = {0};
     char ref[DT_PATH_MAX];
     int port = 0;
-    if (o->count == 0 && o->seconds == 0)
+    if (o->count == 0 && o->seconds == 0 && o->mutants_file == NULL)
         o->seconds = 60;
     printf("difftest mutate: exactav %s, work %s, seed %" PRIu64 "\n", env->exactav, env->work, o->seed);
     if (pair == NULL || dt_case_open(env, pair, "pair") != 0 || make_pair(env, pair, ref, sizeof ref) != 0 ||
@@ -159,8 +205,11 @@ int dt_mutate_main(struct dt_env *env, struct dt_run_opts *o)
     struct dt_oracle_cache *cache = dt_oracle_cache_new();
     struct mtally t = {0};
     uint64_t rng = o->seed;
+    int fixed_rc = 0;
+    if (o->mutants_file && cache && testd > 0)
+        fixed_rc = fixed_mutants(env, o->mutants_file, ref, &s, port, cache, &t);
     time_t t0 = time(NULL);
-    for (unsigned long i = 0; cache && testd > 0; i++) {
+    for (unsigned long i = 0; cache && testd > 0 && (o->count || o->seconds); i++) {
         if ((o->count && i >= o->count) || (o->seconds && time(NULL) - t0 >= (time_t)o->seconds))
             break;
         one_mutant(env, ref, &s, i, &rng, port, cache, &t);
@@ -177,5 +226,5 @@ int dt_mutate_main(struct dt_env *env, struct dt_run_opts *o)
     if (t.failed)
         printf("difftest mutate: failing mutants kept in %s/mutants\n", env->work);
     free(pair);
-    return testd <= 0 ? 2 : t.failed ? 1 : 0;
+    return testd <= 0 || fixed_rc != 0 ? 2 : t.failed ? 1 : 0;
 }

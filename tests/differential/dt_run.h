@@ -20,6 +20,7 @@ struct dt_run_opts {
     unsigned long random;
     uint64_t seed;
     unsigned long count, seconds;   /* mutate */
+    const char *mutants_file;       /* mutate: fixed `SEED INDEX` mutants */
     unsigned jobs;                  /* cases run at once (run), default 1 */
     bool keep, made_work;
     const char *findings;

@@ -83,6 +83,8 @@ struct dt_side {
     char transport_why[192];
     bool inconsistent;              /* FFmpeg's outputs disagree among themselves */
     char inconsistent_why[192];
+    bool start_retimed;             /* candidate: no packet at the reference's first video
+                                     * time, one within a frame of it (dt_oracle.c) */
 };
 
 /* Prepare the side's bytes: segs joined with invisible joins (tsedit join),
