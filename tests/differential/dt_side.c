@@ -87,8 +87,17 @@ static void add_track_maps(struct dt_argv *a, const struct dt_side *s, bool vide
 
 /* ---- preparing the bytes and the transport scan -------------------------------- */
 
+/* ISO/IEC 13818-1 2.4.3.3: a duplicate repeats every byte of the packet
+ * before it but for its PCR (6 bytes after the adaptation field's flags). */
+static bool same_but_pcr(const uint8_t *a, const uint8_t *b)
+{
+    bool pcr = ((a[3] >> 4) & 2) && a[4] >= 7 && (a[5] & 0x10);
+    return pcr ? memcmp(a, b, 6) == 0 && memcmp(a + 12, b + 12, TS_PACKET_SIZE - 12) == 0
+               : memcmp(a, b, TS_PACKET_SIZE) == 0;
+}
+
 /* The oracle's own transport scan: sync, whole packets, continuity counters
- * (one duplicate allowed, discontinuity_indicator honoured), the transport
+ * (one duplicate of identical bytes allowed, discontinuity_indicator honoured), the transport
  * error indicator, and CRC-32 of the PAT and PMT sections. */
 static void transport_scan(struct dt_side *s)
 {
@@ -101,6 +110,7 @@ static void transport_scan(struct dt_side *s)
     }
     static const int no_cc = -1;
     int last_cc[TS_MAX_PID + 1];
+    size_t last_off[TS_MAX_PID + 1];   /* the PID's last packet with payload */
     bool dup_used[TS_MAX_PID + 1], is_pmt[TS_MAX_PID + 1];
     for (size_t p = 0; p <= TS_MAX_PID; p++) {
         last_cc[p] = no_cc;
@@ -127,14 +137,19 @@ static void transport_scan(struct dt_side *s)
         if (info.afc & 0x1) {
             int last = last_cc[info.pid];
             if (last != no_cc && !disc && (unsigned)info.cc != ((unsigned)last + 1) % 16) {
-                if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid])
+                if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid] &&
+                    same_but_pcr(d + last_off[info.pid], p))
                     dup_used[info.pid] = true;
+                else if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid])
+                    dt_fmt(why, wsz, "a packet repeating the counter with other bytes on PID %u at offset %zu",
+                           info.pid, i);
                 else
                     dt_fmt(why, wsz, "continuity gap on PID %u at offset %zu", info.pid, i);
             } else {
                 dup_used[info.pid] = false;
             }
             last_cc[info.pid] = (int)info.cc;
+            last_off[info.pid] = i;
         }
         if ((info.pid == 0 || is_pmt[info.pid]) && info.pusi && info.payload_len > 1) {
             const uint8_t *pl = p + info.payload_offset;

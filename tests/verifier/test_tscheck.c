@@ -254,6 +254,44 @@ static void t13_packets_are_handed_on_with_their_flags(void **state)
     tscheck_free(ts);
 }
 
+/* ISO/IEC 13818-1 2.4.3.3 allows one duplicate of identical content: a
+ * packet repeating the counter with other payload bytes is damage (which of
+ * the two is right?), never dropped unseen; a PCR may differ. */
+static void t14_a_duplicate_must_repeat_the_bytes(void **state)
+{
+    (void)state;
+    uint8_t buf[3 * TS_PACKET_SIZE];
+    for (int i = 0; i < 3; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, 0x101, i == 2 ? 1 : i, false, 0);
+    buf[2 * TS_PACKET_SIZE + 100] ^= 0x01;      /* the "duplicate" carries other data */
+    struct tscheck *ts = tscheck_new();
+    struct seen s = {0};
+    tscheck_feed_packets(ts, buf, sizeof buf, on_packet, &s);
+    tscheck_finish(ts);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.flags[2], TSPKT_GAP);
+    assert_int_equal(ts->issue, TS_ISSUE_DUPLICATE_DIFFERS);
+    assert_string_equal(tscheck_issue_code(ts->issue), "duplicate_packet_differs");
+    assert_int_equal(ts->issue_offset, 2 * TS_PACKET_SIZE);
+    tscheck_free(ts);
+
+    /* the same with an adaptation field carrying a PCR: only the PCR may differ */
+    for (int i = 0; i < 3; i++) {
+        uint8_t *p = buf + i * TS_PACKET_SIZE;
+        make_packet(p, 0x101, i == 2 ? 1 : i, false, 0);
+        p[3] = (uint8_t)(0x30 | (p[3] & 15));
+        p[4] = 7, p[5] = 0x10;
+        memset(p + 6, i, 6);                     /* a PCR of its own in every packet */
+    }
+    ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_true(tscheck_complete(ts));
+    tscheck_free(ts);
+    buf[2 * TS_PACKET_SIZE + 5] = 0x50;          /* ... not the adaptation field's flags */
+    ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_int_equal(ts->issue, TS_ISSUE_DUPLICATE_DIFFERS);
+    tscheck_free(ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +308,7 @@ int main(void)
         cmocka_unit_test(t11_not_finished_is_not_complete),
         cmocka_unit_test(t12_pes_continues_across_a_segment_join),
         cmocka_unit_test(t13_packets_are_handed_on_with_their_flags),
+        cmocka_unit_test(t14_a_duplicate_must_repeat_the_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

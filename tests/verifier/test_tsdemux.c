@@ -201,6 +201,15 @@ static void t02_equal_programs_are_ambiguous(void **state)
     tsdemux_free(&d);
 }
 
+/* The PES of s's audio-only program, in g. */
+static void run_audio_only(struct stream *s, struct got *g)
+{
+    struct tsd_select sel = {.want_audio = 1};
+    struct tsdemux d;
+    run(s, &sel, g, &d);
+    tsdemux_free(&d);
+}
+
 /* PAT, PMT (program 1: AAC on PID 0x101) and three one-packet PES at
  * 90000, 91920 and 93840: packets 2, 3 and 4. */
 static void three_audio_pes(struct stream *s)
@@ -222,15 +231,12 @@ static void t03_a_lost_pes_start_damages_what_follows(void **state)
     three_audio_pes(&s);
     memmove(s.buf + 3 * TS_PACKET_SIZE, s.buf + 4 * TS_PACKET_SIZE, TS_PACKET_SIZE);   /* drop the 2nd */
     s.n--;
-    struct tsd_select sel = {.want_audio = 1};
-    struct tsdemux d;
     struct got g;
-    run(&s, &sel, &g, &d);
+    run_audio_only(&s, &g);
     assert_int_equal(g.n, 2);
     assert_false(g.damaged[0]);
     assert_int_equal(g.pts[1], 93840);
     assert_true(g.damaged[1]);
-    tsdemux_free(&d);
 }
 
 /* A PTS field whose prefix or marker bits are wrong (a bit flipped on the
@@ -246,10 +252,8 @@ static void t06_an_unsound_pts_field_is_damage_without_a_time(void **state)
     assert_int_equal(s.buf[2 * TS_PACKET_SIZE + pts_at] >> 4, 2);
     s.buf[3 * TS_PACKET_SIZE + pts_at] ^= 0x10;       /* prefix '0011' without a DTS */
     s.buf[4 * TS_PACKET_SIZE + pts_at + 2] &= 0xFE;   /* the second marker bit cleared */
-    struct tsd_select sel = {.want_audio = 1};
-    struct tsdemux d;
     struct got g;
-    run(&s, &sel, &g, &d);
+    run_audio_only(&s, &g);
     assert_int_equal(g.n, 3);
     assert_false(g.damaged[0]);
     assert_int_equal(g.pts[0], 90000);
@@ -258,7 +262,64 @@ static void t06_an_unsound_pts_field_is_damage_without_a_time(void **state)
         assert_int_equal(g.pts[i], TSD_NO_TS);
         assert_int_equal(g.len[i], 100);   /* the payload is still handed on */
     }
-    tsdemux_free(&d);
+}
+
+/* Payload past a declared PES_packet_length belongs to no PES: damage, not
+ * cut unseen (FFmpeg decodes it as a packet of its own).  Three cases on
+ * the second of three one-packet PES: its length declared 10 bytes short
+ * (other bytes follow), the same 10 bytes 0xFF (a one-packet PES padded,
+ * which FFmpeg tolerates too), and a whole packet of the PID after it. */
+static void t07_bytes_past_the_declared_length_are_damage(void **state)
+{
+    (void)state;
+    static struct stream s;
+    const size_t len_at = 4 + 70 + 5;     /* PES_packet_length's low byte */
+    for (int variant = 0; variant < 3; variant++) {
+        three_audio_pes(&s);
+        uint8_t *p2 = s.buf + 3 * TS_PACKET_SIZE;
+        if (variant < 2) {
+            p2[len_at] -= 10;
+            if (variant == 1)
+                memset(p2 + TS_PACKET_SIZE - 10, 0xFF, 10);
+        } else {
+            /* a continuation packet of PID 0x101 between PES 2 and 3 */
+            memmove(p2 + 2 * TS_PACKET_SIZE, p2 + TS_PACKET_SIZE, TS_PACKET_SIZE);
+            uint8_t *extra = p2 + TS_PACKET_SIZE;
+            memset(extra, 0x5A, TS_PACKET_SIZE);
+            extra[0] = 0x47, extra[1] = 0x01, extra[2] = 0x01, extra[3] = 0x10 | ((p2[3] + 1) & 15);
+            uint8_t *p3 = p2 + 2 * TS_PACKET_SIZE;
+            p3[3] = (uint8_t)((p3[3] & 0xF0) | ((p2[3] + 2) & 15));
+            s.n++;
+        }
+        struct got g;
+        run_audio_only(&s, &g);
+        assert_int_equal(g.n, 3);
+        assert_false(g.damaged[0]);
+        assert_int_equal(g.damaged[1], variant != 1);
+        assert_int_equal(g.len[1], variant < 2 ? 90 : 100);   /* the PES itself is its declared bytes */
+        assert_int_equal(g.pts[1], 91920);
+        assert_false(g.damaged[2]);
+    }
+}
+
+/* A lost packet right after a PES that had all its declared bytes leaves
+ * it whole; the packet after the loss continues a PES whose start is gone,
+ * and is not counted against the whole one. */
+static void t08_a_loss_after_a_whole_pes_does_not_damage_it(void **state)
+{
+    (void)state;
+    static struct stream s;
+    three_audio_pes(&s);
+    /* the 3rd PES's start lost, a continuation of it kept */
+    uint8_t *p3 = s.buf + 4 * TS_PACKET_SIZE;
+    p3[1] &= (uint8_t)~0x40;
+    p3[3] = (uint8_t)((p3[3] & 0xF0) | ((p3[3] + 1) & 15));
+    struct got g;
+    run_audio_only(&s, &g);
+    assert_int_equal(g.n, 2);
+    assert_false(g.damaged[0]);
+    assert_false(g.damaged[1]);
+    assert_int_equal(g.len[1], 100);
 }
 
 /* An ADTS frame header (AAC-LC, 48 kHz, stereo) for a frame of len bytes,
@@ -393,6 +454,8 @@ int main(void)
         cmocka_unit_test(t04_an_access_unit_swallowing_a_timed_pes_is_damaged),
         cmocka_unit_test(t05_long_pmt_sections_and_too_many_streams),
         cmocka_unit_test(t06_an_unsound_pts_field_is_damage_without_a_time),
+        cmocka_unit_test(t07_bytes_past_the_declared_length_are_damage),
+        cmocka_unit_test(t08_a_loss_after_a_whole_pes_does_not_damage_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@ struct tscheck *tscheck_new(void)
 
 void tscheck_free(struct tscheck *ts)
 {
+    if (ts)
+        free(ts->last_pkt);
     free(ts);
 }
 
@@ -37,20 +39,55 @@ static void check_pes_complete(struct tscheck *ts, int pid, uint64_t offset)
     st->pes_got = 0;
 }
 
+/* A duplicate (13818-1 2.4.3.3) repeats "each byte of the original packet,
+ * with the exception that in the program clock reference fields, if present,
+ * a valid value shall be encoded": equal but for the PCR's six bytes. */
+static bool same_packet(const uint8_t *a, const uint8_t *b)
+{
+    bool pcr = ((a[3] >> 4) & 2) && a[4] >= 7 && (a[5] & 0x10);
+    if (!pcr)
+        return memcmp(a, b, TS_PACKET_SIZE) == 0;
+    return memcmp(a, b, 6) == 0 && memcmp(a + 12, b + 12, TS_PACKET_SIZE - 12) == 0;
+}
+
+/* Keeps p as the last packet with payload of its PID; false without memory
+ * (then no duplicate of it can be told from damage). */
+static bool keep_last(struct tscheck *ts, const struct ts_pid_state *st, const uint8_t *p)
+{
+    if (st->slot >= ts->last_cap) {
+        unsigned cap = ts->last_cap ? ts->last_cap * 2 : 16;
+        while (cap <= st->slot)
+            cap *= 2;
+        uint8_t (*rows)[TS_PACKET_SIZE] = realloc(ts->last_pkt, (size_t)cap * TS_PACKET_SIZE);
+        if (rows == NULL)
+            return false;
+        ts->last_pkt = rows;
+        ts->last_cap = cap;
+    }
+    memcpy(ts->last_pkt[st->slot], p, TS_PACKET_SIZE);
+    return true;
+}
+
 /* Continuity (13818-1 2.4.3.3): counts only packets with payload; one
- * duplicate is allowed; a discontinuity_indicator allows any value.
- * Returns the TSPKT_ flags of the packet. */
-static unsigned check_continuity(struct tscheck *ts, const struct ts_header *h, uint64_t offset)
+ * duplicate of identical content is allowed; a discontinuity_indicator
+ * allows any value.  Returns the TSPKT_ flags of the packet p. */
+static unsigned check_continuity(struct tscheck *ts, const struct ts_header *h, const uint8_t *p,
+                                 uint64_t offset)
 {
     struct ts_pid_state *st = &ts->pid[h->pid];
     if (st->last_cc < 0 || h->discontinuity) {
-        st->last_cc = (int8_t)h->cc;
+        st->last_cc = keep_last(ts, st, p) ? (int8_t)h->cc : -1;
         st->dup_used = false;
         return 0;
     }
     if (h->cc == st->last_cc && !st->dup_used) {
         st->dup_used = true;
-        return TSPKT_DUP;
+        if (same_packet(ts->last_pkt[st->slot], p))
+            return TSPKT_DUP;
+        /* the counter says "again", the bytes say otherwise: one of the two
+         * is damaged, and nothing tells which */
+        note_issue(ts, TS_ISSUE_DUPLICATE_DIFFERS, offset, h->pid);
+        return TSPKT_GAP;
     }
     unsigned flags = 0;
     if (h->cc != ((st->last_cc + 1) & 15)) {
@@ -60,6 +97,11 @@ static unsigned check_continuity(struct tscheck *ts, const struct ts_header *h, 
     }
     st->last_cc = (int8_t)h->cc;
     st->dup_used = false;
+    if (!keep_last(ts, st, p)) {
+        st->last_cc = -1;        /* the next packet cannot be compared: a fresh start, */
+        flags |= TSPKT_GAP;      /* and this one is not vouched for either */
+        note_issue(ts, TS_ISSUE_CONTINUITY_GAP, offset, h->pid);
+    }
     return flags;
 }
 
@@ -125,9 +167,10 @@ static void check_packet(struct tscheck *ts, const uint8_t *p, uint64_t offset, 
         if (!ts->pid[h.pid].seen) {
             ts->pid[h.pid].seen = true;
             ts->pid[h.pid].last_cc = -1;
+            ts->pid[h.pid].slot = (uint16_t)ts->n_seen;
             ts->seen_pids[ts->n_seen++] = (uint16_t)h.pid;
         }
-        flags |= check_continuity(ts, &h, offset);
+        flags |= check_continuity(ts, &h, p, offset);
         if (!(flags & TSPKT_DUP))
             track_pes(ts, h.pid, h.pusi, p + h.payload, TS_PACKET_SIZE - h.payload, offset);
     }
@@ -214,6 +257,7 @@ const char *tscheck_issue_code(enum ts_issue issue)
     case TS_ISSUE_CONTINUITY_GAP: return "continuity_gap";
     case TS_ISSUE_TRUNCATED_PES: return "truncated_pes";
     case TS_ISSUE_TRUNCATED_PACKET: return "truncated_ts_packet";
+    case TS_ISSUE_DUPLICATE_DIFFERS: return "duplicate_packet_differs";
     }
     return "unknown_ts_issue";
 }

@@ -8,7 +8,9 @@
  *   - every packet starts with the sync byte and the stream ends on a packet
  *     boundary (a file ending inside a TS packet is incomplete);
  *   - continuity counters advance on every PID (ISO/IEC 13818-1 2.4.3.3: one
- *     duplicate allowed, a discontinuity_indicator allows a jump);
+ *     duplicate allowed, a discontinuity_indicator allows a jump); a duplicate
+ *     is a byte-for-byte copy of the packet before it (its PCR aside), anything
+ *     else repeating the counter is damage, never dropped unseen;
  *   - no packet carries transport_error_indicator;
  *   - every PES with a declared PES_packet_length is complete.
  * Segment boundaries (HLS, or several files of a binding) reset the
@@ -41,6 +43,7 @@ enum ts_issue {
     TS_ISSUE_CONTINUITY_GAP,     /* lost packets: CC did not advance by one */
     TS_ISSUE_TRUNCATED_PES,      /* PES shorter than its PES_packet_length */
     TS_ISSUE_TRUNCATED_PACKET,   /* stream ended inside a TS packet */
+    TS_ISSUE_DUPLICATE_DIFFERS,  /* a packet repeats the counter with other bytes */
 };
 
 struct ts_pid_state {
@@ -50,6 +53,7 @@ struct ts_pid_state {
     uint32_t pes_expected;       /* 0: unknown (unbounded video PES) */
     uint32_t pes_got;
     uint32_t gaps;               /* continuity gaps on this PID */
+    uint16_t slot;               /* its row in tscheck.last_pkt (its place in seen_pids) */
 };
 
 struct tscheck {
@@ -66,6 +70,10 @@ struct tscheck {
     struct ts_pid_state pid[TS_PID_COUNT];
     uint16_t seen_pids[TS_PID_COUNT];   /* PIDs with state, so resets touch only them */
     unsigned n_seen;
+    /* the last packet with payload of each seen PID, by slot: a duplicate
+     * must equal it; grown as PIDs appear (NULL rows beyond last_cap) */
+    uint8_t (*last_pkt)[TS_PACKET_SIZE];
+    unsigned last_cap;
 };
 
 /* One TS packet's header (ISO/IEC 13818-1 2.4.3.2), read the same way by
@@ -83,8 +91,9 @@ void ts_header_parse(const uint8_t *p, struct ts_header *h);
 
 /* What the scanner found about one packet it hands on. */
 enum {
-    TSPKT_GAP = 1,               /* packets of this PID were lost before it */
-    TSPKT_DUP = 2,               /* the allowed duplicate: carries nothing new */
+    TSPKT_GAP = 1,               /* packets of this PID were lost before it, or it repeats
+                                    the counter with other bytes (which copy is right?) */
+    TSPKT_DUP = 2,               /* the allowed duplicate (identical): carries nothing new */
     TSPKT_TEI = 4,               /* transport_error_indicator set */
 };
 typedef void (*tscheck_packet_fn)(void *opaque, const uint8_t *pkt, const struct ts_header *h,

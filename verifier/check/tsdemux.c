@@ -147,6 +147,14 @@ static int64_t read_ts(const uint8_t *p)
            (int64_t)p[3] << 7 | (p[4] >> 1);
 }
 
+static bool all_ff(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0xFF)
+            return false;
+    return true;
+}
+
 /* Parses the PES header of b and hands the packet on. */
 static void emit_pes(struct tsdemux *d, enum tsd_track t)
 {
@@ -156,8 +164,14 @@ static void emit_pes(struct tsdemux *d, enum tsd_track t)
     b->active = false;
     const uint8_t *p = b->buf;
     size_t len = b->len;
-    if (b->declared && len > b->declared)
+    if (b->declared && len > b->declared) {
+        /* bytes past PES_packet_length up to the next PES of the PID belong
+         * to no PES: damage, never cut unseen (FFmpeg decodes them as a
+         * packet of their own).  The one exception FFmpeg makes too: a PES
+         * within one TS packet padded with 0xFF (ffmpeg ticket 2392). */
+        out.damaged |= !(b->packets == 1 && all_ff(p + b->declared, len - b->declared));
         len = b->declared;
+    }
     if (b->declared && len < b->declared)
         out.damaged = true;      /* cut short */
     if (len < 6 || p[0] || p[1] || p[2] != 1) {
@@ -196,6 +210,13 @@ static void emit_pes(struct tsdemux *d, enum tsd_track t)
         d->fn(d->opaque, &out);
 }
 
+/* A PES with a declared length that has all of it: what it lacks can only be
+ * bytes that no PES may hold. */
+static bool pes_full(const struct tsd_pesbuf *b)
+{
+    return b->declared && b->len >= b->declared;
+}
+
 static void pes_append(struct tsd_pesbuf *b, const uint8_t *p, size_t n)
 {
     if (b->len + n > TSD_MAX_PES) {
@@ -230,7 +251,9 @@ static void pes_packet(struct tsdemux *d, enum tsd_track t, const uint8_t *pkt, 
     if (flags & TSPKT_GAP) {
         /* packets were lost: the tail of this PES, or whole PES between it
          * and the next; whatever is read next follows a hole */
-        b->damaged |= b->active;
+        if (b->active && pes_full(b) && !h->pusi)
+            emit_pes(d, t);      /* it was whole; this packet continues a PES whose start was lost */
+        b->damaged |= b->active && !pes_full(b);
         b->after_gap = true;
     }
     if (h->pusi) {
@@ -238,6 +261,7 @@ static void pes_packet(struct tsdemux *d, enum tsd_track t, const uint8_t *pkt, 
             emit_pes(d, t);
         b->active = true;
         b->len = 0;
+        b->packets = 0;
         b->declared = 0;
         b->damaged = b->after_gap;
         b->after_gap = false;
@@ -246,14 +270,17 @@ static void pes_packet(struct tsdemux *d, enum tsd_track t, const uint8_t *pkt, 
     }
     if (bad)
         b->damaged = true;
-    if (h->has_payload)
+    if (h->has_payload) {
         pes_append(b, pkt + h->payload, TS_PACKET_SIZE - h->payload);
+        b->packets++;
+    }
     if (!b->declared && b->len >= 6) {
         size_t declared = (size_t)b->buf[4] << 8 | b->buf[5];
         b->declared = declared ? declared + 6 : 0;
     }
-    if (b->declared && b->len >= b->declared)
-        emit_pes(d, t);
+    /* a PES with a declared length is handed on at the next PES of its PID
+     * (or the end), not when it is full: what follows before then is no
+     * part of any PES and must be seen (emit_pes) */
 }
 
 /* ---- programs and selection ---- */
@@ -573,9 +600,13 @@ void tsdemux_finish(struct tsdemux *d, bool cut)
 {
     if (!d->decided)
         decide(d);
-    for (int t = 0; t < TSD_TRACKS; t++)
-        if (d->pes[t].active) {
-            d->pes[t].damaged |= cut;
+    for (int t = 0; t < TSD_TRACKS; t++) {
+        struct tsd_pesbuf *b = &d->pes[t];
+        if (b->active) {
+            /* a cut stream may have lost the end of an open PES; one that
+             * reached its declared length is whole either way */
+            b->damaged |= cut && !pes_full(b);
             emit_pes(d, t);
         }
+    }
 }

@@ -16,7 +16,9 @@
  * counters at a join, and a PES continues across it until it ends.  A PES
  * is damaged when packets of it, or just before it, were lost (a continuity
  * gap: whole PES may have gone, and what follows decodes from a hole), carried
- * transport_error_indicator, or when it is cut short or has no PES header.
+ * transport_error_indicator, or when it is cut short or has no PES header,
+ * or when payload follows its declared PES_packet_length before the PID's
+ * next PES (bytes of no PES; a PES is handed on at the next one's start).
  * Scrambling flags are not trusted: scrambled data fails to decode.
  */
 #ifndef TSDEMUX_H
@@ -108,6 +110,7 @@ struct tsd_pesbuf {
     bool active, damaged;
     bool after_gap;              /* packets were lost since the last PES began: the next is damaged */
     size_t declared;             /* 6 + PES_packet_length, 0 when unbounded */
+    unsigned packets;            /* TS packets with payload in it so far */
 };
 
 struct tsdemux {
