@@ -16,6 +16,8 @@
  *   /tokenheaders/<path> the file, with credentials in X-Cache, Via and
  *                       Set-Cookie (to test that none is recorded)
  *   /norange/<path>     ignores Range: always 200 with the full body
+ *   /gzip/<path>        <path>.gz with Content-Encoding: gzip when the request's
+ *                       Accept-Encoding names gzip, else <path> as it is
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
  *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
  *                       stream sliding over PLAYLIST's segments (testd_live.h)
@@ -191,8 +193,8 @@ static enum range_kind parse_range(const char *h, uint64_t size, uint64_t *a, ui
 
 /* ---- routes ------------------------------------------------------------------- */
 
-static enum MHD_Result serve_file(struct MHD_Connection *c, const struct testd_config *cfg,
-                                  const char *rel, int honour_range)
+static enum MHD_Result serve_file_as(struct MHD_Connection *c, const struct testd_config *cfg,
+                                     const char *rel, int honour_range, const char *encoding)
 {
     struct stat st;
     int fd = open_inside(cfg, rel, &st);
@@ -217,12 +219,30 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, const struct testd_c
         return MHD_NO;
     }
     add_cdn_headers(r, rel, &st);
+    if (encoding)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
     if (rk == RANGE_OK) {
         char cr[96];
         snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, a, b, size);
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
     }
     return queue(c, rk == RANGE_OK ? MHD_HTTP_PARTIAL_CONTENT : MHD_HTTP_OK, r);
+}
+
+static enum MHD_Result serve_file(struct MHD_Connection *c, const struct testd_config *cfg,
+                                  const char *rel, int honour_range)
+{
+    return serve_file_as(c, cfg, rel, honour_range, NULL);
+}
+
+/* /gzip/<path>: the gzip file beside <path> for a client that accepts it. */
+static enum MHD_Result route_gzip(struct MHD_Connection *c, const struct testd_config *cfg, const char *rest)
+{
+    const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    char gz[PATH_MAX];
+    if (!ae || !strstr(ae, "gzip") || snprintf(gz, sizeof gz, "%s.gz", rest) >= (int)sizeof gz)
+        return serve_file(c, cfg, rest, 1);
+    return serve_file_as(c, cfg, gz, 0, "gzip");
 }
 
 /* /redirect/N/<path>: 302 to /redirect/N-1/<path>, or to /<path> at N = 1. */
@@ -407,6 +427,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
         return route_token_headers(c, cfg, rest);
     if ((rest = after(url, "/norange/")))
         return serve_file(c, cfg, rest, 0);
+    if ((rest = after(url, "/gzip/")))
+        return route_gzip(c, cfg, rest);
     if (strcmp(url, "/location") == 0)
         return route_location(c);
     return serve_file(c, cfg, url, 1);

@@ -320,6 +320,35 @@ static void t11_corpus_one_segment_against_the_live_playlist(void **state)
     json_decref(r);
 }
 
+/* RFC 9110 lets a server compress a playlist: exactav asks for gzip and
+ * deflate on playlists (never on segments), records the encoding, and bounds
+ * the decoded size as before (a gzip bomb is too large, never read whole). */
+static void t12_compressed_playlists_are_read_and_bounded(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(sh("cd %s/c && gzip -9 -k -f index.m3u8 && "
+                        "{ cat index.m3u8; yes '# padding that compresses well' | head -c 8000000; } | gzip -9 > bomb.m3u8.gz && "
+                        "cp index.m3u8 bomb.m3u8", e->dir), 0);
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "gzip/c/index.m3u8",
+                         e->dir, e->port), 0);
+    assert_string_equal(jstr(r, "verdict", NULL), "MATCH");
+    json_t *fetches = json_object_get(r, "fetches");
+    assert_string_equal(jstr(json_array_get(fetches, 0), "headers", "content_encoding"), "gzip");
+    for (size_t i = 1; i < json_array_size(fetches); i++)   /* segments: asked and served as they are */
+        assert_true(json_is_null(json_object_get(json_object_get(json_array_get(fetches, i), "headers"),
+                                                 "content_encoding")));
+    json_decref(r);
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "gzip/c/bomb.m3u8",
+                         e->dir, e->port), 2);
+    assert_string_equal(jstr(r, "verdict", NULL), "UNKNOWN");
+    assert_string_equal(jstr(r, "reason", NULL), "playlist_invalid");   /* HLS_MAX_PLAYLIST_BYTES, decoded */
+    char *text = json_dumps(r, 0);
+    assert_non_null(strstr(text, "playlist larger than"));
+    free(text);
+    json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +363,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t09_corpus_rollover_stream_over_http),
         cmocka_unit_test(t10_segment_joins_and_byte_ranges_are_invisible),
         cmocka_unit_test(t11_corpus_one_segment_against_the_live_playlist),
+        cmocka_unit_test(t12_compressed_playlists_are_read_and_bounded),
     };
     /* Before setup starts the server: a skipped process tears nothing down. */
     if (argc > 1 && strstr(argv[1], "corpus"))

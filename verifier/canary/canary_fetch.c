@@ -92,6 +92,7 @@ static void read_http_playlist(struct canary_playlist *p, const char *url, const
     o.range = (struct fetch_range){0};
     if (o.max_bytes == 0 || o.max_bytes > HLS_MAX_PLAYLIST_BYTES)
         o.max_bytes = HLS_MAX_PLAYLIST_BYTES;
+    o.accept_encoding = true;    /* bounded by max_bytes after decoding */
     struct fetch_result res;
     fetch_get(&o, url, &res);
     p->fetch = fetch_result_to_json(&res, 0);

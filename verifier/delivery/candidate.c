@@ -112,6 +112,7 @@ static int fetch_one(struct candidate *c, const struct candidate_options *opt, s
     if (limited == NARROW_NOTHING_LEFT)
         return 0;
     struct fetch_result res;
+    fo.accept_encoding = !segment;   /* a playlist may come compressed (RFC 9110); a segment as it is */
     fetch_get(&fo, url, &res);
     struct fetch_result *kept = keep(c, &res);
     if (!kept)

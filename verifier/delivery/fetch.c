@@ -227,6 +227,9 @@ static void set_options(CURL *c, const struct fetch_options *o, const char *url,
         curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert); /* CAPATH keeps the system store */
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "exactav/" EXACTAV_VERSION);
+    /* NULL: no Accept-Encoding sent and nothing decoded (a segment's bytes
+     * are checked as they came) */
+    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, o->accept_encoding ? "gzip, deflate" : NULL);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, hs);
 }
@@ -326,6 +329,7 @@ static void headers_free(struct fetch_headers *h)
     free(h->server);
     free(h->etag);
     free(h->content_type);
+    free(h->content_encoding);
     memset(h, 0, sizeof *h);
 }
 
@@ -349,6 +353,7 @@ static void record_headers(CURL *c, struct fetch_headers *h, const struct redact
     h->server = recorded_header(c, "Server", pol);
     h->etag = recorded_header(c, "ETag", pol);
     h->content_type = recorded_header(c, "Content-Type", pol);
+    h->content_encoding = recorded_header(c, "Content-Encoding", pol);
 }
 
 /* Whether the body's end was declared: a Content-Length, chunked transfer
@@ -409,9 +414,9 @@ static enum fetch_error check_final(struct fetch_result *res, CURL *c,
         return fail(res, FETCH_HTTP_ERROR, "HTTP status %ld", st);
     if (o->range.length)
         return check_ranged(res, c, o, hs);
-    if (res->content_length >= 0 && res->bytes != (uint64_t)res->content_length)
+    if (res->content_length >= 0 && res->wire_bytes != (uint64_t)res->content_length)
         return fail(res, FETCH_SHORT_TRANSFER, "%" PRIu64 " of %" PRId64 " declared bytes",
-                    res->bytes, res->content_length);
+                    res->wire_bytes, res->content_length);
     return FETCH_OK;
 }
 
@@ -481,6 +486,15 @@ static void record_response(struct fetch_result *res, CURL *c, const struct hop_
     curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
     res->content_length = cl >= 0 ? (int64_t)cl : -1;
     res->bytes = hs->received;
+    if (o->accept_encoding) {
+        /* decoded: Content-Length counts the bytes on the wire, which libcurl
+         * counts too (it checks the two itself: CURLE_PARTIAL_FILE) */
+        curl_off_t wire = 0;
+        curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+        res->wire_bytes = (uint64_t)wire;
+    } else {
+        res->wire_bytes = hs->received;
+    }
     res->length_unproven = !o->range.length && length_unproven(c, res->content_length);
     record_headers(c, &res->headers, &o->redact);
 }
@@ -669,6 +683,7 @@ static json_t *headers_json(const struct fetch_headers *h)
     json_object_set_new(o, "server", str_or_null(h->server));
     json_object_set_new(o, "etag", str_or_null(h->etag));
     json_object_set_new(o, "content_type", str_or_null(h->content_type));
+    json_object_set_new(o, "content_encoding", str_or_null(h->content_encoding));
     return o;
 }
 

@@ -77,6 +77,10 @@ struct fetch_options {
     const char *const *headers;
     size_t n_headers;
     const char *cookie;
+    /* Send Accept-Encoding: gzip, deflate and decode what comes (playlists:
+     * RFC 9110 lets a server compress them).  max_bytes bounds the decoded
+     * body; Content-Length is checked against the bytes on the wire. */
+    bool accept_encoding;
 };
 
 /* One redirect hop: the URL that answered with a 3xx, that status, and the
@@ -99,6 +103,7 @@ struct fetch_headers {
     char *server;
     char *etag;
     char *content_type;
+    char *content_encoding;  /* as the server sent it (gzip, deflate), NULL when none */
 };
 
 enum fetch_range_mode {
@@ -116,7 +121,8 @@ struct fetch_result {
      * relative references (RFC 3986 5.2).  Never store or print it. */
     char *raw_effective_url;
     long http_status;       /* final status, 0 if no response */
-    uint64_t bytes;         /* body bytes received on the final hop */
+    uint64_t bytes;         /* body bytes received on the final hop (decoded, when encoded) */
+    uint64_t wire_bytes;    /* the same as sent (before Content-Encoding is undone) */
     int64_t content_length; /* declared by the final response, -1 if absent */
     int64_t started_at_ms;  /* wall clock UTC ms: first request sent */
     int64_t ended_at_ms;    /* wall clock UTC ms: last byte received or failure */
