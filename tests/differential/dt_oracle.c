@@ -524,6 +524,18 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         dt_side_free(&s);
         return 0;
     }
+    if ((r.vindex >= 0 && strcmp(r.vcodec, s.vcodec)) || (r.aindex >= 0 && strcmp(r.acodec, s.acodec))) {
+        /* what the PMT announces picks the decoder a player uses (FFmpeg
+         * probes some types, hls.js never does): another codec is another
+         * delivery, whatever the bytes (issue 18, class 3) */
+        out->primary = DT_MISMATCH;
+        out->allowed = DT_VSET(DT_MISMATCH) | (s.transport_damage ? DT_VSET(DT_UNKNOWN) : 0u);
+        dt_fmt(why, wsz, "the candidate announces video %s and audio %s, the reference video %s and audio %s",
+               s.vcodec, s.acodec, r.vcodec, r.acodec);
+        dt_side_free(&rs);
+        dt_side_free(&s);
+        return 0;
+    }
     int64_t start, vend, aend;
     default_interval(&r, &start, &vend, &aend);
     if (c->has_interval) {

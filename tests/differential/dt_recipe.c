@@ -242,11 +242,23 @@ static int pack_audio_pes(struct dt_gen *g)
     return 0;
 }
 
-/* Class 5: AAC (ADTS) with stream_type 0x11 (LATM), as some encoders write it. */
+/* Class 5: AAC (ADTS) with stream_type 0x11 (LATM), as some encoders write it.
+ * Issue 18 (class 3) withdrew issue 8's rule that ADTS data is AAC whatever
+ * its stream type says: a player's demuxer picks the LATM path (hls.js drops
+ * the track), so this is another delivery now, MISMATCH. */
 static int pack_latm(struct dt_gen *g)
 {
     static const char *const opts[] = {"-mpegts_flags", "latm", NULL};
     return remux_recipe(g, opts);
+}
+
+/* Issue 18, class 3: the AAC track announced as another codec (LATM, MPEG-1
+ * or MPEG-2 audio, AC-3, a private stream without descriptor), its bytes
+ * unchanged: a player decodes it with another decoder, or not at all. */
+static int edit_announce(struct dt_gen *g)
+{
+    static const char *const types[] = {"0x11", "0x03", "0x04", "0x81", "0x06"};
+    return tool_recipe(g, "tsrepack", "stype", "257", dt_pick(g, types, 5), NULL);
 }
 
 /* Class 4: another program announced first in the PAT. */
@@ -1124,7 +1136,7 @@ static int usage_binding_scope(struct dt_gen *g)
  * or -1. */
 static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *vpid, bool *remuxed)
 {
-    static const char *const remux_ops[] = {"pids", "muxdelay0", "latm", "muxrate"};
+    static const char *const remux_ops[] = {"pids", "muxdelay0", "resend", "muxrate"};
     static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip", "pessplit", "stype"};
     static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
     static const char *const nals[] = {"9", "6", "9,6"};
@@ -1147,8 +1159,10 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
                 opts[3] = pid;
             } else if (strcmp(op, "muxdelay0") == 0) {
                 opts[0] = "-muxdelay", opts[1] = "0";
-            } else if (strcmp(op, "latm") == 0) {
-                opts[0] = "-mpegts_flags", opts[1] = "latm";
+            } else if (strcmp(op, "resend") == 0) {
+                /* PAT and PMT again before each key frame (was "latm", which
+                 * announces another codec since issue 18: not packaging) */
+                opts[0] = "-mpegts_flags", opts[1] = "resend_headers";
             } else {
                 opts[0] = "-muxrate", opts[1] = "2500k";
             }
@@ -1169,10 +1183,10 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
                 rc = dt_gen_tool(g, "tsedit", "nulls", path, out, "7", (char *)NULL);
             else if (strcmp(op, "pessplit") == 0)
                 rc = dt_gen_tool(g, "tsrepack", "pessplit", path, out, pid, "middle", "0", (char *)NULL);
-            else if (strcmp(op, "stype") == 0) { /* the audio announced as 0x11 (LATM) */
+            else if (strcmp(op, "stype") == 0) { /* the PMT rewritten, the audio announced as before */
                 char apid[16];
                 dt_fmt(apid, sizeof apid, "%u", *vpid + 1);
-                rc = dt_gen_tool(g, "tsrepack", "stype", path, out, apid, "0x11", (char *)NULL);
+                rc = dt_gen_tool(g, "tsrepack", "stype", path, out, apid, "0x0f", (char *)NULL);
             }
             else
                 rc = dt_gen_tool(g, "tsrepack", "nalstrip", path, out, pid, dt_pick(g, nals, 3), "0",
@@ -1323,7 +1337,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_pids", "packaging", 0, L_MATCH, "remux with other PIDs, PMT PID, service id", pack_pids},
     {"pack_muxrate", "packaging", 0, L_MATCH, "CBR remux (null packets), other PCR period", pack_muxrate},
     {"pack_audio_pes", "packaging", 1, L_MATCH, "audio PES packing: several AAC frames per PES vs one", pack_audio_pes},
-    {"pack_latm", "packaging", 5, L_MATCH, "AAC with stream_type 0x11 (-mpegts_flags latm)", pack_latm},
+    {"pack_latm", "packaging", 5, L_MISMATCH, "AAC with stream_type 0x11 (-mpegts_flags latm): announced as LATM", pack_latm},
     {"pack_prog_first", "packaging", 4, L_MATCH, "another program (audio only or metadata) announced first in the PAT", pack_prog_first},
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
@@ -1350,6 +1364,7 @@ static const struct dt_recipe recipes[] = {
     {"edit_shift_undeclared", "edit", 0, L_MISMATCH, "every timestamp shifted, not declared", edit_shift_undeclared},
     {"edit_shift_audio", "edit", 0, L_MISMATCH, "audio timestamps shifted", edit_shift_audio},
     {"edit_channels", "edit", 11, L_MISMATCH, "stereo then mono from some AAC frame on", edit_channels},
+    {"edit_announce", "edit", 0, L_MISMATCH, "the AAC track announced as LATM, MPEG audio, AC-3 or private data", edit_announce},
     {"edit_colour", "edit", 12, L_MISMATCH, "colour primaries/transfer/matrix, range, chroma location or SAR retagged", edit_colour},
     {"edit_extra_audio", "edit", 13, L_MISMATCH, "a second, different audio track", edit_extra_audio},
     {"edit_first_pes_audio", "edit", 2, L_MISMATCH, "audio differs after START inside the first audio PES", edit_first_pes_audio},

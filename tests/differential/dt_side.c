@@ -349,6 +349,8 @@ static void add_stream(struct dt_program *p, json_t *st_json)
     const char *codec = json_string_value(json_object_get(st_json, "codec_name"));
     const char *chroma = json_string_value(json_object_get(st_json, "chroma_location"));
     const char *id = json_string_value(json_object_get(st_json, "id"));
+    const char *tag = json_string_value(json_object_get(st_json, "codec_tag"));
+    st->tag = tag ? (unsigned)strtoul(tag, NULL, 0) : 0;
     json_t *index = json_object_get(st_json, "index");
     st->index = json_is_integer(index) ? (int)json_integer_value(index) : -1;
     dt_fmt(st->type, sizeof st->type, "%s", type ? type : "");
@@ -369,7 +371,7 @@ int dt_side_probe_programs(struct dt_env *env, struct dt_side *s)
     struct dt_argv a;
     dt_argv_init(&a);
     dt_argv_addl(&a, "ffprobe", "-v", "error", "-show_programs", "-show_entries",
-                 "program=program_id:stream=index,codec_type,codec_name,id,chroma_location",
+                 "program=program_id:stream=index,codec_type,codec_name,codec_tag,id,chroma_location",
                  "-of", "json", NULL);
     dt_argv_add(&a, "%s", s->ts);
     int rc = dt_run(env, &a, out, NULL);
@@ -402,6 +404,20 @@ static const struct dt_pstream *first_of(const struct dt_program *p, const char 
     return NULL;
 }
 
+/* The codec a player's demuxer picks for a stream, from what the PMT
+ * announces (hls.js and FFmpeg choose the decoder by stream type): H.264 is
+ * type 0x1B, ADTS AAC 0x0F; anything else is FFmpeg's name for what it
+ * probed together with the announced type, never equal to those two. */
+static void announced_codec(const struct dt_pstream *st, char *out, size_t n)
+{
+    if (st == NULL)
+        dt_fmt(out, n, "none");
+    else if ((st->tag == 0x1b && !strcmp(st->codec, "h264")) || (st->tag == 0x0f && !strcmp(st->codec, "aac")))
+        dt_fmt(out, n, "%s", st->codec);
+    else
+        dt_fmt(out, n, "%s announced as stream type 0x%02x", st->codec, st->tag);
+}
+
 static void take_program(struct dt_side *s, const struct dt_program *p)
 {
     const struct dt_pstream *v = first_of(p, "video"), *au = first_of(p, "audio");
@@ -410,6 +426,8 @@ static void take_program(struct dt_side *s, const struct dt_program *p)
     s->vpid = v ? v->pid : 0;
     s->apid = au ? au->pid : 0;
     dt_fmt(s->vchroma, sizeof s->vchroma, "%s", v ? v->chroma : "");
+    announced_codec(v, s->vcodec, sizeof s->vcodec);
+    announced_codec(au, s->acodec, sizeof s->acodec);
 }
 
 /* A/V PIDs of a program, for comparing two matching programs. */

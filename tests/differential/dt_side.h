@@ -47,6 +47,7 @@ struct dt_pstream {
     char codec[32];
     unsigned pid;
     char chroma[32];
+    unsigned tag;       /* the stream type the PMT announces (ffprobe's codec_tag) */
 };
 
 struct dt_program {
@@ -65,6 +66,7 @@ struct dt_side {
     int vindex, aindex;             /* selected input streams, -1: none */
     unsigned vpid, apid;
     char vchroma[32];
+    char vcodec[48], acodec[48];    /* the selected tracks' announced codecs (dt_side.c) */
 
     struct dt_pkt *vpk, *apk;       /* packets of the selected tracks, demux order */
     size_t nvpk, napk;

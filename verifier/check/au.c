@@ -44,7 +44,15 @@ static int adts_rate(const uint8_t *p, size_t len)
     return len >= 3 && adts_sync(p, len) ? rates[p[2] >> 2 & 15] : 0;
 }
 
-/* The codec of a track, decided on its first PES with data. */
+/* The codec of a track, decided on its first PES with data, from what the
+ * PMT announces: a player's demuxer picks its decoder from the stream type
+ * and descriptors, not from the bytes (hls.js routes 0x03/0x04 to its MPEG
+ * audio path and drops 0x11 LATM; FFmpeg decodes 0x03 with the MP3 decoder).
+ * So ADTS frames announced as anything but ADTS AAC (stream type 0x0F) are
+ * not AAC here either: that announcement is part of what the candidate
+ * delivers (issue 18, class 3).  A private stream (0x06) with the DVB AAC
+ * descriptor is AAC to FFmpeg but nothing to hls.js 1.7.4, which reads 0x06
+ * only for AC-3: not the reference's delivery either ("aac_private"). */
 static void identify(struct au_track *tr, const struct tsd_pes *pes)
 {
     tr->codec = AU_CODEC_OTHER;
@@ -52,8 +60,10 @@ static void identify(struct au_track *tr, const struct tsd_pes *pes)
     enum AVCodecID id = AV_CODEC_ID_NONE;
     if (pes->track == TSD_VIDEO && pes->stream_type == 0x1B) {
         tr->codec = AU_CODEC_H264, tr->codec_name = "h264", id = AV_CODEC_ID_H264;
-    } else if (pes->track == TSD_AUDIO && (adts_sync(pes->payload, pes->len) || pes->stream_type == 0x0F)) {
+    } else if (pes->track == TSD_AUDIO && pes->stream_type == 0x0F) {
         tr->codec = AU_CODEC_AAC, tr->codec_name = "aac", id = AV_CODEC_ID_AAC;
+    } else if (pes->track == TSD_AUDIO && pes->stream_type == 0x06 && strcmp(pes->codec, "aac") == 0) {
+        tr->codec_name = "aac_private";
     }
     if (id == AV_CODEC_ID_NONE)
         return;

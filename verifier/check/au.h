@@ -10,8 +10,9 @@
  *     continuation from the previous frame (its sample count at the
  *     header's rate), in 1/720000 s units (a 90 kHz tick is 8, a 48 kHz
  *     sample 15).
- * The codec is identified from the data where the stream type leaves it
- * open (ADTS frames in a stream_type 0x11 "LATM" stream are AAC).  An
+ * The codec is the one the PMT announces, as a player's demuxer chooses
+ * its decoder: AAC is stream type 0x0F (ADTS frames announced as 0x11 LATM,
+ * MPEG audio or AC-3 are not AAC: issue 18, class 3).  An
  * access unit holding bytes of a damaged PES is marked damaged, and so is
  * one that swallows a whole PES declaring a time of its own: a PES with a
  * PTS holds the start of an access unit (ISO/IEC 13818-1 2.4.3.7), so a

@@ -577,7 +577,7 @@ static void describe_track(const struct decode_state *st, enum tsd_track tr, str
     snprintf(t->codec, sizeof t->codec, "%s", at->codec_name ? at->codec_name : announced);
     /* a track without data keeps what its PMT announces: missing, not transcoded */
     t->codec_ok = at->codec == (tr == TSD_VIDEO ? AU_CODEC_H264 : AU_CODEC_AAC) ||
-                  (at->codec == AU_CODEC_NONE && !strncmp(announced, want, strlen(want)));
+                  (at->codec == AU_CODEC_NONE && !strcmp(announced, want));
 }
 
 static void record_observation(struct decode_state *st)
