@@ -615,9 +615,11 @@ static void case_18_json_shape(void **state)
     assert_true(json_is_null(json_object_get(j, "error")));
     json_t *h = json_object_get(j, "headers");
     const char *hk[] = {"age", "via", "x_cache", "server", "etag", "content_type"};
-    assert_int_equal(json_object_size(h), 6);
+    assert_int_equal(json_object_size(h), 7);
     for (size_t i = 0; i < 6; i++)
         assert_true(json_is_string(json_object_get(h, hk[i])));
+    /* a segment is fetched without Accept-Encoding: nothing was encoded */
+    assert_true(json_is_null(json_object_get(h, "content_encoding")));
     json_t *red = json_object_get(j, "redirects");
     assert_int_equal(json_array_size(red), 1);
     assert_string_equal(json_string_value(json_array_get(red, 0)),
