@@ -517,9 +517,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         out->allowed = DT_VSET(out->primary);
         if (s.transport_damage)
             out->allowed |= DT_VSET(DT_UNKNOWN);
-        dt_fmt(why, wsz, "%s", selection == 1
-                   ? "no candidate program has the reference's audio/video track set"
-                   : "several candidate programs carry the reference's track set (ambiguous)");
+        dt_fmt(why, wsz, "%s", selection == 1   ? "no candidate program has the reference's audio/video track set"
+                               : selection == 2 ? "several candidate programs carry the reference's track set (ambiguous)"
+                                                : "the program with the reference's track set is not the one a player "
+                                                  "plays (the first with audio or video)");
         dt_side_free(&rs);
         dt_side_free(&s);
         return 0;

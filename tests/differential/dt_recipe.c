@@ -261,11 +261,22 @@ static int edit_announce(struct dt_gen *g)
     return tool_recipe(g, "tsrepack", "stype", "257", dt_pick(g, types, 5), NULL);
 }
 
-/* Class 4: another program announced first in the PAT. */
+/* Class 4: a program without audio or video announced first in the PAT.
+ * (An audio-only program first is no packaging since issue 18: a player
+ * plays that one, edit_prog_first_av; SCTE-35 took its place in the draw.) */
+static const char *const prog_first_kinds[] = {"scte35", "id3", "scte35", "private"};
+
 static int pack_prog_first(struct dt_gen *g)
 {
-    static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
-    return tool_recipe(g, "tsrepack", "addprog", dt_pick(g, kinds, 4), NULL, NULL);
+    return tool_recipe(g, "tsrepack", "addprog", dt_pick(g, prog_first_kinds, 4), NULL, NULL);
+}
+
+/* Issue 18, class 4: an audio-only program first in the PAT, the
+ * reference's program second: a player plays the first, so what would be
+ * compared is not what viewers see. */
+static int edit_prog_first_av(struct dt_gen *g)
+{
+    return tool_recipe(g, "tsrepack", "addprog", "audio", NULL, NULL);
 }
 
 static int pack_pcr_pid(struct dt_gen *g)
@@ -798,6 +809,21 @@ static int edit_colour(struct dt_gen *g)
     return remux_recipe(g, opts);
 }
 
+/* Issue 18, class 8: a VUI default written explicitly (the range flag 0,
+ * or a colour description of "unspecified" values, which carries the range
+ * flag 0 with it): the same meaning as absent (H.264 E.2.1), MATCH. */
+static int edit_vui_default(struct dt_gen *g)
+{
+    static const char *const tags[] = {
+        "h264_metadata=video_full_range_flag=0",
+        "h264_metadata=colour_primaries=2:transfer_characteristics=2:matrix_coefficients=2",
+        "h264_metadata=video_format=5",
+        "h264_metadata=chroma_sample_loc_type=0",
+    };
+    const char *opts[] = {"-bsf:v", dt_pick(g, tags, 4), NULL};
+    return remux_recipe(g, opts);
+}
+
 /* Class 13: the candidate carries a second, different audio track. */
 static int edit_extra_audio(struct dt_gen *g)
 {
@@ -1138,7 +1164,7 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
 {
     static const char *const remux_ops[] = {"pids", "muxdelay0", "resend", "muxrate"};
     static const char *const ts_ops[] = {"addprog", "pcrpid", "nulls", "nalstrip", "pessplit", "stype"};
-    static const char *const kinds[] = {"audio", "id3", "scte35", "private"};
+    static const char *const *const kinds = prog_first_kinds;
     static const char *const nals[] = {"9", "6", "9,6"};
     int n = (int)dt_rand_in(g, 0, 3), nremux = (int)dt_rand_in(g, 0, n), step = 0;
     bool pcr_moved = false;      /* tsrepack refuses a PCR PID already in use */
@@ -1338,7 +1364,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_muxrate", "packaging", 0, L_MATCH, "CBR remux (null packets), other PCR period", pack_muxrate},
     {"pack_audio_pes", "packaging", 1, L_MATCH, "audio PES packing: several AAC frames per PES vs one", pack_audio_pes},
     {"pack_latm", "packaging", 5, L_MISMATCH, "AAC with stream_type 0x11 (-mpegts_flags latm): announced as LATM", pack_latm},
-    {"pack_prog_first", "packaging", 4, L_MATCH, "another program (audio only or metadata) announced first in the PAT", pack_prog_first},
+    {"pack_prog_first", "packaging", 4, L_MATCH, "a metadata-only program (ID3, SCTE-35, private data) announced first in the PAT", pack_prog_first},
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
@@ -1364,6 +1390,8 @@ static const struct dt_recipe recipes[] = {
     {"edit_shift_undeclared", "edit", 0, L_MISMATCH, "every timestamp shifted, not declared", edit_shift_undeclared},
     {"edit_shift_audio", "edit", 0, L_MISMATCH, "audio timestamps shifted", edit_shift_audio},
     {"edit_channels", "edit", 11, L_MISMATCH, "stereo then mono from some AAC frame on", edit_channels},
+    {"edit_prog_first_av", "edit", 4, L_UNKNOWN, "an audio-only program first in the PAT: not the program a player plays", edit_prog_first_av},
+    {"edit_vui_default", "edit", 12, L_MATCH, "a VUI default written explicitly (range flag 0, unspecified colour description)", edit_vui_default},
     {"edit_announce", "edit", 0, L_MISMATCH, "the AAC track announced as LATM, MPEG audio, AC-3 or private data", edit_announce},
     {"edit_colour", "edit", 12, L_MISMATCH, "colour primaries/transfer/matrix, range, chroma location or SAR retagged", edit_colour},
     {"edit_extra_audio", "edit", 13, L_MISMATCH, "a second, different audio track", edit_extra_audio},

@@ -164,10 +164,14 @@ static void transport_scan(struct dt_side *s)
                 dt_fmt(why, wsz, "PSI CRC error on PID %u at offset %zu", info.pid, i);
                 break;
             }
+            bool first_pat = info.pid == 0 && sec[0] == 0 && s->npat == 0;
             if (info.pid == 0 && sec[0] == 0)
                 for (size_t off = 8; off + 4 <= sl - 4; off += 4)
-                    if ((sec[off] | sec[off + 1]) != 0)
+                    if ((sec[off] | sec[off + 1]) != 0) {
                         is_pmt[((sec[off + 2] & 0x1f) << 8) | sec[off + 3]] = true;
+                        if (first_pat && s->npat < DT_MAX_PROGRAMS)
+                            s->pat_order[s->npat++] = sec[off] << 8 | sec[off + 1];
+                    }
         }
     }
     s->transport_damage = why[0] != '\0';
@@ -472,6 +476,16 @@ int dt_side_select(struct dt_side *s, const struct dt_side *ref)
     }
     if (!match)
         return 1;
+    /* the program a player plays: the first of the PAT (in its own order,
+     * which ffprobe's listing does not keep) with audio or video; hls.js
+     * reads the PAT's first program only */
+    const struct dt_program *played = NULL;
+    for (int k = 0; k < s->npat && !played; k++)
+        for (int i = 0; i < s->nprog && !played; i++)
+            if (s->prog[i].id == s->pat_order[k] && s->prog[i].nv + s->prog[i].na > 0)
+                played = &s->prog[i];
+    if (played != match)
+        return 3;
     take_program(s, match);
     return 0;
 }
@@ -601,8 +615,17 @@ static void parse_color_line(struct dt_side *s, const char *line)
     struct dt_vframe *f = &s->vf[s->nvf - 1];
     const char *c = strstr(line, "color_range:");
     size_t used = strlen(f->params);
-    if (c && used + 2 < sizeof f->params)
-        snprintf(f->params + used, sizeof f->params - used, " %.*s", (int)strcspn(c, "\n"), c);
+    if (!c || used + 2 >= sizeof f->params)
+        return;
+    /* by meaning (H.264 E.2.1): an absent video_full_range_flag is inferred
+     * 0, so "unknown" (nothing written) is the limited range "tv" */
+    static const char unknown[] = "color_range:unknown";
+    int n = (int)strcspn(c, "\n");
+    if (strncmp(c, unknown, sizeof unknown - 1) == 0)
+        snprintf(f->params + used, sizeof f->params - used, " color_range:tv%.*s",
+                 n - (int)(sizeof unknown - 1), c + sizeof unknown - 1);
+    else
+        snprintf(f->params + used, sizeof f->params - used, " %.*s", n, c);
 }
 
 static void parse_audio_frame(struct dt_side *s, struct parse_state *ps, const char *line)

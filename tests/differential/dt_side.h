@@ -63,6 +63,8 @@ struct dt_side {
 
     struct dt_program prog[DT_MAX_PROGRAMS];
     int nprog;
+    int pat_order[DT_MAX_PROGRAMS]; /* program numbers in the first PAT's order (transport scan) */
+    int npat;
     int vindex, aindex;             /* selected input streams, -1: none */
     unsigned vpid, apid;
     char vchroma[32];

@@ -258,6 +258,15 @@ static void t14_colour_and_geometry_parameters_are_compared(void **state)
         av_frame_free(&a);
         av_frame_free(&b);
     }
+    /* by meaning (H.264 E.2.1): a range flag 0 written means what nothing written means */
+    AVFrame *a = make_frame(16, 8, 0, 1), *b = make_frame(16, 8, 0, 1);
+    a->color_range = AVCOL_RANGE_UNSPECIFIED;
+    b->color_range = AVCOL_RANGE_MPEG;
+    assert_null(frame_params_differ(a, b));
+    b->color_range = AVCOL_RANGE_JPEG;
+    assert_string_equal(frame_params_differ(a, b), "color_range");
+    av_frame_free(&a);
+    av_frame_free(&b);
 }
 
 /* ---- audio ---- */

@@ -538,7 +538,14 @@ static void t14_programs_streams_and_parameters_in_the_report(void **state)
     assert_string_equal(jstr(md, "codec", NULL), "id3");
     assert_true(json_is_false(json_object_get(md, "compared")));
     json_decref(r);
-    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_prog2.ts"), 0);
+    /* a player plays program 1 (audio only), the first of the PAT with audio or video */
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_prog2.ts"), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "program_not_played");
+    const json_t *progs = json_object_get(json_object_get(r, "candidate"), "programs");
+    assert_int_equal(json_array_size(progs), 2);
+    assert_true(json_is_true(json_object_get(json_array_get(progs, 0), "played")));
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --program 2 --reference " FX "ref_og.ts --candidate " FX "cand_og_prog2.ts"), 0);
     assert_int_equal(jint(r, "candidate", "program"), 2);
     json_decref(r);
     assert_int_equal(run(&r, "verify --json --reference " FX "ref_og.ts --candidate " FX "cand_og_sar.ts"), 1);

@@ -147,16 +147,31 @@ static void run(struct stream *s, const struct tsd_select *sel, struct got *g, s
     tscheck_free(ts);
 }
 
-/* The PAT lists an audio-only program first; the program with the wanted
+/* The PAT lists a metadata-only program first; the program with the wanted
  * track set announces its PMT only after some of its PES: they are held,
- * not lost, and that program is selected. */
+ * not lost, and that program is selected.  With an audio-only program first
+ * instead, a player would play that one: nothing is compared. */
 static void t01_a_program_announced_first_does_not_hide_a_later_one(void **state)
 {
     (void)state;
     static struct stream s;
+    for (int audio_first = 0; audio_first < 2; audio_first++) {
+        memset(&s, 0, sizeof s);
+        pat(&s, 2, (int[]){1, 2}, (int[]){0x100, 0x200});
+        pmt(&s, 0x100, 1, 1, (int[]){audio_first ? 0x0F : 0x15}, (int[]){0x300});
+        pmt(&s, 0x200, 2, 2, (int[]){0x1B, 0x0F}, (int[]){0x202, 0x201});
+        struct tsd_select sel = {.want_video = 1, .want_audio = 1};
+        struct tsdemux d;
+        struct got g;
+        run(&s, &sel, &g, &d);
+        assert_int_equal(d.selection, audio_first ? TSD_SEL_NOT_PLAYED : TSD_SEL_OK);
+        assert_string_equal(tsd_selection_code(d.selection), audio_first ? "program_not_played" : "ok");
+        assert_int_equal(d.played, audio_first ? 0 : 1);
+        tsdemux_free(&d);
+    }
     memset(&s, 0, sizeof s);
     pat(&s, 2, (int[]){1, 2}, (int[]){0x100, 0x200});
-    pmt(&s, 0x100, 1, 1, (int[]){0x0F}, (int[]){0x300});
+    pmt(&s, 0x100, 1, 1, (int[]){0x15}, (int[]){0x300});
     pes(&s, 0x201, 90000);      /* program 2's audio before its PMT */
     pes(&s, 0x300, 90000);
     pmt(&s, 0x200, 2, 2, (int[]){0x1B, 0x0F}, (int[]){0x202, 0x201});

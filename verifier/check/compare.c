@@ -54,6 +54,18 @@ bool frames_equal(const AVFrame *a, const AVFrame *b, const char **plane, int *x
 
 /* ---- parameters ---- */
 
+/* Parameters compare by their meaning, not by whether the bitstream wrote
+ * them (issue 18, class 8): H.264 E.2.1 infers video_full_range_flag 0 when
+ * it is absent, so FFmpeg's "unspecified" range (nothing written) means the
+ * limited range that an explicit flag 0 writes.  The other VUI defaults need
+ * nothing: FFmpeg reports an absent colour description as the explicit value
+ * 2 (unspecified) it is inferred to be, and an absent chroma location as the
+ * inferred left. */
+static enum AVColorRange range_meaning(enum AVColorRange r)
+{
+    return r == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_MPEG : r;
+}
+
 const char *frame_params_differ(const AVFrame *a, const AVFrame *b)
 {
     if (a->width != b->width || a->height != b->height)
@@ -62,7 +74,7 @@ const char *frame_params_differ(const AVFrame *a, const AVFrame *b)
         return "pixel_format";
     if (av_cmp_q(a->sample_aspect_ratio, b->sample_aspect_ratio))
         return "sample_aspect_ratio";
-    if (a->color_range != b->color_range)
+    if (range_meaning(a->color_range) != range_meaning(b->color_range))
         return "color_range";
     if (a->color_primaries != b->color_primaries)
         return "color_primaries";

@@ -598,6 +598,14 @@ static void record_observation(struct decode_state *st)
         snprintf(r->open_error, sizeof r->open_error, "no program (PAT/PMT) found");
     if (tsdemux_program(td))
         r->program = *tsdemux_program(td);
+    r->nprograms = td->nprograms;
+    for (int i = 0; i < td->nprograms; i++) {
+        r->programs[i].number = td->programs[i].number;
+        r->programs[i].nvideo = td->programs[i].nvideo;
+        r->programs[i].naudio = td->programs[i].naudio;
+        r->programs[i].have_pmt = td->programs[i].have_pmt;
+    }
+    r->played_program = td->played >= 0 ? td->programs[td->played].number : 0;
     r->track_set_changed = td->track_set_changed;
     describe_track(st, TSD_VIDEO, &r->video);
     describe_track(st, TSD_AUDIO, &r->audio);

@@ -92,6 +92,11 @@ struct side_result {
     char open_error[256];
     enum tsd_selection selection;
     struct tsd_program program;  /* the selected program (number 0: none) */
+    /* every program the PAT announced, in PAT order: the report names them
+     * when the one a player plays is not the one compared */
+    struct { int number, nvideo, naudio; bool have_pmt; } programs[TSD_MAX_PROGRAMS];
+    int nprograms;
+    int played_program;          /* its number, 0: none or unknown */
     bool track_set_changed;      /* a later PMT changed the program's track set */
     bool io_error;
     char io_reason[64], io_detail[256];

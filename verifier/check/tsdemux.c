@@ -25,6 +25,7 @@ int tsdemux_init(struct tsdemux *d, const struct tsd_select *sel, tsd_pes_fn fn,
     d->fn = fn;
     d->opaque = opaque;
     d->selected = -1;
+    d->played = -1;
     d->pat_version = -1;
     for (int t = 0; t < TSD_TRACKS; t++)
         d->pes[t].pid = -1;
@@ -51,6 +52,7 @@ const char *tsd_selection_code(enum tsd_selection s)
     case TSD_SEL_TRACK_SET: return "track_set";
     case TSD_SEL_AMBIGUOUS: return "ambiguous_program";
     case TSD_SEL_NOT_FOUND: return "program_not_found";
+    case TSD_SEL_NOT_PLAYED: return "program_not_played";
     case TSD_SEL_NONE: break;
     }
     return "no_program";
@@ -321,9 +323,24 @@ static bool set_matches(const struct tsdemux *d, const struct tsd_program *p)
     return p->nvideo == d->sel.want_video && p->naudio == d->sel.want_audio;
 }
 
+/* The program a player plays: the first in PAT order with audio or video.
+ * A program before it whose PMT was never seen may be that one: unknown (-1). */
+static int played_program(const struct tsdemux *d)
+{
+    for (int i = 0; i < d->nprograms; i++) {
+        const struct tsd_program *p = &d->programs[i];
+        if (!p->have_pmt)
+            return -1;
+        if (p->nvideo + p->naudio > 0)
+            return i;
+    }
+    return -1;
+}
+
 static void select_program(struct tsdemux *d)
 {
     int exact = -1, nexact = 0, av = -1, nav = 0;
+    d->played = played_program(d);
     for (int i = 0; i < d->nprograms; i++) {
         const struct tsd_program *p = &d->programs[i];
         if (!p->have_pmt)
@@ -344,8 +361,8 @@ static void select_program(struct tsdemux *d)
         d->selection = nav == 1 ? TSD_SEL_OK : nav > 1 ? TSD_SEL_AMBIGUOUS : TSD_SEL_NONE;
         d->selected = nav == 1 ? av : -1;
     } else if (nexact == 1) {
-        d->selection = TSD_SEL_OK;
-        d->selected = exact;
+        d->selection = exact == d->played ? TSD_SEL_OK : TSD_SEL_NOT_PLAYED;
+        d->selected = exact == d->played ? exact : -1;
     } else if (nexact > 1) {
         d->selection = TSD_SEL_AMBIGUOUS;
     } else {

@@ -9,7 +9,11 @@
  * (packets that arrive before are held, bounded), then picks the program
  * whose audio/video track set equals the wanted one (the reference's), or
  * the one forced by number.  Several equal candidates are ambiguous, never
- * a guess.  A later PMT version of the selected program may move its
+ * a guess.  The one that is chosen must also be the program a player plays:
+ * the first in the PAT with audio or video (hls.js reads the PAT's first
+ * program only, FFmpeg's default selection shows it too); otherwise what
+ * would be compared is not what viewers see (TSD_SEL_NOT_PLAYED, issue 18
+ * class 4; RFC 8216 3.2 wants one program per segment anyway).  A later PMT version of the selected program may move its
  * tracks to other PIDs: the tracks follow it.
  *
  * Segment joins are invisible here: the scanner restarts continuity
@@ -79,6 +83,8 @@ enum tsd_selection {
     TSD_SEL_TRACK_SET,           /* selected (the only candidate); its track set differs */
     TSD_SEL_AMBIGUOUS,           /* several programs fit equally */
     TSD_SEL_NOT_FOUND,           /* the forced program is not in the stream */
+    TSD_SEL_NOT_PLAYED,          /* the one program with the wanted set is not the one a player
+                                    plays (the PAT's first with audio or video): nothing compared */
 };
 
 /* One whole PES packet of a track; valid during the callback only. */
@@ -128,6 +134,8 @@ struct tsdemux {
     bool decided;
     enum tsd_selection selection;
     int selected;                /* index into programs, -1 when none */
+    int played;                  /* the program a player plays (first in the PAT with audio or
+                                    video, its PMT seen), -1 when none or unknown */
     bool track_set_changed;      /* a later PMT version changed the track set */
     bool too_many;               /* more programs or streams announced than held */
     uint8_t *held;               /* packets waiting for the selection */

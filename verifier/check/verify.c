@@ -109,7 +109,8 @@ static const char *side_problem(const struct side_result *s, const struct side_t
 {
     if (!s->opened)
         return s->io_error ? (s->io_reason[0] ? s->io_reason : "io_error") : "not_mpegts";
-    if (s->selection == TSD_SEL_AMBIGUOUS || s->selection == TSD_SEL_NOT_FOUND)
+    if (s->selection == TSD_SEL_AMBIGUOUS || s->selection == TSD_SEL_NOT_FOUND ||
+        s->selection == TSD_SEL_NOT_PLAYED)
         return tsd_selection_code(s->selection);
     if (s->io_error)
         return s->io_reason[0] ? s->io_reason : "io_error";
@@ -355,6 +356,18 @@ static json_t *streams_json(const struct side_result *s)
     return arr;
 }
 
+/* Every program of the PAT, in its order, and which one a player plays. */
+static json_t *programs_json(const struct side_result *s)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < s->nprograms; i++)
+        json_array_append_new(arr, json_pack("{s:i, s:b, s:i, s:i, s:b}", "number", s->programs[i].number,
+                                             "pmt_seen", s->programs[i].have_pmt, "video",
+                                             s->programs[i].nvideo, "audio", s->programs[i].naudio, "played",
+                                             s->programs[i].number == s->played_program));
+    return arr;
+}
+
 static json_t *side_json(const struct side_result *s, const char *object)
 {
     json_t *o = json_pack("{s:s, s:b, s:I, s:b, s:s, s:o, s:o}", "object", object ? object : "",
@@ -369,6 +382,8 @@ static json_t *side_json(const struct side_result *s, const char *object)
     json_object_set_new(o, "program", s->program.number ? json_integer(s->program.number) : json_null());
     json_object_set_new(o, "program_selection", json_string(tsd_selection_code(s->selection)));
     json_object_set_new(o, "streams", streams_json(s));
+    if (s->selection == TSD_SEL_NOT_PLAYED)
+        json_object_set_new(o, "programs", programs_json(s));
     if (s->io_error)
         json_object_set_new(o, "io_error", json_pack("{s:s, s:s}", "reason", s->io_reason, "detail", s->io_detail));
     if (!s->opened && s->open_error[0])

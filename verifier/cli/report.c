@@ -83,6 +83,9 @@ static void write_streams(FILE *out, struct shown *sh, const json_t *cand)
     json_array_foreach(streams, i, s)
         fprintf(out, " %s/%s pid %lld%s", str(sh, s, "kind"), str(sh, s, "codec"), num(s, "pid"),
                 json_is_true(json_object_get(s, "compared")) ? "" : " (not compared)");
+    json_array_foreach(json_object_get(cand, "programs"), i, s)
+        fprintf(out, "%s program %lld: %lld video, %lld audio%s", i ? ";" : "", num(s, "number"), num(s, "video"),
+                num(s, "audio"), json_is_true(json_object_get(s, "played")) ? " (the one a player plays)" : "");
     fputc('\n', out);
 }
 
