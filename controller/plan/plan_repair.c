@@ -13,25 +13,37 @@
  *    (replacement: worth it when Y_u outweighs Y_w); then u takes m1 at its
  *    best fitting rung.  Per unserved u the scan costs
  *    O(|V| + sum_{m1 in M(u)} n_{m1} (|M(w)| K + K^2)), n_m viewers on m.
- * 2. A bounded exact repair of u's neighbourhood through GLPK: u, the
- *    viewers on u's servers and the unserved viewers those servers could
- *    take, then ring by ring the servers of those viewers and theirs, until
- *    REPAIR_MAX_VARS decision variables; everybody else stays fixed and
- *    their load is subtracted from the capacities.  GLPK (plan_ilp, with the
- *    count cut) solves it with the current allocation as incumbent and at
- *    most REPAIR_MAX_NODES branch-and-bound nodes - a node limit rather
- *    than a clock, so the result never depends on the machine's load.
- *    This covers swaps between overlapping servers and longer chains.
+ * 2. A bounded exact repair of u's neighbourhood through GLPK, only while
+ *    the chains leave viewers unserved: u, the viewers on u's servers and
+ *    the unserved viewers those servers could take, then ring by ring the
+ *    servers of those viewers and theirs, until REPAIR_MAX_VARS decision
+ *    variables; everybody else stays fixed and their load is subtracted
+ *    from the capacities.  GLPK (plan_ilp, with the count cut) solves it
+ *    with the current allocation as incumbent and at most REPAIR_MAX_NODES
+ *    branch-and-bound nodes - a node limit rather than a clock, so the
+ *    result never depends on the machine's load.  Then the same repair runs
+ *    from each server of those unserved viewers that no sub-problem has
+ *    covered whole (swaps between overlapping servers, rung rebalancing
+ *    next to them).  This covers longer chains.  Where the chains serve
+ *    everybody (most instances that are not over-loaded) no sub-problem is
+ *    solved at all, unless the whole instance fits in one (at most
+ *    REPAIR_MAX_VARS variables): then that one, the instance whole.
  *
  * Bound: the chain loop applies moves of the first kind in at most
  * CHAIN_OPEN_PASSES passes over the unserved viewers, then only moves that
  * serve one more viewer (each raises the served count, so at most |V| of
- * them); at most REPAIR_ROUNDS rounds of exact repairs, at most
- * REPAIR_MAX_SOLVES GLPK sub-problems in all, each of at most
- * REPAIR_MAX_VARS variables and REPAIR_MAX_NODES nodes (every node one LP
- * re-optimisation: polynomial), each round followed by the local search
- * (O(50 |V| |M| K)).  The phase always ends with the chain loop at a fixed
- * point: no single length-2 chain can serve an unserved viewer with gain
+ * them); then, only if U > 0 viewers are still unserved, at most
+ * REPAIR_ROUNDS rounds of exact repairs, each round starting only while
+ * viewers are unserved, with at most one sub-problem per viewer unserved
+ * when the round began (U_r of them) and one per server of such a viewer:
+ * at most min(REPAIR_MAX_SOLVES, sum_r sum_{u in U_r} (1 + |M(u)|))
+ * GLPK sub-problems in all, proportional to the unserved viewers and not
+ * to the instance (when U = 0: none, or one on an instance that fits in
+ * one sub-problem whole), each of at most REPAIR_MAX_VARS variables and
+ * REPAIR_MAX_NODES nodes (every node one LP re-optimisation: polynomial),
+ * each round followed by the local search (O(50 |V| |M| K)).  The phase
+ * always ends with the chain loop at a fixed point: no single length-2
+ * chain can serve an unserved viewer with gain
  * (tests/plan/test_plan_repair.c checks it by exhaustive search).
  */
 #include "plan_algo.h"
@@ -68,6 +80,7 @@ typedef struct {
     plan_choice *sub;   /* its solution (indexed by instance viewer) */
     bool *tried;        /* per viewer: already inside a sub-problem this pass */
     bool *srv_done;     /* per server: expanded whole in a sub-problem this pass */
+    bool *near;         /* per server: covers a viewer unserved when the round began */
     long solves;
 } rp_work;
 
@@ -159,6 +172,7 @@ static void work_free(rp_work *k)
     free(k->q), free(k->base), free(k->order), free(k->mark), free(k->nb);
     free(k->in_nb), free(k->seen), free(k->queue), free(k->cover_start), free(k->cover);
     free(k->bw), free(k->cpu), free(k->sub), free(k->tried), free(k->srv_done);
+    free(k->near);
 }
 
 static int work_init(rp_work *k, const plan_instance *in, plan_choice *ch)
@@ -180,8 +194,9 @@ static int work_init(rp_work *k, const plan_instance *in, plan_choice *ch)
     k->sub = malloc(V * sizeof *k->sub);
     k->tried = calloc(V, sizeof *k->tried);
     k->srv_done = calloc(M, sizeof *k->srv_done);
+    k->near = calloc(M, sizeof *k->near);
     if (!load_ok || !k->order || !k->mark || !k->nb || !k->in_nb || !k->seen || !k->queue ||
-        !k->bw || !k->cpu || !k->sub || !k->tried || !k->srv_done || cache_qoe(k) != 0 ||
+        !k->bw || !k->cpu || !k->sub || !k->tried || !k->srv_done || !k->near || cache_qoe(k) != 0 ||
         build_cover(k) != 0)
         return -1;
     load_sync(k);
@@ -393,8 +408,9 @@ static void nb_queue(rp_work *k, int s, int *tail)
     }
 }
 
-/* Breadth-first from viewer u's servers (u >= 0) or from server m0 (u < 0)
- * until REPAIR_MAX_VARS; servers expanded whole are marked done. */
+/* Breadth-first from viewer u's servers (u >= 0), from server m0 (u < 0)
+ * or from every server (both < 0: the whole instance) until
+ * REPAIR_MAX_VARS; servers expanded whole are marked done. */
 static void build_neighbourhood(rp_work *k, int u, int m0)
 {
     int vars = 0, head = 0, tail = 0;
@@ -404,8 +420,11 @@ static void build_neighbourhood(rp_work *k, int u, int m0)
         nb_add(k, u, &vars);
         for (int i = 0; i < k->in->viewers[u].n_links; i++)
             nb_queue(k, k->in->viewers[u].links[i].server, &tail);
-    } else {
+    } else if (m0 >= 0) {
         nb_queue(k, m0, &tail);
+    } else {
+        for (int m = 0; m < k->in->n_servers; m++)
+            nb_queue(k, m, &tail);
     }
     while (head < tail && nb_expand(k, k->queue[head], &vars, &tail))
         k->srv_done[k->queue[head++]] = true;
@@ -446,8 +465,9 @@ static bool sub_fits(rp_work *k)
     return true;
 }
 
-/* Solves the neighbourhood of viewer u (or of server m0 when u < 0); applies the result when it gains (1).  GLPK
- * finding nothing within its node limit is no gain (0), not an error. */
+/* Solves the neighbourhood of viewer u (of server m0 when u < 0, of the
+ * whole instance when both are < 0); applies the result when it gains (1).
+ * GLPK finding nothing within its node limit is no gain (0), not an error. */
 static int repair_one(rp_work *k, int u, int m0)
 {
     char err[256];
@@ -473,6 +493,22 @@ static int repair_one(rp_work *k, int u, int m0)
     return 1;
 }
 
+/* Marks the servers of the viewers unserved now; returns how many are. */
+static int mark_near(rp_work *k)
+{
+    const plan_instance *in = k->in;
+    int unserved = 0;
+    memset(k->near, 0, (size_t)in->n_servers * sizeof *k->near);
+    for (int v = 0; v < in->n_viewers; v++) {
+        if (k->ch[v].server != PLAN_UNSERVED)
+            continue;
+        unserved++;
+        for (int i = 0; i < in->viewers[v].n_links; i++)
+            k->near[in->viewers[v].links[i].server] = true;
+    }
+    return unserved;
+}
+
 /* One exact repair per unserved viewer (by descending Y_v) not already
  * inside an earlier sub-problem of the pass (its neighbourhood has been
  * searched, mostly overlapping u's own); returns repairs that gained. */
@@ -490,16 +526,37 @@ static int repair_pass(rp_work *k)
     return gained;
 }
 
-/* Then, while the budget lasts, the neighbourhood of every server no
- * sub-problem has covered whole: swaps between overlapping servers and
- * rung rebalancing where nobody is left out but the QoE is not the best. */
+/* Then, while the budget lasts, the neighbourhood of every server of a
+ * viewer unserved when the round began (k->near) that no sub-problem has
+ * covered whole: swaps between overlapping servers and rung rebalancing
+ * around the viewers left out, nowhere else. */
 static int polish_pass(rp_work *k)
 {
     int gained = 0;
     for (int m = 0; m < k->in->n_servers && k->solves < REPAIR_MAX_SOLVES; m++)
-        if (!k->srv_done[m] && k->in->servers[m].admit == PLAN_ADMIT_PASS)
+        if (k->near[m] && !k->srv_done[m] && k->in->servers[m].admit == PLAN_ADMIT_PASS)
             gained += repair_one(k, -1, m);
     return gained;
+}
+
+/* Does the whole instance fit in one sub-problem? */
+static bool whole_fits(const rp_work *k)
+{
+    int vars = 0;
+    for (int v = 0; v < k->in->n_viewers; v++)
+        if ((vars += viewer_vars(k, v)) > REPAIR_MAX_VARS)
+            return false;
+    return true;
+}
+
+/* After a gaining repair: the local search, then the chains' fixed point. */
+static plan_status settle(rp_work *k)
+{
+    if (plan_local_search(k->in, k->ch, LS_PASSES) < 0)
+        return PLAN_STATUS_INTERNAL;
+    load_sync(k);
+    chain_loop(k);
+    return PLAN_STATUS_OK;
 }
 
 plan_status plan_repair(const plan_instance *in, plan_choice *ch)
@@ -511,17 +568,20 @@ plan_status plan_repair(const plan_instance *in, plan_choice *ch)
     }
     plan_status st = PLAN_STATUS_OK;
     chain_loop(&k);
-    for (int round = 0; round < REPAIR_ROUNDS; round++) {
+    if (mark_near(&k) == 0) {
+        /* Nobody left out: GLPK only when the whole instance is one
+         * sub-problem (tiny instances, solved whole: one solve). */
+        if (whole_fits(&k) && repair_one(&k, -1, -1) > 0)
+            st = settle(&k);
+        work_free(&k);
+        return st;
+    }
+    /* GLPK while the chains leave somebody out, and only near them. */
+    for (int round = 0; round < REPAIR_ROUNDS && mark_near(&k) > 0; round++) {
         int gained = repair_pass(&k);
         gained += polish_pass(&k);
-        if (gained == 0)
+        if (gained == 0 || (st = settle(&k)) != PLAN_STATUS_OK)
             break;
-        if (plan_local_search(in, ch, LS_PASSES) < 0) {
-            st = PLAN_STATUS_INTERNAL;
-            break;
-        }
-        load_sync(&k);
-        chain_loop(&k); /* the phase ends at the chains' fixed point */
     }
     work_free(&k);
     return st;

@@ -205,6 +205,26 @@ static void repair_04_exact_under_overload(void **state)
     }
 }
 
+/* 08: where the chains serve everybody the exact repair runs only on an
+ * instance that fits in one sub-problem, and then solves it whole: lua-ls
+ * still reaches the optimum on tiny instances under capacity (ratio 0.5,
+ * 0.8), as on the over-loaded ones of repair_04. */
+static void repair_08_tiny_under_capacity_exact(void **state)
+{
+    (void)state;
+    plan_instance in;
+    plan_choice ch[6], cur[6];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        overloaded(&in, 6, 2, seed % 2 ? 0.5 : 0.8, seed);
+        double best = -INFINITY;
+        brute(&in, 0, cur, &best);
+        run_ok(&in, PLAN_ALGO_LUA_LS, ch);
+        assert_true(feasible(&in, ch));
+        assert_true(fabs(plan_objective(&in, ch) - best) < 1e-6 * (1 + fabs(best)));
+        plan_instance_free(&in);
+    }
+}
+
 /* 05: lua-ls is deterministic (the exact repair stops at a node count, not
  * a clock): the same instance gives the same allocation twice. */
 static void repair_05_deterministic(void **state)
@@ -280,6 +300,7 @@ int main(void)
         cmocka_unit_test(repair_05_deterministic),
         cmocka_unit_test(repair_06_subproblem_capacities),
         cmocka_unit_test(repair_07_generator_ratio),
+        cmocka_unit_test(repair_08_tiny_under_capacity_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
