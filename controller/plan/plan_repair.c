@@ -26,8 +26,9 @@
  *    covered whole (swaps between overlapping servers, rung rebalancing
  *    next to them).  This covers longer chains.  Where the chains serve
  *    everybody (most instances that are not over-loaded) no sub-problem is
- *    solved at all, unless the whole instance fits in one (at most
- *    REPAIR_MAX_VARS variables): then that one, the instance whole.
+ *    solved at all.  An instance that fits in one sub-problem whole (at
+ *    most REPAIR_MAX_VARS variables) is instead solved whole, once a round
+ *    (the first round even when nobody is unserved).
  *
  * Bound: the chain loop applies moves of the first kind in at most
  * CHAIN_OPEN_PASSES passes over the unserved viewers, then only moves that
@@ -38,8 +39,8 @@
  * when the round began (U_r of them) and one per server of such a viewer:
  * at most min(REPAIR_MAX_SOLVES, sum_r sum_{u in U_r} (1 + |M(u)|))
  * GLPK sub-problems in all, proportional to the unserved viewers and not
- * to the instance (when U = 0: none, or one on an instance that fits in
- * one sub-problem whole), each of at most REPAIR_MAX_VARS variables and
+ * to the instance (when U = 0: none; on an instance that fits in one
+ * sub-problem whole: one per round instead), each of at most REPAIR_MAX_VARS variables and
  * REPAIR_MAX_NODES nodes (every node one LP re-optimisation: polynomial),
  * each round followed by the local search (O(50 |V| |M| K)).  The phase
  * always ends with the chain loop at a fixed point: no single length-2
@@ -568,18 +569,13 @@ plan_status plan_repair(const plan_instance *in, plan_choice *ch)
     }
     plan_status st = PLAN_STATUS_OK;
     chain_loop(&k);
-    if (mark_near(&k) == 0) {
-        /* Nobody left out: GLPK only when the whole instance is one
-         * sub-problem (tiny instances, solved whole: one solve). */
-        if (whole_fits(&k) && repair_one(&k, -1, -1) > 0)
-            st = settle(&k);
-        work_free(&k);
-        return st;
-    }
-    /* GLPK while the chains leave somebody out, and only near them. */
-    for (int round = 0; round < REPAIR_ROUNDS && mark_near(&k) > 0; round++) {
-        int gained = repair_pass(&k);
-        gained += polish_pass(&k);
+    /* An instance that fits in one sub-problem is solved whole, one solve a
+     * round (its parts not next to an unserved viewer too); otherwise GLPK
+     * only while the chains leave somebody out, and only near them. */
+    bool whole = whole_fits(&k);
+    for (int round = 0; round < REPAIR_ROUNDS && (mark_near(&k) > 0 || (whole && round == 0));
+         round++) {
+        int gained = whole ? repair_one(&k, -1, -1) : repair_pass(&k) + polish_pass(&k);
         if (gained == 0 || (st = settle(&k)) != PLAN_STATUS_OK)
             break;
     }
