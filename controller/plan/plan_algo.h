@@ -5,6 +5,7 @@
 #ifndef PLAN_ALGO_H
 #define PLAN_ALGO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,9 +52,33 @@ plan_status plan_random(const plan_instance *in, uint64_t seed, plan_choice *out
 plan_status plan_optimal(const plan_instance *in, int time_limit_ms, plan_choice *out,
                          char *err, size_t err_len);
 plan_status plan_lua_ls(const plan_instance *in, plan_choice *out);
+
+/* The exact model of plan_optimal on a sub-problem: the listed viewers (all
+ * when viewers is NULL) choose a covering admitted server and rung, or
+ * unserved, against the capacities bw/cpu per server (D_m, C_m when NULL);
+ * everybody else is left out (their load belongs in bw/cpu). */
+typedef struct {
+    const int *viewers;         /* instance indices; NULL = 0..n_viewers-1 */
+    int n_viewers;
+    const double *bw, *cpu;     /* n_servers capacities, or NULL */
+    const plan_choice *start;   /* incumbent indexed by instance viewer, or NULL */
+    int time_limit_ms;          /* 0 = none; reached -> PLAN_STATUS_TIME_LIMIT */
+    long node_limit;            /* 0 = none; reached -> best found, *proven false */
+    bool presolve;              /* GLPK's MIP presolver (then no incumbent) */
+} plan_ilp_spec;
+/* Writes out[v] for the listed viewers only; *proven says whether the
+ * result is optimal for the sub-problem (false only at the node limit). */
+plan_status plan_ilp(const plan_instance *in, const plan_ilp_spec *s, plan_choice *out,
+                     bool *proven, char *err, size_t err_len);
+/* Decision variables of the sub-problem (triples that fit, plus unserved). */
+long plan_ilp_vars(const plan_instance *in, const plan_ilp_spec *s);
 /* Lagrangian heuristic: best repaired allocation; *upper_bound (may be
  * NULL) receives the best dual bound on the optimal objective. */
 plan_status plan_lagrange(const plan_instance *in, plan_choice *out, double *upper_bound);
+/* lua-ls's last phase (plan_repair.c): ejection chains and a bounded exact
+ * repair of each unserved viewer's neighbourhood; only moves that raise the
+ * objective and keep every constraint.  ch must be feasible. */
+plan_status plan_repair(const plan_instance *in, plan_choice *ch);
 /* Local search from any feasible allocation; returns the number of moves. */
 long plan_local_search(const plan_instance *in, plan_choice *ch, int max_passes);
 

@@ -33,6 +33,7 @@ typedef struct {
 
 static const char usage_text[] =
     "usage: stepctl plan [--algorithm NAME] (--input PLAN.json | --eua DIR | --synthetic)\n"
+    "                    (... | --overload RATIO)\n"
     "                    [--users N] [--servers N] [--seed S] [--demand LO:HI]\n"
     "                    [--weight-a A] [--capacity-scale X] [--write-input FILE]\n"
     "                    [--time-limit-ms MS] [--json | --tsv]\n"
@@ -54,6 +55,10 @@ static const char usage_text[] =
     "                     --servers sites nearest a random site, --users viewers in\n"
     "                     their overlap (paper section 4.1 settings)\n"
     "  --synthetic        generate uniform servers/viewers (~15 servers per viewer)\n"
+    "  --overload RATIO   generate an overloaded instance: --servers servers 350 m\n"
+    "                     apart along a street (a viewer sees one or two), uneven\n"
+    "                     D_m and C_m scaled so that demand / capacity\n"
+    "                     = users x R / sum (D_m + C_m / H) = RATIO\n"
     "  --users N, --servers N   generated size (default 100 x 10)\n"
     "  --seed S           seed for generators and random (default 1)\n"
     "  --demand LO:HI     interaction demand I_v range when generating (default 0:3)\n"
@@ -135,6 +140,8 @@ static int parse_valued(plan_args *a, const char *opt, const char *val)
     else if (strcmp(opt, "--weight-a") == 0 && parse_double(val, &a->gen.a) && a->gen.a >= 0) ;
     else if (strcmp(opt, "--capacity-scale") == 0 && parse_double(val, &a->gen.capacity_scale) &&
              a->gen.capacity_scale > 0) ;
+    else if (strcmp(opt, "--overload") == 0 && parse_double(val, &a->gen.overload) &&
+             a->gen.overload > 0 && a->gen.overload <= 1e6) ;
     else if (strcmp(opt, "--radius") == 0 && parse_double(val, &a->radius_m) && a->radius_m >= 0) ;
     else if (strcmp(opt, "--time-limit-ms") == 0 &&
              parse_long(val, 1, PLAN_OPTIMAL_TIME_LIMIT_MAX_MS, &a->time_limit_ms)) ;
@@ -146,7 +153,7 @@ static bool takes_value(const char *opt)
 {
     static const char *const valued[] = {"--algorithm", "--input", "--eua", "--coverage",
         "--write-input", "--users", "--servers", "--seed", "--demand", "--weight-a",
-        "--capacity-scale", "--radius", "--time-limit-ms"};
+        "--capacity-scale", "--radius", "--time-limit-ms", "--overload"};
     for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
         if (strcmp(opt, valued[i]) == 0)
             return true;
@@ -177,9 +184,11 @@ static int parse_args(int argc, char **argv, plan_args *a)
     }
     if (a->n_out > 1)
         return usage_error("%s", "--json and --tsv are two output formats: give one");
-    int sources = (a->input != NULL) + (a->eua != NULL) + a->synthetic + (a->coverage != NULL);
+    int sources = (a->input != NULL) + (a->eua != NULL) + a->synthetic + (a->coverage != NULL) +
+                  (a->gen.overload > 0);
     if (!a->help && sources != 1)
-        return usage_error("%s", "give exactly one of --input, --eua, --synthetic, --coverage");
+        return usage_error("%s", "give exactly one of --input, --eua, --synthetic, --overload, "
+                           "--coverage");
     return 0;
 }
 
@@ -224,6 +233,8 @@ static int load_instance(const plan_args *a, plan_instance *in)
     plan_gen_status st;
     if (a->synthetic) {
         st = plan_gen_synthetic(&a->gen, in, err, sizeof err);
+    } else if (a->gen.overload > 0) {
+        st = plan_gen_overload(&a->gen, in, err, sizeof err);
     } else {
         plan_points sites, users;
         st = plan_eua_load(a->eua, &sites, &users, err, sizeof err);

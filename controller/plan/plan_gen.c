@@ -31,6 +31,7 @@ void plan_gen_opts_default(plan_gen_opts *o)
     o->demand_hi = 3.0;
     o->a = 5.0;
     o->capacity_scale = 1.0;
+    o->overload = 0.0;
 }
 
 static double uniform(plan_rng *r, double lo, double hi)
@@ -281,5 +282,71 @@ plan_gen_status plan_gen_synthetic(const plan_gen_opts *o, plan_instance *out, c
         gen_viewer_state(out, o, w, edge, up, &r);
     }
     plan_instance_derive(out);
+    return PLAN_GEN_OK;
+}
+
+double plan_demand_ratio(const plan_instance *in)
+{
+    double h = in->p.h_vcpu_per_mbps, cap = 0.0;
+    if (h <= 0.0)
+        return INFINITY;
+    for (int m = 0; m < in->n_servers; m++)
+        cap += in->servers[m].bandwidth_mbps + in->servers[m].vcpu / h;
+    double demand = in->n_viewers * in->ladder[in->n_rungs - 1];
+    return cap > 0.0 ? demand / cap : INFINITY;
+}
+
+#define OVERLOAD_SPACING_M 350.0 /* < 2 x 300 m radius: neighbours overlap */
+
+/* Uneven capacities, then one common factor so the ratio is exact. */
+static void overload_capacity(plan_instance *in, const plan_gen_opts *o, plan_rng *r)
+{
+    for (int m = 0; m < in->n_servers; m++) {
+        in->servers[m].bandwidth_mbps *= uniform(r, 0.5, 1.5);
+        in->servers[m].vcpu *= uniform(r, 0.5, 1.5);
+    }
+    double f = plan_demand_ratio(in) / o->overload;
+    for (int m = 0; m < in->n_servers; m++) {
+        in->servers[m].bandwidth_mbps *= f;
+        in->servers[m].vcpu *= f;
+    }
+}
+
+plan_gen_status plan_gen_overload(const plan_gen_opts *o, plan_instance *out, char *err,
+                                  size_t err_len)
+{
+    if (bad_opts(o, err, err_len) != PLAN_GEN_OK)
+        return PLAN_GEN_INVALID;
+    if (!(o->overload > 0.0) || !isfinite(o->overload)) {
+        snprintf(err, err_len, "generator: the overload ratio must be > 0");
+        return PLAN_GEN_INVALID;
+    }
+    plan_rng r;
+    int edge[GEN_STREAMERS];
+    double up[GEN_STREAMERS];
+    plan_rng_seed(&r, o->seed);
+    if (alloc_instance(out, o) != 0) {
+        plan_instance_free(out);
+        return PLAN_GEN_NOMEM;
+    }
+    gen_servers_common(out, o, &r);
+    for (int m = 0; m < o->servers; m++)
+        local_to_deg(m * OVERLOAD_SPACING_M, 0.0, &out->servers[m].lat, &out->servers[m].lon);
+    gen_streamers(out, &r, edge, up);
+    /* Viewers within 250 m of the street's ends stay covered (< 300 m). */
+    double lo = -250.0, hi = (o->servers - 1) * OVERLOAD_SPACING_M + 250.0;
+    for (int v = 0; v < o->users; v++) {
+        plan_viewer *w = &out->viewers[v];
+        snprintf(w->id, sizeof w->id, "v%d", v + 1);
+        local_to_deg(uniform(&r, lo, hi), uniform(&r, -50.0, 50.0), &w->lat, &w->lon);
+        out->n_viewers = v + 1;
+        if (gen_links(out, w, &r) != 0) {
+            plan_instance_free(out);
+            return PLAN_GEN_NOMEM;
+        }
+        gen_viewer_state(out, o, w, edge, up, &r);
+    }
+    plan_instance_derive(out);
+    overload_capacity(out, o, &r);
     return PLAN_GEN_OK;
 }

@@ -39,6 +39,7 @@ typedef struct {
     double demand_lo, demand_hi;    /* I_v uniform in [lo, hi] */
     double a;                       /* QoE weight a */
     double capacity_scale;          /* D_m = 40 s, C_m = 15 s */
+    double overload;                /* plan_gen_overload: demand / capacity */
 } plan_gen_opts;
 
 void plan_gen_opts_default(plan_gen_opts *o);
@@ -50,5 +51,18 @@ plan_gen_status plan_gen_eua(const plan_points *sites, const plan_points *users,
 /* Uniform servers and viewers in a square sized for ~15 servers per viewer. */
 plan_gen_status plan_gen_synthetic(const plan_gen_opts *o, plan_instance *out,
                                    char *err, size_t err_len);
+
+/* Demand over capacity: every viewer needs R (the source rate) of the
+ * combined resource D_m + C_m / H whatever its rung (R_r of bandwidth plus
+ * (R - R_r) H of CPU), so the ratio V R / sum_m (D_m + C_m / H) > 1 proves
+ * that somebody must stay unserved.  +inf when H = 0. */
+double plan_demand_ratio(const plan_instance *in);
+/* Overloaded instances (issue 23): o->servers servers 350 m apart along a
+ * street, so a viewer (uniform along it) is seen by one or two of them;
+ * uneven D_m and C_m (each x U(0.5, 1.5), drawn apart so that bandwidth and
+ * CPU bind on different servers), scaled so that plan_demand_ratio equals
+ * o->overload (> 0). */
+plan_gen_status plan_gen_overload(const plan_gen_opts *o, plan_instance *out,
+                                  char *err, size_t err_len);
 
 #endif

@@ -264,6 +264,29 @@ static void cli_10_optimal_time_limit_exits_75(void **state)
     assert_non_null(strstr(r->out, "75"));
 }
 
+/* 11: --overload RATIO generates an overloaded instance (issue 23): lua-ls
+ * plans it, leaving viewers out; the ratio must be positive and is one
+ * more instance source, exclusive with the others. */
+static void cli_11_overload_generator(void **state)
+{
+    (void)state;
+    run_result *r = run("--algorithm", "lua-ls", "--overload", "2", "--users", "24", "--servers",
+                        "5", "--seed", "3", "--json", NULL);
+    assert_int_equal(r->code, 0);
+    json_t *j = parse_out(r);
+    json_t *m = json_object_get(j, "metrics");
+    assert_int_equal(json_integer_value(json_object_get(m, "viewers")), 24);
+    assert_true(json_integer_value(json_object_get(m, "unserved")) > 0); /* demand = 2 x capacity */
+    assert_true(json_real_value(json_object_get(m, "weighted_qoe")) < 0);
+    json_decref(j);
+    assert_int_equal(run("--overload", "0", "--users", "24", NULL)->code, 64);
+    assert_int_equal(run("--overload", "x", NULL)->code, 64);
+    r = run("--overload", "2", "--synthetic", NULL);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--overload"));
+    assert_non_null(strstr(run("--help", NULL)->out, "--overload RATIO"));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +300,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(cli_08_corpus_eua),
         cmocka_unit_test(cli_09_json_and_tsv_refused),
         cmocka_unit_test(cli_10_optimal_time_limit_exits_75),
+        cmocka_unit_test(cli_11_overload_generator),
     };
     test_select(argc, argv);
     return cmocka_run_group_tests(tests, NULL, NULL);
