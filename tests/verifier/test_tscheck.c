@@ -292,6 +292,32 @@ static void t14_a_duplicate_must_repeat_the_bytes(void **state)
     tscheck_free(ts);
 }
 
+/* Issues are kept per PID too: what decides an observation is the damage on
+ * the PIDs that are decoded, and any not tied to a PID (issue 18, class 13). */
+static void t15_issues_among_the_decoded_pids(void **state)
+{
+    (void)state;
+    uint8_t buf[4 * TS_PACKET_SIZE];
+    int ccs[] = {0, 5, 0, 1};                    /* a gap on PID 0x11, none on 0x100 */
+    int pids[] = {0x11, 0x11, 0x100, 0x100};
+    for (int i = 0; i < 4; i++)
+        make_packet(buf + i * TS_PACKET_SIZE, pids[i], ccs[i], false, 0);
+    struct tscheck *ts = feed_all(buf, sizeof buf, sizeof buf);
+    assert_false(tscheck_complete(ts));
+    uint64_t off;
+    int pid;
+    const int video[] = {0, 0x100}, sdt[] = {0x11};
+    assert_int_equal(tscheck_issue_among(ts, video, 2, &off, &pid), TS_ISSUE_NONE);
+    assert_int_equal(tscheck_issue_among(ts, sdt, 1, &off, &pid), TS_ISSUE_CONTINUITY_GAP);
+    assert_int_equal(pid, 0x11);
+    assert_int_equal(off, TS_PACKET_SIZE);
+    tscheck_free(ts);
+    ts = feed_all(buf, sizeof buf - 1, sizeof buf);   /* a cut packet is never a PID's own */
+    assert_int_equal(tscheck_issue_among(ts, video, 2, &off, &pid), TS_ISSUE_TRUNCATED_PACKET);
+    assert_int_equal(pid, -1);
+    tscheck_free(ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +335,7 @@ int main(void)
         cmocka_unit_test(t12_pes_continues_across_a_segment_join),
         cmocka_unit_test(t13_packets_are_handed_on_with_their_flags),
         cmocka_unit_test(t14_a_duplicate_must_repeat_the_bytes),
+        cmocka_unit_test(t15_issues_among_the_decoded_pids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,26 @@ int au_units_per_sample(int sample_rate)
 
 static void on_pes(void *opaque, const struct tsd_pes *pes);
 
+enum ts_issue au_transport_issue(const struct au_demux *a, uint64_t *offset, int *pid)
+{
+    const struct tscheck *ts = a->src->ts;
+    if (!a->td.decided) {        /* no tracks chosen yet: every PID may be one */
+        *offset = ts->issue_offset;
+        *pid = ts->issue_pid;
+        return ts->issue;
+    }
+    int pids[TSD_MAX_DECISIVE];
+    size_t n = tsdemux_decisive_pids(&a->td, pids);
+    return tscheck_issue_among(ts, pids, n, offset, pid);
+}
+
+bool au_transport_complete(const struct au_demux *a)
+{
+    uint64_t offset;
+    int pid;
+    return a->src->ts->finished && au_transport_issue(a, &offset, &pid) == TS_ISSUE_NONE;
+}
+
 int au_demux_init(struct au_demux *a, const struct tsd_select *sel, au_fn fn, void *opaque, struct bsrc *src)
 {
     memset(a, 0, sizeof *a);
@@ -177,7 +197,7 @@ int au_demux_run(struct au_demux *a)
 {
     int rc = bsrc_run(a->src, tsdemux_packet, &a->td);
     if (!a->stopped)
-        tsdemux_finish(&a->td, rc != 0 || !tscheck_complete(a->src->ts));
+        tsdemux_finish(&a->td, rc != 0 || !au_transport_complete(a));
     for (int t = 0; t < TSD_TRACKS; t++)
         if (a->t[t].parser && !a->stopped)
             parse(a, t, NULL, 0, -1);

@@ -97,6 +97,14 @@ void au_demux_free(struct au_demux *a);
  * for every access unit; then flushes.  Returns bsrc_run's result. */
 int au_demux_run(struct au_demux *a);
 
+/* The transport was observed whole where it matters: no issue on the PAT,
+ * the PMTs or the selected tracks, none untied to a PID (tsdemux.h,
+ * tscheck.h; before the selection every PID counts). */
+bool au_transport_complete(const struct au_demux *a);
+
+/* The first issue that decides it (TS_ISSUE_NONE: none), and where. */
+enum ts_issue au_transport_issue(const struct au_demux *a, uint64_t *offset, int *pid);
+
 /* 1/720000 s per sample at this rate (15 at 48 kHz); 0 when not whole. */
 int au_units_per_sample(int sample_rate);
 

@@ -246,15 +246,24 @@ static enum refscan_status check_envelope(struct scan *s, struct refscan *r, cha
     return st;
 }
 
-static enum refscan_status check_integrity(const struct bsrc *b, char *err, size_t errlen)
+/* Damage where a decoder reads (the PAT, the PMTs, the tracks; tsdemux.h)
+ * refuses a reference; damage on a PID nothing decodes does not. */
+static enum refscan_status check_integrity(const struct bsrc *b, const struct au_demux *ad, char *err,
+                                           size_t errlen)
 {
     if (b->io_error) {
         snprintf(err, errlen, "reference cannot be read: %s", b->io_detail);
         return REFSCAN_UNOPENABLE;
     }
-    if (!tscheck_complete(b->ts)) {
-        snprintf(err, errlen, "reference transport stream is damaged: %s at byte %llu",
-                 tscheck_issue_code(b->ts->issue), (unsigned long long)b->ts->issue_offset);
+    if (!au_transport_complete(ad)) {
+        uint64_t offset;
+        int pid;
+        enum ts_issue issue = au_transport_issue(ad, &offset, &pid);
+        if (issue == TS_ISSUE_NONE)
+            snprintf(err, errlen, "reference transport stream was not read to its end");
+        else
+            snprintf(err, errlen, "reference transport stream is damaged: %s at byte %llu",
+                     tscheck_issue_code(issue), (unsigned long long)offset);
         return REFSCAN_UNUSABLE;
     }
     for (size_t i = 0; i < b->nsegs; i++) {
@@ -431,8 +440,8 @@ enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const s
         au_demux_init(&s->ad, &sel, on_au, s, &s->b) == 0) {
         au_demux_run(&s->ad);
         r->input_digest_ok = indigest_final(&s->dg, r->input_digest) && !s->b.io_error &&
-                             tscheck_complete(s->b.ts);
-        st = s->oom ? REFSCAN_FAILED : check_integrity(&s->b, err, errlen);
+                             au_transport_complete(&s->ad);
+        st = s->oom ? REFSCAN_FAILED : check_integrity(&s->b, &s->ad, err, errlen);
         if (st == REFSCAN_OK)
             st = check_envelope(s, r, err, errlen);
         if (st == REFSCAN_OK)

@@ -587,10 +587,15 @@ static void record_observation(struct decode_state *st)
     r->io_error = st->b.io_error;
     snprintf(r->io_reason, sizeof r->io_reason, "%s", st->b.io_reason);
     snprintf(r->io_detail, sizeof r->io_detail, "%s", st->b.io_detail);
-    r->ts_complete = tscheck_complete(st->b.ts);
-    r->ts_issue = st->b.ts->issue;
-    r->ts_issue_offset = st->b.ts->issue_offset;
-    r->ts_issue_pid = st->b.ts->issue_pid;
+    const struct tscheck *ts = st->b.ts;
+    r->ts_complete = au_transport_complete(&st->ad);
+    /* only damage where a decoder reads decides; the rest is recorded */
+    r->ts_issue = au_transport_issue(&st->ad, &r->ts_issue_offset, &r->ts_issue_pid);
+    if (r->ts_issue == TS_ISSUE_NONE && ts->issue != TS_ISSUE_NONE) {
+        r->ts_issue_elsewhere = ts->issue;
+        r->ts_issue_elsewhere_offset = ts->issue_offset;
+        r->ts_issue_elsewhere_pid = ts->issue_pid;
+    }
     r->bytes = st->b.ts->bytes;
     r->selection = td->selection;
     r->opened = td->selection != TSD_SEL_NONE;

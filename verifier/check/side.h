@@ -104,6 +104,11 @@ struct side_result {
     enum ts_issue ts_issue;
     uint64_t ts_issue_offset;
     int ts_issue_pid;
+    /* the first issue on a PID no decoder reads, when nothing decisive has
+     * one: recorded, not decisive (issue 18, class 13) */
+    enum ts_issue ts_issue_elsewhere;
+    uint64_t ts_issue_elsewhere_offset;
+    int ts_issue_elsewhere_pid;
     uint64_t bytes;
     bool aborted;                /* the exchange was aborted */
     bool internal_error;

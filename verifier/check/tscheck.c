@@ -23,6 +23,13 @@ void tscheck_free(struct tscheck *ts)
 static void note_issue(struct tscheck *ts, enum ts_issue issue, uint64_t offset, int pid)
 {
     ts->issue_count++;
+    if (pid >= 0 && ts->pid[pid].issue == TS_ISSUE_NONE) {
+        ts->pid[pid].issue = (uint8_t)issue;
+        ts->pid[pid].issue_offset = offset;
+    } else if (pid < 0 && ts->global_issue == TS_ISSUE_NONE) {
+        ts->global_issue = issue;
+        ts->global_issue_offset = offset;
+    }
     if (ts->issue != TS_ISSUE_NONE)
         return;
     ts->issue = issue;
@@ -244,6 +251,25 @@ void tscheck_finish(struct tscheck *ts)
 bool tscheck_complete(const struct tscheck *ts)
 {
     return ts->finished && ts->issue == TS_ISSUE_NONE;
+}
+
+enum ts_issue tscheck_issue_among(const struct tscheck *ts, const int *pids, size_t n, uint64_t *offset,
+                                  int *pid)
+{
+    enum ts_issue first = ts->global_issue;
+    *offset = ts->global_issue_offset;
+    *pid = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] < 0 || pids[i] >= TS_PID_COUNT)
+            continue;
+        const struct ts_pid_state *st = &ts->pid[pids[i]];
+        if (st->issue != TS_ISSUE_NONE && (first == TS_ISSUE_NONE || st->issue_offset < *offset)) {
+            first = (enum ts_issue)st->issue;
+            *offset = st->issue_offset;
+            *pid = pids[i];
+        }
+    }
+    return first;
 }
 
 const char *tscheck_issue_code(enum ts_issue issue)

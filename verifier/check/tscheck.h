@@ -54,6 +54,8 @@ struct ts_pid_state {
     uint32_t pes_got;
     uint32_t gaps;               /* continuity gaps on this PID */
     uint16_t slot;               /* its row in tscheck.last_pkt (its place in seen_pids) */
+    uint8_t issue;               /* enum ts_issue: the first one on this PID */
+    uint64_t issue_offset;
 };
 
 struct tscheck {
@@ -67,6 +69,8 @@ struct tscheck {
     uint64_t issue_offset;       /* byte offset of the first issue */
     int issue_pid;               /* -1 when not tied to a PID */
     uint64_t issue_count;
+    enum ts_issue global_issue;  /* the first one not tied to a PID (sync, cut packet, empty) */
+    uint64_t global_issue_offset;
     struct ts_pid_state pid[TS_PID_COUNT];
     uint16_t seen_pids[TS_PID_COUNT];   /* PIDs with state, so resets touch only them */
     unsigned n_seen;
@@ -120,6 +124,13 @@ void tscheck_finish(struct tscheck *ts);
 
 /* True only after tscheck_finish() with no issue at all. */
 bool tscheck_complete(const struct tscheck *ts);
+
+/* The first issue that matters for what is decoded: one not tied to a PID,
+ * or one on a PID of pids[0..n) (issue 18, class 13: damage on a PID no
+ * decoder reads, an SDT with a stuck counter say, is recorded, not
+ * decisive).  TS_ISSUE_NONE when there is none; *offset, *pid where it is. */
+enum ts_issue tscheck_issue_among(const struct tscheck *ts, const int *pids, size_t n, uint64_t *offset,
+                                  int *pid);
 
 /* Stable reason code for an issue ("continuity_gap", ...). */
 const char *tscheck_issue_code(enum ts_issue issue);

@@ -40,6 +40,18 @@ void tsdemux_free(struct tsdemux *d)
     memset(d, 0, sizeof *d);
 }
 
+size_t tsdemux_decisive_pids(const struct tsdemux *d, int pids[TSD_MAX_DECISIVE])
+{
+    size_t n = 0;
+    pids[n++] = 0;
+    for (int i = 0; i < d->nprograms; i++)
+        pids[n++] = d->programs[i].pmt_pid;
+    for (int t = 0; t < TSD_TRACKS; t++)
+        if (d->pes[t].pid >= 0)
+            pids[n++] = d->pes[t].pid;
+    return n;
+}
+
 const struct tsd_program *tsdemux_program(const struct tsdemux *d)
 {
     return d->selected >= 0 ? &d->programs[d->selected] : NULL;

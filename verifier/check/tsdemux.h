@@ -160,6 +160,14 @@ void tsdemux_packet(void *opaque, const uint8_t *pkt, const struct ts_header *h,
  * without being read to its end). */
 void tsdemux_finish(struct tsdemux *d, bool cut);
 
+/* The PIDs whose integrity decides the observation (issue 18, class 13):
+ * the PAT, every PMT the PAT names (a damaged one may hide the program a
+ * player plays) and the selected tracks; at most TSD_MAX_DECISIVE, written
+ * to pids, their number returned.  Damage on any other PID is recorded, not
+ * decisive: no decoder reads it. */
+#define TSD_MAX_DECISIVE (1 + TSD_MAX_PROGRAMS + TSD_TRACKS)
+size_t tsdemux_decisive_pids(const struct tsdemux *d, int pids[TSD_MAX_DECISIVE]);
+
 /* The selected program, or NULL. */
 const struct tsd_program *tsdemux_program(const struct tsdemux *d);
 
