@@ -193,7 +193,11 @@ int dt_mutate_main(struct dt_env *env, struct dt_run_opts *o)
     int port = 0;
     if (o->count == 0 && o->seconds == 0 && o->mutants_file == NULL)
         o->seconds = 60;
-    printf("difftest mutate: exactav %s, work %s, seed %" PRIu64 "\n", env->exactav, env->work, o->seed);
+    if (o->count || o->seconds)
+        printf("difftest mutate: exactav %s, work %s, seed %" PRIu64 "\n", env->exactav, env->work, o->seed);
+    else
+        printf("difftest mutate: exactav %s, work %s, fixed mutants of %s\n", env->exactav, env->work,
+               o->mutants_file);
     if (pair == NULL || dt_case_open(env, pair, "pair") != 0 || make_pair(env, pair, ref, sizeof ref) != 0 ||
         classify(ref, 0x100, 0x101, &s) != 0 || s.n[SITE_VIDEO] == 0 || s.n[SITE_AUDIO] == 0) {
         fprintf(stderr, "difftest mutate: cannot make the pair\n");
@@ -222,7 +226,12 @@ int dt_mutate_main(struct dt_env *env, struct dt_run_opts *o)
                t.by_oracle[k][DT_UNKNOWN]);
         free(s.off[k]);
     }
-    printf("difftest mutate: %lu mutants, %lu FAILED (seed %" PRIu64 ")\n", t.n, t.failed, o->seed);
+    if (o->count || o->seconds)
+        printf("difftest mutate: %lu mutants, %lu FAILED (seed %" PRIu64 "%s)\n", t.n, t.failed, o->seed,
+               o->mutants_file ? ", after the fixed ones" : "");
+    else                         /* only the fixed mutants: each names its own seed above */
+        printf("difftest mutate: %lu mutants, %lu FAILED (the fixed mutants of %s)\n", t.n, t.failed,
+               o->mutants_file);
     if (t.failed)
         printf("difftest mutate: failing mutants kept in %s/mutants\n", env->work);
     free(pair);
