@@ -628,6 +628,24 @@ static void parse_color_line(struct dt_side *s, const char *line)
         snprintf(f->params + used, sizeof f->params - used, " %.*s", n, c);
 }
 
+/* Side data that changes what a player shows (issue 18, class 10): the
+ * rotation of a display matrix, stereo 3D packing; a rotation of 0 and a
+ * plain 2D view say what nothing says. */
+static void parse_view_line(struct dt_side *s, const char *line)
+{
+    if (s->nvf == 0)
+        return;
+    struct dt_vframe *f = &s->vf[s->nvf - 1];
+    const char *c = strstr(line, "side data - ");
+    int n = (int)strcspn(c, "\n");
+    if (strstr(c, "rotation of 0.00 degrees") || strstr(c, "rotation of -0.00 degrees") ||
+        strstr(c, "type - 2D"))
+        return;
+    size_t used = strlen(f->params);
+    if (used + 2 < sizeof f->params)
+        snprintf(f->params + used, sizeof f->params - used, " [%.*s]", n, c);
+}
+
 static void parse_audio_frame(struct dt_side *s, struct parse_state *ps, const char *line)
 {
     if (!grow((void **)&s->af, &ps->acap, s->naf, sizeof *s->af))
@@ -662,6 +680,8 @@ static void parse_line(struct dt_side *s, struct parse_state *ps, const char *li
             parse_video_frame(s, ps, line);
         else if (strstr(line, "color_range:"))
             parse_color_line(s, line);
+        else if (strstr(line, "side data - displaymatrix:") || strstr(line, "side data - stereoscopic"))
+            parse_view_line(s, line);
     } else if (strstr(line, "Parsed_ashowinfo_")) {
         if (strstr(line, " n:") && strstr(line, " nb_samples:"))
             parse_audio_frame(s, ps, line);

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <libavutil/display.h>
+#include <libavutil/stereo3d.h>
+
 #include <libavutil/frame.h>
 #include <libavutil/pixfmt.h>
 
@@ -257,6 +260,34 @@ static void t14_colour_and_geometry_parameters_are_compared(void **state)
         assert_string_equal(frame_params_differ(a, b), names[k]);
         av_frame_free(&a);
         av_frame_free(&b);
+    }
+    /* side data that changes what a player shows (issue 18, class 10): a
+     * rotation or a stereo packing on one side only; an identity matrix and
+     * a plain 2D view mean what nothing means */
+    {
+        AVFrame *x = make_frame(16, 8, 0, 1), *y = make_frame(16, 8, 0, 1);
+        AVFrameSideData *sd = av_frame_new_side_data(y, AV_FRAME_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+        assert_non_null(sd);
+        av_display_rotation_set((int32_t *)sd->data, 0);
+        assert_null(frame_params_differ(x, y));
+        av_display_rotation_set((int32_t *)sd->data, 90);
+        assert_string_equal(frame_params_differ(x, y), "display_matrix");
+        sd = av_frame_new_side_data(x, AV_FRAME_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+        assert_non_null(sd);
+        av_display_rotation_set((int32_t *)sd->data, 90);
+        assert_null(frame_params_differ(x, y));
+        av_display_matrix_flip((int32_t *)sd->data, 1, 0);
+        assert_string_equal(frame_params_differ(x, y), "display_matrix");
+        av_frame_remove_side_data(x, AV_FRAME_DATA_DISPLAYMATRIX);
+        av_frame_remove_side_data(y, AV_FRAME_DATA_DISPLAYMATRIX);
+        AVStereo3D *s3d = av_stereo3d_create_side_data(y);
+        assert_non_null(s3d);
+        s3d->type = AV_STEREO3D_2D;
+        assert_null(frame_params_differ(x, y));
+        s3d->type = AV_STEREO3D_SIDEBYSIDE;
+        assert_string_equal(frame_params_differ(x, y), "stereo3d");
+        av_frame_free(&x);
+        av_frame_free(&y);
     }
     /* by meaning (H.264 E.2.1): a range flag 0 written means what nothing written means */
     AVFrame *a = make_frame(16, 8, 0, 1), *b = make_frame(16, 8, 0, 1);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libavutil/stereo3d.h>
+
 #include "ts33.h"
 
 void vcmp_init(struct vcmp *v)
@@ -66,6 +68,32 @@ static enum AVColorRange range_meaning(enum AVColorRange r)
     return r == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_MPEG : r;
 }
 
+/* Side data that changes what a player shows (issue 18, class 10): a display
+ * matrix (rotation, flip) and stereo 3D packing, compared by meaning too: an
+ * identity matrix and a plain 2D view say what nothing says. */
+static bool shows_nothing(const AVFrameSideData *sd)
+{
+    if (sd == NULL)
+        return true;
+    if (sd->type == AV_FRAME_DATA_DISPLAYMATRIX && sd->size >= 9 * sizeof(int32_t)) {
+        static const int32_t identity[9] = {1 << 16, 0, 0, 0, 1 << 16, 0, 0, 0, 1 << 30};
+        return memcmp(sd->data, identity, sizeof identity) == 0;
+    }
+    if (sd->type == AV_FRAME_DATA_STEREO3D && sd->size >= sizeof(AVStereo3D)) {
+        const AVStereo3D *s3d = (const AVStereo3D *)sd->data;
+        return s3d->type == AV_STEREO3D_2D && s3d->flags == 0;
+    }
+    return false;
+}
+
+static bool side_data_equal(const AVFrame *a, const AVFrame *b, enum AVFrameSideDataType type)
+{
+    const AVFrameSideData *x = av_frame_get_side_data(a, type), *y = av_frame_get_side_data(b, type);
+    if (shows_nothing(x) || shows_nothing(y))
+        return shows_nothing(x) && shows_nothing(y);
+    return x->size == y->size && memcmp(x->data, y->data, x->size) == 0;
+}
+
 const char *frame_params_differ(const AVFrame *a, const AVFrame *b)
 {
     if (a->width != b->width || a->height != b->height)
@@ -87,6 +115,10 @@ const char *frame_params_differ(const AVFrame *a, const AVFrame *b)
     if (a->interlaced_frame != b->interlaced_frame ||
         (a->interlaced_frame && a->top_field_first != b->top_field_first))
         return "field_order";
+    if (!side_data_equal(a, b, AV_FRAME_DATA_DISPLAYMATRIX))
+        return "display_matrix";
+    if (!side_data_equal(a, b, AV_FRAME_DATA_STEREO3D))
+        return "stereo3d";
     return NULL;
 }
 

@@ -4,7 +4,7 @@
  * arrival order).  A pair at the same time is compared on every parameter
  * that gives its planes their meaning (dimensions, pixel format, sample
  * aspect ratio, range, primaries, transfer, matrix, chroma location, field
- * order) and then on the visible Y, U and V pixels, row by row, ignoring
+ * order, display matrix, stereo 3D packing) and then on the visible Y, U and V pixels, row by row, ignoring
  * linesize and padding.  A reference frame with no
  * candidate frame at its time is "missing", a candidate frame with no
  * reference frame is "extra", and a candidate frame between two reference
