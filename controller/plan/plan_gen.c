@@ -250,6 +250,25 @@ static void local_to_deg(double x, double y, double *lat, double *lon)
     *lon = lon0 + x / (111320.0 * cos(lat0 * M_PI / 180.0));
 }
 
+/* o->users viewers placed uniformly in the box {x0, x1, y0, y1} (metres),
+ * with their links and state; -1 without memory (out is freed then). */
+static int gen_viewers(plan_instance *out, const plan_gen_opts *o, plan_rng *r, const int *edge,
+                       const double *up, const double box[4])
+{
+    for (int v = 0; v < o->users; v++) {
+        plan_viewer *w = &out->viewers[v];
+        snprintf(w->id, sizeof w->id, "v%d", v + 1);
+        local_to_deg(uniform(r, box[0], box[1]), uniform(r, box[2], box[3]), &w->lat, &w->lon);
+        out->n_viewers = v + 1;
+        if (gen_links(out, w, r) != 0) {
+            plan_instance_free(out);
+            return -1;
+        }
+        gen_viewer_state(out, o, w, edge, up, r);
+    }
+    return 0;
+}
+
 plan_gen_status plan_gen_synthetic(const plan_gen_opts *o, plan_instance *out, char *err,
                                    size_t err_len)
 {
@@ -270,17 +289,8 @@ plan_gen_status plan_gen_synthetic(const plan_gen_opts *o, plan_instance *out, c
         local_to_deg(uniform(&r, 0, side), uniform(&r, 0, side), &out->servers[m].lat,
                      &out->servers[m].lon);
     gen_streamers(out, &r, edge, up);
-    for (int v = 0; v < o->users; v++) {
-        plan_viewer *w = &out->viewers[v];
-        snprintf(w->id, sizeof w->id, "v%d", v + 1);
-        local_to_deg(uniform(&r, 0, side), uniform(&r, 0, side), &w->lat, &w->lon);
-        out->n_viewers = v + 1;
-        if (gen_links(out, w, &r) != 0) {
-            plan_instance_free(out);
-            return PLAN_GEN_NOMEM;
-        }
-        gen_viewer_state(out, o, w, edge, up, &r);
-    }
+    if (gen_viewers(out, o, &r, edge, up, (const double[4]){0, side, 0, side}) != 0)
+        return PLAN_GEN_NOMEM;
     plan_instance_derive(out);
     return PLAN_GEN_OK;
 }
@@ -335,17 +345,8 @@ plan_gen_status plan_gen_overload(const plan_gen_opts *o, plan_instance *out, ch
     gen_streamers(out, &r, edge, up);
     /* Viewers within 250 m of the street's ends stay covered (< 300 m). */
     double lo = -250.0, hi = (o->servers - 1) * OVERLOAD_SPACING_M + 250.0;
-    for (int v = 0; v < o->users; v++) {
-        plan_viewer *w = &out->viewers[v];
-        snprintf(w->id, sizeof w->id, "v%d", v + 1);
-        local_to_deg(uniform(&r, lo, hi), uniform(&r, -50.0, 50.0), &w->lat, &w->lon);
-        out->n_viewers = v + 1;
-        if (gen_links(out, w, &r) != 0) {
-            plan_instance_free(out);
-            return PLAN_GEN_NOMEM;
-        }
-        gen_viewer_state(out, o, w, edge, up, &r);
-    }
+    if (gen_viewers(out, o, &r, edge, up, (const double[4]){lo, hi, -50.0, 50.0}) != 0)
+        return PLAN_GEN_NOMEM;
     plan_instance_derive(out);
     overload_capacity(out, o, &r);
     return PLAN_GEN_OK;
