@@ -588,9 +588,9 @@ static void record_observation(struct decode_state *st)
     snprintf(r->io_reason, sizeof r->io_reason, "%s", st->b.io_reason);
     snprintf(r->io_detail, sizeof r->io_detail, "%s", st->b.io_detail);
     const struct tscheck *ts = st->b.ts;
-    r->ts_complete = au_transport_complete(&st->ad);
     /* only damage where a decoder reads decides; the rest is recorded */
     r->ts_issue = au_transport_issue(&st->ad, &r->ts_issue_offset, &r->ts_issue_pid);
+    r->ts_complete = ts->finished && r->ts_issue == TS_ISSUE_NONE;   /* au_transport_complete() */
     if (r->ts_issue == TS_ISSUE_NONE && ts->issue != TS_ISSUE_NONE) {
         r->ts_issue_elsewhere = ts->issue;
         r->ts_issue_elsewhere_offset = ts->issue_offset;
