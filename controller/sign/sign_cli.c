@@ -19,12 +19,12 @@
 enum { SIGN_OK = 0, SIGN_USAGE = 64, SIGN_BADKEY = 65, SIGN_NOKEY = 66, SIGN_INTERNAL = 70 };
 
 struct sign_args {
-    const char *key, *key_pair_id, *url, *expires, *not_before, *ip, *hash, *resource;
+    const char *key, *key_pair_id, *url, *expires, *expires_in, *not_before, *ip, *hash, *resource;
     bool canned, help;
 };
 
 static const char sign_help[] =
-    "usage: stepctl %s --key KEY.pem --key-pair-id ID --url URL --expires EPOCH\n"
+    "usage: stepctl %s --key KEY.pem --key-pair-id ID --url URL (--expires EPOCH | --expires-in S)\n"
     "         [--not-before EPOCH] [--ip CIDR] [--hash sha1|sha256] [--resource PATTERN]\n"
     "         [--canned]\n"
     "\n"
@@ -39,6 +39,8 @@ static const char sign_help[] =
     "  --key-pair-id ID  the CloudFront public key id (A-Z a-z 0-9 _ -)\n"
     "  --url URL         absolute http(s) URL, query allowed, no fragment, no signing parameters\n"
     "  --expires EPOCH   DateLessThan, UTC epoch seconds\n"
+    "  --expires-in S    DateLessThan S seconds from now (for a program that signs on demand,\n"
+    "                    e.g. the canary's candidate_command)\n"
     "  --not-before E    DateGreaterThan, UTC epoch seconds\n"
     "  --ip CIDR         IpAddress: only viewers from this range (192.0.2.0/24, 2001:db8::/32)\n"
     "  --hash H          sha1 (default) or sha256 (adds Hash-Algorithm=SHA256)\n"
@@ -68,9 +70,9 @@ static int usage_error(const char *cmd, const char *what, const char *msg)
 
 static int parse_args(int argc, char **argv, struct sign_args *a)
 {
-    static const char *names[] = {"--key",    "--key-pair-id", "--url",  "--expires",
+    static const char *names[] = {"--key",    "--key-pair-id", "--url",  "--expires", "--expires-in",
                                   "--not-before", "--ip",      "--hash", "--resource"};
-    const char **dsts[] = {&a->key, &a->key_pair_id, &a->url,  &a->expires,
+    const char **dsts[] = {&a->key, &a->key_pair_id, &a->url,  &a->expires, &a->expires_in,
                            &a->not_before, &a->ip, &a->hash, &a->resource};
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
@@ -122,17 +124,21 @@ static int check_args(const char *cmd, const struct sign_args *a, struct cfsign_
         size_t off;
     } required[] = {{"--key", offsetof(struct sign_args, key)},
                     {"--key-pair-id", offsetof(struct sign_args, key_pair_id)},
-                    {"--url", offsetof(struct sign_args, url)},
-                    {"--expires", offsetof(struct sign_args, expires)}};
+                    {"--url", offsetof(struct sign_args, url)}};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (!*(const char *const *)((const char *)a + required[i].off))
             return usage_error(cmd, required[i].name, "is required");
+    if (!a->expires == !a->expires_in)
+        return usage_error(cmd, "--expires", a->expires ? "not with --expires-in" : "is required (or --expires-in)");
     if (!cfsign_key_pair_id_ok(a->key_pair_id))
         return usage_error(cmd, "--key-pair-id", "1 to 128 of A-Z a-z 0-9 _ - expected");
     const char *why = cfsign_url_problem(a->url);
     if (why)
         return usage_error(cmd, "--url", why);
-    *p = (struct cfsign_policy){a->resource ? a->resource : a->url, parse_epoch(a->expires),
+    int64_t in = a->expires_in ? parse_epoch(a->expires_in) : 0, now = (int64_t)time(NULL);
+    if (a->expires_in && (!in || in > CFSIGN_EPOCH_MAX - now))
+        return usage_error(cmd, "--expires-in", "seconds expected (1 or more)");
+    *p = (struct cfsign_policy){a->resource ? a->resource : a->url, a->expires ? parse_epoch(a->expires) : now + in,
                                 0, a->ip};
     if (!p->date_less_than)
         return usage_error(cmd, "--expires", "epoch seconds expected");

@@ -4,7 +4,9 @@
  * usage exit codes through the real binary. */
 #include "canary_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +60,32 @@ static void accepted(bool in_target, const char *key, const char *value_json, st
     free(text);
 }
 
+/* The example's candidate_command, run as the canary runs it (with the
+ * stepctl just built on PATH and a real key where the command looks for
+ * it), prints a CloudFront-signed URL of the candidate. */
+static void example_command_works_as_written(const struct canary_target *t)
+{
+    char dir[] = "/tmp/exactav-example-XXXXXX", key[64], path[4096], cmd[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(key, sizeof key, "%s/key.pem", dir);
+    snprintf(cmd, sizeof cmd, "openssl genrsa -out %s 2048 2>/dev/null", key);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s:%s", STEPCTL_DIR, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+    setenv("EXACTAV_CLOUDFRONT_KEY", key, 1);
+    char *env[] = {"EXACTAV_CANDIDATE=https://cdn-c.example/live/ch1/360p.m3u8", NULL};
+    char *url = NULL, why[256] = "";
+    enum canary_command_status st = canary_command_run(t->command, env, 10000, &url, why, sizeof why);
+    if (st != CANARY_COMMAND_OK)
+        print_error("candidate_command: %s\n", why);
+    assert_int_equal(st, CANARY_COMMAND_OK);
+    assert_non_null(strstr(url, "https://cdn-c.example/live/ch1/360p.m3u8?Policy="));
+    assert_non_null(strstr(url, "&Key-Pair-Id=K2JCJMDEHXQW5F"));
+    free(url);
+    unlink(key);
+    rmdir(dir);
+}
+
 static void config_13_example_and_defaults(void **state)
 {
     (void)state;
@@ -65,8 +93,13 @@ static void config_13_example_and_defaults(void **state)
     char err[512];
     assert_int_equal(canary_config_load(EXAMPLES_DIR "/canary.json", &c, err, sizeof err), 0);
     assert_int_equal(c.n_targets, 3);
-    assert_string_equal(c.targets[0].command[0], "/usr/local/bin/sign-url");
-    assert_null(c.targets[0].command[5]);
+    assert_string_equal(c.targets[0].command[0], "sh");
+    assert_null(c.targets[0].command[3]);
+    assert_int_equal(c.targets[2].n_headers, 1);
+    assert_string_equal(c.targets[2].cookie, "session=xyz");
+    assert_int_equal(c.n_player_origins, 1);
+    assert_int_equal(c.max_behind_ms, 4000);
+    example_command_works_as_written(&c.targets[0]);
     assert_int_equal(c.targets[2].probe_period_ms, 0);
     assert_string_equal(c.targets[1].key, "cdn-a/ch1/360p");
     assert_string_equal(c.redact_params[0], "token");

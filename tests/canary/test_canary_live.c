@@ -401,7 +401,121 @@ static void canary_24_stalled_and_regressed_playlists(void **state)
     assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-r' AND reason = 'playlist_regressed' "
                                 "AND verdict = 'UNKNOWN' AND media_sequence IS NULL"), 1);
     assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
-    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-s' AND verdict = 'UNKNOWN'"), 1);
+    /* the frozen playlist fell behind the reference's live edge (2 s bound:
+     * one target duration) once, at its one frozen number; r, 3 segments
+     * old, at each of its numbers while it lagged */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-s' AND "
+                                "reason = 'candidate_behind_live_edge' AND verdict = 'UNKNOWN'"), 1);
+    assert_true(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-r' AND "
+                           "reason = 'candidate_behind_live_edge'") >= 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN' AND reason NOT IN "
+                                "('playlist_stalled', 'playlist_regressed', 'candidate_behind_live_edge', "
+                                "'segment_given_up')"), 0);
+    /* every number from the first checked to the last is on record: the
+     * ones that left the window during the freeze as segment_given_up */
+    assert_int_equal(live_q(&l, "SELECT max(media_sequence) - min(media_sequence) + 1 - count(DISTINCT "
+                                "media_sequence) FROM evidence WHERE path_id = 'cdn-s'"), 0);
+    live_stop(&l);
+}
+
+/* Per-target credentials (a token-header and signed-cookie CDN) reach the
+ * candidate's checks and probes and nothing records them; probes check what
+ * a browser at each configured player origin is allowed (CORS). */
+static void canary_32_credentials_and_browser_access(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
+    char t[4][1024], url[256], cfg[8192], args[512];
+    static const char creds[] = ", \"headers\": [\"X-Token: tok-1\"], \"cookies\": [\"sess=ck-1\"]";
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/credential/a/playlist.m3u8", l.port);
+    target(t[0], sizeof t[0], "cdn-k", url, LIVE_SOURCE, creds);
+    target(t[1], sizeof t[1], "cdn-x", url, LIVE_SOURCE, NULL); /* the same CDN without them */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/nocors/a/playlist.m3u8", l.port);
+    target(t[2], sizeof t[2], "cdn-n", url, LIVE_SOURCE, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    target(t[3], sizeof t[3], "cdn-a", url, LIVE_SOURCE, NULL);
+    snprintf(cfg, sizeof cfg, "{\"player_origins\": [\"https://player.example\"], \"targets\": [%s, %s, %s, %s]}",
+             t[0], t[1], t[2], t[3]);
+    live_write(&l, "creds.json", cfg);
+    snprintf(args, sizeof args, "--once --config %s/creds.json --evidence %s/ev.db", l.dir, l.dir);
+    live_canary_run(&l, "creds", args);
+    /* content: the credentials open the CDN; without them it refuses */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-k' AND verdict = 'MATCH'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-x' AND verdict = 'UNKNOWN' "
+                                "AND reason = 'http_error'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id IN ('cdn-n', 'cdn-a') "
+                                "AND verdict = 'MATCH'"), 2);
+    /* access: a browser at the origin is refused by the CDN that sends no
+     * Access-Control-Allow-Origin, and by the cookie CDN that answers "*"
+     * (a request with cookies needs its own origin named) */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-n' AND status = 'VIOLATION' AND "
+                                "reason = 'cors_playlist_refused' AND playlist_error LIKE "
+                                "'cors: a player at https://player.example is refused: no Access-Control-Allow-Origin'"),
+                     1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-k' AND status = 'VIOLATION' AND "
+                                "reason = 'cors_playlist_refused' AND playlist_error LIKE '%%carries cookies'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-x' AND status = 'VIOLATION' AND "
+                                "reason = 'playlist_http_error'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-a' AND status = 'PASS'"), 1);
+    /* the credentials are nowhere */
+    static const char *const files[] = {"creds.out", "creds.err", NULL};
+    assert_false(live_anywhere(&l, "tok-1", files));
+    assert_false(live_anywhere(&l, "ck-1", files));
+    /* a credential the canary cannot send is refused at load, naming only its name */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    target(t[0], sizeof t[0], "cdn-k", url, LIVE_SOURCE, ", \"cookies\": [\"sess=ck;-1\"]");
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s]}", t[0]);
+    live_write(&l, "bad.json", cfg);
+    snprintf(args, sizeof args, "--once --config %s/bad.json --evidence %s/ev2.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "bad", args), 64);
+    char *err = live_read(&l, "bad.err");
+    assert_non_null(strstr(err, "targets[0].cookies[0]: sess: the value has a character a cookie cannot send"));
+    assert_null(strstr(err, "ck;-1"));
+    free(err);
+    live_stop(&l);
+}
+
+/* A pre-flight (--once) on a CDN whose live playlist is frozen 20 s behind
+ * the origin: never MATCH ("may start"), the delivery fact names the side
+ * that lags and by how much; the reference is not blamed. */
+static void canary_31_a_frozen_candidate_fails_preflight(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    char tf[1024], url[256], ref[256], cfg[2048], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/f/playlist.m3u8", l.port);
+    target(tf, sizeof tf, "cdn-f", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"targets\": [%s]}", tf);
+    live_write(&l, "frozen.json", cfg);
+    json_decref(live_get_json(&l, "_control/freeze?path=f&ms=60000"));
+    sleep(5); /* the reference publishes 2 more segments (2 s each) */
+    snprintf(args, sizeof args, "--once --json --config %s/frozen.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "frozen", args), 2);
+    char *out = live_read(&l, "frozen.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(s);
+    json_t *t = json_array_get(json_object_get(s, "targets"), 0);
+    assert_string_equal(jstr(t, "verdict"), "UNKNOWN");
+    assert_string_equal(jstr(t, "reason"), "candidate_behind_live_edge");
+    json_decref(s);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE reason = 'candidate_behind_live_edge' AND "
+                                "json_extract(report, '$.candidate.delivery_failure.detail') LIKE "
+                                "'the candidate lags: %%ms behind the reference''s live edge (bound 2000 ms)'"), 1);
+    /* a bound the lag is within: the same frozen candidate is checked (MATCH;
+     * lag 0: the two windows may share only the frozen edge) */
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"max_behind_s\": 600, \"lag_segments\": 0, "
+             "\"targets\": [%s]}", tf);
+    live_write(&l, "loose.json", cfg);
+    snprintf(args, sizeof args, "--once --config %s/loose.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "loose", args), 0);
     live_stop(&l);
 }
 
@@ -716,6 +830,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_28_checks_still_running_at_the_end_are_interrupted, live_teardown),
         cmocka_unit_test_teardown(canary_29_a_result_the_store_refuses_never_counts, live_teardown),
         cmocka_unit_test_teardown(canary_30_unmodified_paths_decode_the_reference_once, live_teardown),
+        cmocka_unit_test_teardown(canary_31_a_frozen_candidate_fails_preflight, live_teardown),
+        cmocka_unit_test_teardown(canary_32_credentials_and_browser_access, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

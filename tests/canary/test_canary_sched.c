@@ -105,6 +105,8 @@ static void sched_06_behind_catches_up_oldest_first_bounded(void **state)
     assert_int_equal(p.first, 25); /* the newest five */
     assert_int_equal(p.last, 29);
     assert_int_equal(p.skipped, 14);
+    assert_int_equal(p.skip_first, 11); /* 11..24: over the catch-up limit */
+    assert_int_equal(p.window_skipped, 0);
 }
 
 static void sched_07_segments_that_slid_out_are_counted_skipped(void **state)
@@ -114,6 +116,25 @@ static void sched_07_segments_that_slid_out_are_counted_skipped(void **state)
     assert_int_equal(p.first, 10);
     assert_int_equal(p.last, 14);
     assert_int_equal(p.skipped, 7);
+    assert_int_equal(p.skip_first, 3); /* 3..9 left the window */
+    assert_int_equal(p.window_skipped, 7);
+}
+
+static struct hls_segment seg(uint64_t seq, uint64_t ms)
+{
+    return (struct hls_segment){.media_sequence = seq, .duration_ms = ms};
+}
+
+static void sched_13_behind_the_live_edge_in_ms(void **state)
+{
+    (void)state;
+    struct hls_segment segs[] = {seg(10, 2000), seg(11, 2000), seg(12, 1500), seg(13, 2002)};
+    struct hls_playlist ref = {.target_duration = 2, .segments = segs, .segment_count = 4};
+    assert_int_equal(canary_behind_ms(&ref, 13), 0);  /* level */
+    assert_int_equal(canary_behind_ms(&ref, 20), 0);  /* ahead */
+    assert_int_equal(canary_behind_ms(&ref, 12), 2002);
+    assert_int_equal(canary_behind_ms(&ref, 10), 5502);
+    assert_int_equal(canary_behind_ms(&ref, 3), 7502); /* below the window: what the window shows */
 }
 
 static void sched_08_one_playlist_missing_or_nothing_in_common(void **state)
@@ -245,6 +266,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(sched_10_backoff_doubles_and_is_bounded),
         cmocka_unit_test(sched_11_shards_partition_the_targets),
         cmocka_unit_test(sched_12_property_random_walks),
+        cmocka_unit_test(sched_13_behind_the_live_edge_in_ms),
     };
     return canary_test_main("canary_sched", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -16,6 +16,8 @@
  *   /tokenheaders/<path> the file, with credentials in X-Cache, Via and
  *                       Set-Cookie (to test that none is recorded)
  *   /norange/<path>     ignores Range: always 200 with the full body
+ *   /nocors/<path>      the file without Access-Control-Allow-Origin
+ *   /credential/<path>  403 unless "X-Token: tok-1" and the cookie sess=ck-1
  *   /gzip/<path>        <path>.gz with Content-Encoding: gzip when the request's
  *                       Accept-Encoding names gzip, else <path> as it is
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
@@ -140,16 +142,22 @@ static void add_cdn_headers(struct MHD_Response *r, const char *path, const stru
     MHD_add_response_header(r, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
 }
 
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+static enum MHD_Result queue_as(struct MHD_Connection *c, unsigned status, struct MHD_Response *r, bool cors)
 {
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, TESTD_NAME "/1");
     /* a browser player on another origin (the README's playback_url) may read it */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*");
+    if (cors)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+    return queue_as(c, status, r, true);
 }
 
 static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *text)
@@ -193,9 +201,13 @@ static enum range_kind parse_range(const char *h, uint64_t size, uint64_t *a, ui
 
 /* ---- routes ------------------------------------------------------------------- */
 
+#define SERVE_RANGE 1           /* honour Range */
+#define SERVE_NO_CORS 2         /* no Access-Control-Allow-Origin (a CDN that forgot it) */
+
 static enum MHD_Result serve_file_as(struct MHD_Connection *c, const struct testd_config *cfg,
-                                     const char *rel, int honour_range, const char *encoding)
+                                     const char *rel, int flags, const char *encoding)
 {
+    int honour_range = flags & SERVE_RANGE;
     struct stat st;
     int fd = open_inside(cfg, rel, &st);
     if (fd < 0)
@@ -226,7 +238,7 @@ static enum MHD_Result serve_file_as(struct MHD_Connection *c, const struct test
         snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, a, b, size);
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
     }
-    return queue(c, rk == RANGE_OK ? MHD_HTTP_PARTIAL_CONTENT : MHD_HTTP_OK, r);
+    return queue_as(c, rk == RANGE_OK ? MHD_HTTP_PARTIAL_CONTENT : MHD_HTTP_OK, r, !(flags & SERVE_NO_CORS));
 }
 
 static enum MHD_Result serve_file(struct MHD_Connection *c, const struct testd_config *cfg,
@@ -295,6 +307,19 @@ static enum MHD_Result route_signed(struct MHD_Connection *c, const struct testd
 {
     if (!has_arg(c, "Policy") || !has_arg(c, "Signature") || !has_arg(c, "Key-Pair-Id"))
         return queue_text(c, MHD_HTTP_FORBIDDEN, "missing signature\n");
+    return serve_file(c, cfg, rest, 1);
+}
+
+/* /credential/<path>: 403 unless the request carries the header
+ * "X-Token: tok-1" and the cookie sess=ck-1 (a token-header or
+ * signed-cookie CDN). */
+static enum MHD_Result route_credential(struct MHD_Connection *c, const struct testd_config *cfg,
+                                        const char *rest)
+{
+    const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Token");
+    const char *sess = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "sess");
+    if (!tok || strcmp(tok, "tok-1") || !sess || strcmp(sess, "ck-1"))
+        return queue_text(c, MHD_HTTP_FORBIDDEN, "missing credentials\n");
     return serve_file(c, cfg, rest, 1);
 }
 
@@ -427,6 +452,10 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
         return route_token_headers(c, cfg, rest);
     if ((rest = after(url, "/norange/")))
         return serve_file(c, cfg, rest, 0);
+    if ((rest = after(url, "/nocors/")))
+        return serve_file_as(c, cfg, rest, SERVE_RANGE | SERVE_NO_CORS, NULL);
+    if ((rest = after(url, "/credential/")))
+        return route_credential(c, cfg, rest);
     if ((rest = after(url, "/gzip/")))
         return route_gzip(c, cfg, rest);
     if (strcmp(url, "/location") == 0)

@@ -192,6 +192,17 @@ static void mark_in_flight(struct cycle *cy, uint64_t seq, bool on)
     canary_store_unlock(cy->env->store);
 }
 
+/* The run's fetch options with the target's own headers and cookies (for
+ * the candidate's host only: the fetcher never sends them elsewhere). */
+static struct fetch_options target_fetch(const struct canary_env *env, const struct canary_target *t)
+{
+    struct fetch_options fo = env->fetch;
+    fo.headers = (const char *const *)t->headers;
+    fo.n_headers = t->n_headers;
+    fo.cookie = t->cookie;
+    return fo;
+}
+
 /* verify_run on the shared reference bytes and the delivered candidate. */
 static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct candidate *cand, char *err,
                          size_t errlen, int *rc)
@@ -251,10 +262,10 @@ static void check_both(struct cycle *cy, uint64_t seq)
         return;
     }
     /* two fetches (playlist, segment) share what is left of the deadline */
-    struct candidate_options co = {.location = cy->url, .have_sequence = true, .seq_first = seq, .seq_last = seq,
-                                   .fetch = env->fetch};
+    struct candidate_options co = {.location = cy->url, .have_sequence = true, .seq_first = seq, .seq_last = seq};
     int64_t left = cy->deadline_ms - util_now_ms();
-    co.fetch = canary_fetch_options_until(&env->fetch, util_now_ms() + (left > 2 ? left / 2 : 1));
+    struct fetch_options fo = target_fetch(env, cy->t);
+    co.fetch = canary_fetch_options_until(&fo, util_now_ms() + (left > 2 ? left / 2 : 1));
     struct candidate cand;
     char err[4096] = "";
     mark_in_flight(cy, seq, true);
@@ -301,9 +312,12 @@ static void check_seq(struct cycle *cy, enum canary_source src, uint64_t seq)
         candidate_failure(cy, &a);
         break;
     case CANARY_SOURCE_DISJOINT:
+        /* a candidate below the reference's window is caught by the live
+         * edge check before this; here the candidate is ahead of it */
         a.reason = "reference_lacks_segment";
-        snprintf(detail, sizeof detail, "the reference playlist lists media sequence %llu..%llu",
-                 (unsigned long long)cy->r.first, (unsigned long long)cy->r.last);
+        snprintf(detail, sizeof detail, "the reference lags: it lists media sequence %llu..%llu, the candidate "
+                 "%llu..%llu", (unsigned long long)cy->r.first, (unsigned long long)cy->r.last,
+                 (unsigned long long)cy->c.first, (unsigned long long)cy->c.last);
         a.detail = detail;
         a.observed = cy->cand;
         break;
@@ -411,6 +425,66 @@ static void report_lag(struct cycle *cy, const struct canary_pick *p)
         canary_metrics_lag(env->metrics, cy->t, (int64_t)newest - (int64_t)(cy->st->next - 1));
 }
 
+/* The candidate's live edge against the reference's: true when the
+ * candidate's newest segment is behind by more than max_behind_s (one of
+ * the reference's target durations by default).  Ended playlists have no
+ * live edge. */
+static bool behind_live_edge(const struct cycle *cy, char *detail, size_t n)
+{
+    if (!cy->c.have || !cy->r.have || cy->cand->pl.endlist || cy->ref->pl.endlist)
+        return false;
+    uint64_t behind = canary_behind_ms(&cy->ref->pl, cy->c.last);
+    int64_t bound = cy->env->cfg->max_behind_ms ? cy->env->cfg->max_behind_ms
+                                                : (int64_t)cy->ref->pl.target_duration * 1000;
+    if (behind <= (uint64_t)bound)
+        return false;
+    snprintf(detail, n, "the candidate lags: its newest segment is media sequence %llu, the reference's %llu; "
+             "the candidate is %s%llu ms behind the reference's live edge (bound %lld ms)",
+             (unsigned long long)cy->c.last, (unsigned long long)cy->r.last,
+             cy->c.last < cy->r.first ? "at least " : "", (unsigned long long)behind, (long long)bound);
+    return true;
+}
+
+/* One UNKNOWN candidate_behind_live_edge per newest candidate number: a
+ * frozen playlist is on record once, a lagging one at each new segment. */
+static void record_behind(struct cycle *cy, const char *detail)
+{
+    if (cy->st->behind_reported && cy->st->behind_seq == cy->c.last)
+        return;
+    struct unknown_args a = {.reason = "candidate_behind_live_edge", .detail = detail, .have_seq = true,
+                             .seq = cy->c.last, .observed = cy->cand};
+    record_unknown(cy->env, cy->t, cy->st, &a, util_now_ms());
+    cy->st->behind_reported = true;
+    cy->st->behind_seq = cy->c.last;
+}
+
+/* Due numbers given up become evidence, oldest first; past
+ * CANARY_MAX_GIVEN_UP_ROWS in one cycle the rest share one row. */
+#define CANARY_MAX_GIVEN_UP_ROWS 100
+static void record_given_up(struct cycle *cy, const struct canary_pick *p)
+{
+    char detail[320];
+    for (uint64_t i = 0; i < p->skipped; i++) {
+        uint64_t seq = p->skip_first + i;
+        bool rest = i == CANARY_MAX_GIVEN_UP_ROWS - 1 && p->skipped > CANARY_MAX_GIVEN_UP_ROWS;
+        struct unknown_args a = {.reason = "segment_given_up", .detail = detail, .have_seq = !rest, .seq = seq,
+                                 .observed = cy->cand};
+        if (rest)
+            snprintf(detail, sizeof detail, "media sequence %llu..%llu were given up unchecked (left the window or "
+                     "over catchup_segments %u)", (unsigned long long)seq,
+                     (unsigned long long)(p->skip_first + p->skipped - 1), cy->env->cfg->catchup_segments);
+        else if (i < p->window_skipped)
+            snprintf(detail, sizeof detail, "left the playlists' common window (it now starts at %llu) before it "
+                     "was checked", (unsigned long long)(p->skip_first + p->window_skipped));
+        else
+            snprintf(detail, sizeof detail, "over the catch-up limit (catchup_segments %u): the newer segments "
+                     "were checked first", cy->env->cfg->catchup_segments);
+        record_unknown(cy->env, cy->t, cy->st, &a, util_now_ms());
+        if (rest)
+            break;
+    }
+}
+
 bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct canary_state *st)
 {
     struct cycle cy = {.env = env, .t = t, .st = st, .started_ms = util_now_ms()};
@@ -419,18 +493,29 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
      * (lag included) was published before the candidate was looked at */
     cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     candidate_url(&cy);
+    struct fetch_options fo = target_fetch(env, t);
     if (cy.url)
-        cy.cand = canary_playlist_read(cy.url, &env->fetch, cy.deadline_ms);
+        cy.cand = canary_playlist_read(cy.url, &fo, cy.deadline_ms);
     cy.c = range_of(cy.cand);
     cy.r = range_of(cy.ref);
     if (cy.c.have)
         observe(&cy, &st->cand, cy.cand, &cy.c, true);
     if (cy.r.have)
         observe(&cy, &st->ref, cy.ref, &cy.r, false);
+    char behind_detail[320];
+    bool behind = behind_live_edge(&cy, behind_detail, sizeof behind_detail);
+    if (!behind)
+        st->behind_reported = false;
     struct canary_pick p = canary_select(st->have_next && !env->once, st->next, cy.c, cy.r,
                                          env->cfg->lag_segments, env->once ? 1 : env->cfg->catchup_segments);
-    if (p.count == 0)
+    /* a pre-flight (--once) on a lagging candidate never says "may start";
+     * a candidate below the reference's window has nothing to check */
+    if (behind && (env->once || p.source == CANARY_SOURCE_DISJOINT))
+        p = (struct canary_pick){0};
+    else if (p.count == 0)
         nothing_due(&cy);
+    if (p.skipped && !atomic_load(&env->stopping))
+        record_given_up(&cy, &p);
     for (uint64_t seq = p.first; p.count && seq <= p.last; seq++) {
         /* a check still due when the deadline has passed waits for the next
          * cycle; a failure to record costs nothing and is recorded now */
@@ -440,6 +525,8 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
         st->have_next = true;
         st->next = seq + 1;
     }
+    if (behind && !atomic_load(&env->stopping))
+        record_behind(&cy, behind_detail);
     report_lag(&cy, &p);
     bool failed = !cy.c.have;
     st->failures = failed ? st->failures + 1 : 0;
@@ -458,7 +545,10 @@ void canary_probe_target(struct canary_env *env, const struct canary_target *t)
     candidate_url(&cy);
     struct canary_probe p;
     if (cy.url) {
-        canary_probe_run(cy.url, &env->fetch, cy.deadline_ms, &p);
+        struct fetch_options fo = target_fetch(env, t);
+        struct canary_probe_options po = {(const char *const *)env->cfg->player_origins,
+                                          env->cfg->n_player_origins};
+        canary_probe_run(cy.url, &fo, &po, cy.deadline_ms, &p);
     } else { /* the command failed: the path could not be observed */
         memset(&p, 0, sizeof p);
         if (evidence_new_id(p.id) != EVIDENCE_OK)

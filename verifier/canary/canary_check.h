@@ -50,6 +50,8 @@ struct canary_state {
     bool have_next;
     uint64_t next;                   /* lowest media sequence not on record */
     unsigned failures;               /* failed cycles in a row (back-off) */
+    bool behind_reported;            /* candidate_behind_live_edge is on record for behind_seq */
+    uint64_t behind_seq;             /* the candidate's newest number when it was recorded */
     /* the newest record (the answer of a pre-flight session) */
     bool have_last, last_have_seq;
     uint64_t last_seq;

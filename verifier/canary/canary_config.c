@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "credential.h"
 #include "exitcodes.h"
 #include "redact.h"
 #include "uri.h"
@@ -157,19 +158,60 @@ static int target_locations(struct ctx *c, const json_t *o, const char *prefix, 
     return location(c, ref, field, &t->reference);
 }
 
+/* headers / cookies of a target: checked as exactav verify checks
+ * --header / --cookie; a message names at most the header or cookie name. */
+static int credentials(struct ctx *c, const json_t *o, const char *key, const char *prefix, struct canary_target *t)
+{
+    char field[64];
+    snprintf(field, sizeof field, "%s%s", prefix, key);
+    const json_t *arr = json_object_get(o, key);
+    bool cookie = !strcmp(key, "cookies");
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr) || json_array_size(arr) > CANARY_MAX_CREDENTIALS)
+        return fail(c, field, "must be an array of at most %d strings", CANARY_MAX_CREDENTIALS);
+    char **list = cookie ? NULL : (t->headers = calloc(json_array_size(arr) + 1, sizeof *t->headers));
+    if (!cookie && !list)
+        return fail(c, field, "out of memory");
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *v = json_array_get(arr, i);
+        char f[96], why[160];
+        snprintf(f, sizeof f, "%s[%zu]", field, i);
+        if (!json_is_string(v) || json_string_length(v) > CANARY_MAX_LOCATION ||
+            strlen(json_string_value(v)) != json_string_length(v))
+            return fail(c, f, "must be a string of at most %d bytes", CANARY_MAX_LOCATION);
+        if (credential_check(cookie, json_string_value(v), why, sizeof why))
+            return fail(c, f, "%s", why);
+        if (!cookie) {
+            if (!(list[i] = strdup(json_string_value(v))))
+                return fail(c, f, "out of memory");
+            t->n_headers = i + 1;
+            continue;
+        }
+        size_t have = t->cookie ? strlen(t->cookie) : 0;
+        char *joined = realloc(t->cookie, have + json_string_length(v) + 3);
+        if (!joined)
+            return fail(c, f, "out of memory");
+        snprintf(joined + have, json_string_length(v) + 3, "%s%s", have ? "; " : "", json_string_value(v));
+        t->cookie = joined;
+    }
+    return 0;
+}
+
 static int parse_target(struct ctx *c, const json_t *o, size_t i, const struct canary_config *cfg,
                         struct canary_target *t)
 {
     static const char *const keys[] = {"path_id", "channel", "rendition", "program_version", "candidate",
                                        "candidate_command", "reference", "time_offset", "period_s",
-                                       "probe_period_s", NULL};
+                                       "probe_period_s", "headers", "cookies", NULL};
     char prefix[32], field[64];
     snprintf(prefix, sizeof prefix, "targets[%zu].", i);
     if (!json_is_object(o))
         return fail(c, prefix, "must be an object");
     if (only_known_keys(c, o, prefix, keys) || name(c, o, "path_id", prefix, &t->path_id) ||
         name(c, o, "channel", prefix, &t->channel) || name(c, o, "rendition", prefix, &t->rendition) ||
-        name(c, o, "program_version", prefix, &t->program_version) || target_locations(c, o, prefix, t))
+        name(c, o, "program_version", prefix, &t->program_version) || target_locations(c, o, prefix, t) ||
+        credentials(c, o, "headers", prefix, t) || credentials(c, o, "cookies", prefix, t))
         return -1;
     t->period_ms = cfg->period_ms;
     t->probe_period_ms = cfg->probe_period_ms;
@@ -233,11 +275,46 @@ static int parse_names(struct ctx *c, const json_t *arr, const char *key, bool k
     return 0;
 }
 
+/* An origin as a browser sends it: scheme "://" host [":" port], nothing
+ * after (RFC 6454), in lower case. */
+static bool origin_ok(const char *s)
+{
+    const char *h = !strncmp(s, "https://", 8) ? s + 8 : !strncmp(s, "http://", 7) ? s + 7 : NULL;
+    if (!h || !*h || strlen(s) > 255)
+        return false;
+    for (; *h; h++)
+        if (!((*h >= 'a' && *h <= 'z') || (*h >= '0' && *h <= '9') || strchr(".-:[]", *h)))
+            return false;
+    return true;
+}
+
+static int parse_origins(struct ctx *c, const json_t *arr, struct canary_config *cfg)
+{
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr) || json_array_size(arr) > CANARY_MAX_ORIGINS)
+        return fail(c, "player_origins", "must be an array of at most %d origins", CANARY_MAX_ORIGINS);
+    cfg->player_origins = calloc(json_array_size(arr) + 1, sizeof *cfg->player_origins);
+    if (!cfg->player_origins)
+        return fail(c, "player_origins", "out of memory");
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char field[48];
+        snprintf(field, sizeof field, "player_origins[%zu]", i);
+        const char *v = json_string_value(json_array_get(arr, i));
+        if (!v || !origin_ok(v))
+            return fail(c, field, "must be an origin: http(s)://host[:port] in lower case, no path");
+        if (!(cfg->player_origins[i] = strdup(v)))
+            return fail(c, field, "out of memory");
+        cfg->n_player_origins = i + 1;
+    }
+    return 0;
+}
+
 static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cfg)
 {
     static const char *const keys[] = {"concurrency", "period_s", "timeout_s", "lag_segments", "catchup_segments",
                                        "probe_period_s", "max_backoff_s", "command_timeout_s", "redact_params",
-                                       "keep_params", "targets", NULL};
+                                       "keep_params", "max_behind_s", "player_origins", "targets", NULL};
     int64_t conc = DEFAULT_CONCURRENCY, lag = DEFAULT_LAG_SEGMENTS, catchup = DEFAULT_CATCHUP_SEGMENTS;
     cfg->period_ms = DEFAULT_PERIOD_MS;
     cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
@@ -253,10 +330,12 @@ static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cf
         seconds(c, root, "probe_period_s", "probe_period_s", 0.5, 3600, true, &cfg->probe_period_ms) ||
         seconds(c, root, "max_backoff_s", "max_backoff_s", 0.1, 86400, false, &cfg->max_backoff_ms) ||
         seconds(c, root, "command_timeout_s", "command_timeout_s", 0.1, 600, false, &cfg->command_timeout_ms) ||
+        seconds(c, root, "max_behind_s", "max_behind_s", 0.1, 3600, false, &cfg->max_behind_ms) ||
         parse_names(c, json_object_get(root, "redact_params"), "redact_params", false, &cfg->redact_params,
                     &cfg->n_redact) ||
         parse_names(c, json_object_get(root, "keep_params"), "keep_params", true, &cfg->keep_params,
-                    &cfg->n_keep))
+                    &cfg->n_keep) ||
+        parse_origins(c, json_object_get(root, "player_origins"), cfg))
         return -1;
     cfg->concurrency = (int)conc;
     cfg->lag_segments = (unsigned)lag;
@@ -326,9 +405,12 @@ void canary_config_free(struct canary_config *c)
         free(t->candidate);
         free(t->reference);
         free_strv(t->command);
+        free_strv(t->headers);
+        free(t->cookie);
     }
     free(c->targets);
     free_strv(c->redact_params);
     free_strv(c->keep_params);
+    free_strv(c->player_origins);
     memset(c, 0, sizeof *c);
 }

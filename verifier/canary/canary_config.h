@@ -18,6 +18,8 @@
 #define CANARY_MAX_TARGETS 1024
 #define CANARY_MAX_COMMAND_ARGS 64
 #define CANARY_MAX_REDACT_PARAMS 32
+#define CANARY_MAX_CREDENTIALS 32      /* headers, cookies of one target */
+#define CANARY_MAX_ORIGINS 8
 #define CANARY_MAX_NAME 127          /* path_id, channel, rendition, program_version */
 #define CANARY_MAX_LOCATION 8192     /* candidate, reference, command arguments */
 
@@ -29,6 +31,12 @@ struct canary_target {
     int64_t time_offset;         /* declared: candidate_pts = reference_pts + offset (mod 2^33) */
     int64_t period_ms;           /* this target's own period, or the run's */
     int64_t probe_period_ms;     /* 0: no probes */
+    /* Request headers ("Name: value") and the Cookie value ("a=b; c=d", or
+     * NULL) for the candidate's host (checks and probes; never the
+     * reference): credentials, never stored, logged or printed. */
+    char **headers;              /* n_headers of them, or NULL */
+    size_t n_headers;
+    char *cookie;
     char key[3 * CANARY_MAX_NAME + 3]; /* "path_id/channel/rendition": identity, shard key */
 };
 
@@ -41,6 +49,8 @@ struct canary_config {
     int64_t command_timeout_ms;  /* candidate_command's time limit */
     unsigned lag_segments;       /* stay this many segments behind the newest common one */
     unsigned catchup_segments;   /* most segments checked in one cycle when behind */
+    int64_t max_behind_ms;       /* candidate behind the reference's live edge by more: UNKNOWN
+                                  * candidate_behind_live_edge; 0: one target duration (the reference's) */
     /* What stays visible of a URL (redact.h): every query value is
      * redacted unless keep_params names it (never a credential), and
      * redact_params wins over keep_params.  NULL-terminated, or NULL. */
@@ -48,6 +58,10 @@ struct canary_config {
     size_t n_redact;
     char **keep_params;          /* --keep-param of exactav verify */
     size_t n_keep;
+    /* The origins of the pages that play the targets ("https://player.example"):
+     * probes check what a browser there would be allowed (CORS).  NULL: none. */
+    char **player_origins;
+    size_t n_player_origins;
     struct canary_target *targets;
     size_t n_targets;
 };

@@ -12,6 +12,10 @@
  * reason is "ok" or "<level>_<code>" for the first level that failed
  * (levels: playlist, tcp, headers, download; codes as in docs/fetch.md,
  * e.g. "playlist_http_error", "tcp_connect_error", "download_short_transfer").
+ * When player origins are configured, a fourth level makes the checks a
+ * browser at each origin makes (CORS) on the playlist and the segment: a
+ * refusal is VIOLATION "cors_playlist_refused" / "cors_segment_refused",
+ * the why in playlist_error / header_error.
  */
 #ifndef CANARY_PROBE_H
 #define CANARY_PROBE_H
@@ -29,10 +33,16 @@ struct canary_probe {
     char playlist_error[320], tcp_error[320], header_error[320], download_error[320];
 };
 
+struct canary_probe_options {
+    const char *const *origins;  /* player origins ("https://player.example"), or NULL */
+    size_t n_origins;
+};
+
 /* Probes the media playlist at url (unredacted; it is redacted for the
  * row) with fo, every level bounded by deadline_ms.  The scope fields of
  * out->row (path_id, channel, rendition) are the caller's to set. */
-void canary_probe_run(const char *url, const struct fetch_options *fo, int64_t deadline_ms, struct canary_probe *out);
+void canary_probe_run(const char *url, const struct fetch_options *fo, const struct canary_probe_options *po,
+                      int64_t deadline_ms, struct canary_probe *out);
 void canary_probe_free(struct canary_probe *p);
 
 #endif

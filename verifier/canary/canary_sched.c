@@ -88,8 +88,9 @@ struct canary_pick canary_select(bool have_next, uint64_t next, struct canary_ra
         return p;
     }
     uint64_t hi = r.last - lag, from = have_next ? max_u64(next, r.first) : hi;
+    p.skip_first = next;
     if (have_next && next < r.first)
-        p.skipped = r.first - next; /* slid out of the window before they were checked */
+        p.window_skipped = p.skipped = r.first - next; /* slid out of the window before they were checked */
     if (from > hi) {
         p.source = CANARY_SOURCE_NONE;
         return p;
@@ -103,6 +104,15 @@ struct canary_pick canary_select(bool have_next, uint64_t next, struct canary_ra
     p.last = hi;
     p.count = hi - from + 1;
     return p;
+}
+
+uint64_t canary_behind_ms(const struct hls_playlist *ref, uint64_t cand_last)
+{
+    uint64_t ms = 0;
+    for (size_t i = 0; i < ref->segment_count; i++)
+        if (ref->segments[i].media_sequence > cand_last)
+            ms += ref->segments[i].duration_ms;
+    return ms;
 }
 
 int64_t canary_backoff_ms(int64_t period_ms, int64_t max_ms, unsigned failures)

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hls.h"
+
 /* How many target durations without a new segment make a stall, and
  * without a return to the former numbering make a re-base. */
 #define CANARY_STALL_TARGET_DURATIONS 3
@@ -71,6 +73,8 @@ struct canary_pick {
     uint64_t first, last;        /* oldest first; valid when count > 0 */
     uint64_t count;
     uint64_t skipped;            /* due numbers given up: out of the window, or over the catch-up limit */
+    uint64_t skip_first;         /* they are skip_first .. skip_first + skipped - 1 (contiguous) */
+    uint64_t window_skipped;     /* how many of them left the window (the rest: over the catch-up limit) */
 };
 
 /* have_next/next: the lowest number not yet on record (none before the
@@ -80,6 +84,14 @@ struct canary_pick {
  * catchup of them, oldest first.  After recording them, next = last + 1. */
 struct canary_pick canary_select(bool have_next, uint64_t next, struct canary_range cand, struct canary_range ref,
                                  unsigned lag, unsigned catchup);
+
+/* How far the candidate's newest segment (media sequence cand_last) is
+ * behind the reference's live edge: the sum of the durations of the
+ * reference's segments numbered above cand_last, in ms (0 when the
+ * candidate is level or ahead).  When cand_last is below the reference's
+ * whole window it is the window's duration: a lower bound, as are all
+ * figures read off one window. */
+uint64_t canary_behind_ms(const struct hls_playlist *ref, uint64_t cand_last);
 
 /* The wait before the next cycle after `failures` failed cycles in a row:
  * period, doubling per failure, never more than max (nor less than period). */

@@ -12,6 +12,7 @@
 #include "avlog.h"
 #include "binding.h"
 #include "candidate.h"
+#include "credential.h"
 #include "evidence.h"
 #include "cli.h"
 #include "exitcodes.h"
@@ -109,40 +110,16 @@ static int add_name(const char **list, size_t *n, const char *opt, const char *v
     return 0;
 }
 
-/* An HTTP token (RFC 9110 5.6.2) of n bytes. */
-static bool http_token(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!s[i] || !(isalnum((unsigned char)s[i]) || strchr("!#$%&'*+-.^_`|~", s[i])))
-            return false;
-    return n > 0;
-}
-
 /* --header 'Name: value' and --cookie 'name=value'.  Messages name the
  * option and at most the header or cookie NAME: the value is a credential
  * and never appears anywhere.  0 when taken. */
 static int add_credential(struct verify_opts *o, bool cookie, const char *arg)
 {
     const char *opt = cookie ? "--cookie" : "--header";
-    size_t name = strcspn(arg, cookie ? "=" : ":"), total = strlen(arg);
-    if (!http_token(arg, name) || !arg[name])
-        return cli_fail(EXACTAV_EXIT_USAGE, "verify", cookie ? "%s wants name=value (a token name)"
-                                                            : "%s wants 'Name: value' (a token name)",
-                        opt);
-    for (size_t i = name + 1; i < total; i++) {
-        unsigned char ch = (unsigned char)arg[i];
-        bool bad = cookie ? ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == ',' || ch == ';' || ch == '\\'
-                          : (ch < 0x20 && ch != '\t') || ch == 0x7f;
-        if (bad)
-            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s %.*s: the value has a character %s cannot send",
-                            opt, (int)(name > 64 ? 64 : name), arg, cookie ? "a cookie" : "a header");
-    }
-    static const char *const refused[] = {"Host", "Content-Length", "Transfer-Encoding", "Cookie",
-                                          "Range", "Connection"};
-    for (size_t i = 0; !cookie && i < sizeof refused / sizeof refused[0]; i++)
-        if (name == strlen(refused[i]) && !strncasecmp(arg, refused[i], name))
-            return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--header %s: exactav sets this header itself%s",
-                            refused[i], i == 3 ? " (use --cookie)" : "");
+    size_t total = strlen(arg);
+    char why[160];
+    if (credential_check(cookie, arg, why, sizeof why))
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "%s %s", opt, why);
     if (!cookie)
         return add_name(o->headers, &o->fetch.n_headers, opt, arg);
     size_t have = strlen(o->cookie);
