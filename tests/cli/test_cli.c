@@ -153,6 +153,7 @@ static int env_teardown(void **state)
 }
 
 #define EXACTAV EXACTAV_BIN
+#define TSEDIT TSEDIT_BIN
 #define URL "http://127.0.0.1:%d/"
 
 /* ---- 01: secrets --------------------------------------------------------- */
@@ -684,6 +685,66 @@ static void case_14_small_usage_rules(void **state)
 
 /* ---- main ------------------------------------------------------------------------------------------- */
 
+/* Causes, not symptoms (issue 22): a constant time offset is named as one
+ * with the --time-offset that would declare it (never applied); a playlist
+ * file given as a local candidate gets the reason a playlist gets; the
+ * canary's summary names the reference file that is missing. */
+static void case_21_causes_not_symptoms(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(sh("cd %s && %s shift %s/ref.ts late.ts 1500 && %s shift %s/ref.ts later.ts 5000", e->dir,
+                        TSEDIT, FX, TSEDIT, FX), 0);
+    struct out o = run(e, "%s verify --reference %s/ref.ts --candidate late.ts --json", EXACTAV, FX);
+    assert_int_equal(o.rc, 1);
+    const json_t *co = json_object_get(json_object_get(o.json, "video"), "constant_offset");
+    assert_int_equal(json_integer_value(json_object_get(co, "ticks")), 1500);
+    assert_int_equal(json_integer_value(json_object_get(co, "suggested_time_offset")), 1500);
+    assert_int_equal(json_integer_value(json_object_get(o.json, "time_offset")), 0); /* never applied */
+    out_free(&o);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate late.ts", EXACTAV, FX);
+    assert_non_null(strstr(o.out, "a constant time offset"));
+    assert_non_null(strstr(o.out, "check again with --time-offset 1500"));
+    out_free(&o);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate late.ts --time-offset 1500", EXACTAV, FX);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    /* more than a frame: the constant is named, no offset suggested */
+    o = run(e, "%s verify --reference %s/ref.ts --candidate later.ts --json", EXACTAV, FX);
+    co = json_object_get(json_object_get(o.json, "video"), "constant_offset");
+    assert_non_null(co);
+    assert_true(json_is_null(json_object_get(co, "suggested_time_offset")));
+    out_free(&o);
+    /* a different picture is no offset */
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/cand_pixels.ts --json", EXACTAV, FX, FX);
+    assert_null(json_object_get(json_object_get(o.json, "video"), "constant_offset"));
+    out_free(&o);
+    /* playlists as local candidates */
+    assert_int_equal(sh("cd %s && printf '#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=1000\\nlow.m3u8?token=SECRET\\n' "
+                        "> master.m3u8 && printf '#EXTM3U\\n#EXT-X-TARGETDURATION:2\\n#EXTINF:2,\\na.ts\\n' > media.m3u8",
+                        e->dir), 0);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate master.m3u8", EXACTAV, FX);
+    assert_int_equal(o.rc, 64);
+    assert_non_null(strstr(o.err, "the candidate is a master playlist; name one media playlist"));
+    assert_absent(o.err, "SECRET");
+    out_free(&o);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate media.m3u8", EXACTAV, FX);
+    assert_int_equal(o.rc, 64);
+    assert_non_null(strstr(o.err, "a local candidate is one MPEG-TS segment"));
+    out_free(&o);
+    /* the canary's summary names the missing reference file */
+    serve(e);
+    assert_int_equal(sh("mkdir %s/emptyref && cd %s && printf '{\"probe_period_s\": 0, \"targets\": [{\"path_id\": "
+                        "\"p\", \"channel\": \"c\", \"rendition\": \"r\", \"program_version\": \"v\", \"candidate\": "
+                        "\"http://127.0.0.1:%d/c/index.m3u8\", \"reference\": \"%s/emptyref\"}]}' > cfg.json",
+                        e->dir, e->dir, e->port, e->dir), 0);
+    o = run(e, "%s canary --once --config cfg.json --evidence ev.db", EXACTAV);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.out, "why:     p/c/r: reference playlist: io_error: "));
+    assert_non_null(strstr(o.out, "emptyref/playlist.m3u8: No such file or directory"));
+    out_free(&o);
+}
+
+
 #define CASE(name) {#name, case_##name}
 static const struct {
     const char *name;
@@ -703,6 +764,7 @@ static const struct {
     CASE(12_control_characters_escaped_in_both_programs),
     CASE(13_json_error_object_on_every_failure),
     CASE(14_small_usage_rules),
+    CASE(21_causes_not_symptoms),
 };
 
 int main(int argc, char **argv)

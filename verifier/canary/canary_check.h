@@ -56,6 +56,7 @@ struct canary_state {
     bool have_last, last_have_seq;
     uint64_t last_seq;
     char last_verdict[16], last_reason[64], last_id[37];
+    char last_detail[320];           /* the newest record's delivery_failure detail, "" when none */
     int64_t last_observed_ms;
     uint64_t stored[3];              /* rows stored by this run: UNKNOWN, MATCH, MISMATCH */
     /* the check in flight, under the store's lock */

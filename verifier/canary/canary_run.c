@@ -303,6 +303,7 @@ static void collect(struct runner *r, struct canary_session *out)
         snprintf(c->verdict, sizeof c->verdict, "%s", st->have_last ? st->last_verdict : "UNKNOWN");
         snprintf(c->reason, sizeof c->reason, "%s", st->have_last ? st->last_reason : "not_checked");
         snprintf(c->evidence_id, sizeof c->evidence_id, "%s", st->last_id);
+        snprintf(c->detail, sizeof c->detail, "%s", st->have_last ? st->last_detail : "");
         c->observed_at_ms = st->last_observed_ms;
         memcpy(c->stored, st->stored, sizeof c->stored);
     }

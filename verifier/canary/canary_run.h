@@ -41,6 +41,7 @@ struct canary_outcome {
     bool have_seq;
     uint64_t seq;
     char verdict[16], reason[64], evidence_id[37];
+    char detail[320];            /* why an UNKNOWN could not be checked (its delivery_failure), "" else */
     int64_t observed_at_ms;
     uint64_t stored[3];          /* rows this run stored for the target: UNKNOWN, MATCH, MISMATCH */
 };

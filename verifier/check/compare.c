@@ -188,6 +188,15 @@ static void compare_pair(struct vcmp *v, struct vitem *r, struct vitem *c)
         add_pending(v, r, c, index, plane, NULL, x, y, false);
 }
 
+/* Notes the time of each reference frame taken, for the smallest step. */
+static void note_ref(struct vcmp *v, const struct vitem *r)
+{
+    int64_t step = r->rel - v->prev_ref_rel;
+    if (v->ref_frames > 0 && step > 0 && (v->ref_step == 0 || step < v->ref_step))
+        v->ref_step = step;
+    v->prev_ref_rel = r->rel;
+}
+
 /* One pairing decision; false when it must wait for more items. */
 static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
 {
@@ -199,6 +208,8 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
         v->done = true;
         return false;
     }
+    if (r)
+        note_ref(v, r);
     if (r && c && r->rel == c->rel) {
         compare_pair(v, r, c);
         v->ref_frames++, v->cand_frames++;
@@ -211,6 +222,7 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
             return false;
         if (!c || (n && n->rel <= c->rel)) {
             add_pending(v, r, NULL, v->ref_frames, "missing", NULL, -1, -1, true);
+            v->unpaired++;
             v->ref_frames++;
             consume(ref);
             return true;
@@ -221,12 +233,19 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
             return false;
         if (!r || (n && n->rel <= r->rel)) {
             add_pending(v, NULL, c, v->ref_frames, "extra", NULL, -1, -1, true);
+            v->unpaired++;
             v->cand_frames++;
             consume(cand);
             return true;
         }
     }
     /* A candidate frame between two reference frames: time correspondence. */
+    if (v->timing_pairs++ == 0) {
+        v->timing_delta = c->rel - r->rel;
+        v->unpaired_first = v->unpaired;
+    }
+    else if (c->rel - r->rel != v->timing_delta)
+        v->timing_varies = true;
     add_pending(v, r, c, v->ref_frames, "pts", NULL, -1, -1, false);
     v->ref_frames++, v->cand_frames++;
     consume(ref), consume(cand);

@@ -54,6 +54,16 @@ struct vpending {
 
 struct vcmp {
     int64_t ref_frames, cand_frames, compared_frames;
+    /* Frames paired by time whose times differ (a candidate frame between
+     * two reference frames): how many, the first difference (candidate
+     * minus reference, ticks), and whether any other differed otherwise.
+     * A cause, not a verdict: a constant difference is a time offset. */
+    int64_t timing_pairs, timing_delta;
+    bool timing_varies;
+    int64_t unpaired;            /* frames taken as missing or extra */
+    int64_t unpaired_first;      /* ... before the first timing pair */
+    int64_t ref_step;            /* the smallest step between two reference frames, 0: none yet */
+    int64_t prev_ref_rel;        /* the last reference frame taken (valid when ref_frames > 0) */
     struct video_diff confirmed;
     bool unconfirmed;            /* a difference was seen in invalid data */
     struct vpending pend[VCMP_MAX_PENDING];

@@ -289,6 +289,30 @@ static struct track_verdict assess_audio(struct run *r)
 
 /* ---- the report ---- */
 
+/* The cause of a timing MISMATCH (video_pts, or missing / extra frames)
+ * where no frame could be compared and every frame paired by time differs
+ * from the reference's by the same ticks: a constant time offset (e.g.
+ * another mux delay), not a content difference.  The offset that would
+ * declare it is suggested only when it is not ambiguous by whole frames
+ * (the first frames paired, less than a frame apart); it is never applied,
+ * and never searched.  NULL when that is not the case. */
+static json_t *constant_offset_json(const struct run *r, struct track_verdict tv)
+{
+    const struct vcmp *v = &r->v;
+    if (tv.verdict != VERDICT_MISMATCH || v->compared_frames != 0 || v->timing_pairs < 2 || v->timing_varies ||
+        (strcmp(tv.reason, "video_pts") && strcmp(tv.reason, "video_missing_frames") &&
+         strcmp(tv.reason, "video_extra_frames")))
+        return NULL;
+    int64_t suggested = ts33_add(r->rq->offset, v->timing_delta);
+    if (suggested >= TS33_MOD / 2)
+        suggested -= TS33_MOD;   /* the nearer of the two equivalent offsets */
+    int64_t mag = v->timing_delta < 0 ? -v->timing_delta : v->timing_delta;
+    /* unambiguous: the first frames paired, less than a frame apart */
+    bool sure = v->unpaired_first == 0 && v->ref_step > 0 && mag < v->ref_step;
+    return json_pack("{s:I, s:I, s:o}", "ticks", (json_int_t)v->timing_delta, "frames", (json_int_t)v->timing_pairs,
+                     "suggested_time_offset", sure ? json_integer((json_int_t)suggested) : json_null());
+}
+
 static json_t *video_json(const struct run *r, struct track_verdict tv)
 {
     const struct video_diff *d = &r->v.confirmed;
@@ -298,13 +322,19 @@ static json_t *video_json(const struct run *r, struct track_verdict tv)
                                     "y", d->y >= 0 ? json_integer(d->y) : json_null(),
                                     "param", d->param ? json_string(d->param) : json_null())
                         : json_null();
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:b, s:{s:i, s:i}}",
-                     "verdict", verdict_name(tv.verdict), "reason", tv.reason,
-                     "reference_frames", (json_int_t)r->v.ref_frames,
-                     "candidate_frames", (json_int_t)r->v.cand_frames,
-                     "compared_frames", (json_int_t)r->v.compared_frames,
-                     "first_mismatch", fm, "unconfirmed_differences", r->v.unconfirmed,
-                     "reference_size", "width", r->ref.width, "height", r->ref.height);
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:b, s:{s:i, s:i}}",
+                          "verdict", verdict_name(tv.verdict), "reason", tv.reason,
+                          "reference_frames", (json_int_t)r->v.ref_frames,
+                          "candidate_frames", (json_int_t)r->v.cand_frames,
+                          "compared_frames", (json_int_t)r->v.compared_frames,
+                          "first_mismatch", fm, "unconfirmed_differences", r->v.unconfirmed,
+                          "reference_size", "width", r->ref.width, "height", r->ref.height);
+    json_t *co = constant_offset_json(r, tv);
+    if (o && co)
+        json_object_set_new(o, "constant_offset", co);
+    else
+        json_decref(co);
+    return o;
 }
 
 static json_t *audio_json(const struct run *r, struct track_verdict tv)

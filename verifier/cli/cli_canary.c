@@ -143,6 +143,14 @@ static void write_table(FILE *f, const struct canary_session *s, int verdict, in
         fprintf(f, "%-16s %-12s %-10s %-9s %-9s %-24s %-36s %s\n", c->path_id, c->channel, c->rendition, seq,
                 c->verdict, c->reason, c->evidence_id[0] ? c->evidence_id : "-", stored);
     }
+    /* the cause of each target not checked, where the evidence has one
+     * (a missing reference file is named here, not only in evidence show) */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->outcomes[i].detail[0]) {
+            fprintf(f, "why:     %s: ", s->outcomes[i].key);
+            evidence_text_fputs(f, s->outcomes[i].detail);
+            fputc('\n', f);
+        }
     fprintf(f, "session: %zu target(s), newest records %s; stored %llu MATCH, %llu MISMATCH, %llu UNKNOWN (exit %d)\n",
             s->n, exit_verdict(verdict), (unsigned long long)all[1], (unsigned long long)all[2],
             (unsigned long long)all[0], code);
@@ -154,11 +162,12 @@ static int write_json(FILE *f, const struct canary_session *s, int verdict, int 
     for (size_t i = 0; targets && i < s->n; i++) {
         const struct canary_outcome *c = &s->outcomes[i];
         json_array_append_new(
-            targets, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I}}", "path_id",
+            targets, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "path_id",
                                c->path_id, "channel", c->channel, "rendition", c->rendition, "program_version",
                                c->program_version, "media_sequence",
                                c->have_seq ? json_integer((json_int_t)c->seq) : json_null(), "verdict", c->verdict,
-                               "reason", c->reason, "evidence_id",
+                               "reason", c->reason, "detail", c->detail[0] ? json_string(c->detail) : json_null(),
+                               "evidence_id",
                                c->evidence_id[0] ? json_string(c->evidence_id) : json_null(), "observed_at_ms",
                                c->observed_at_ms ? json_integer(c->observed_at_ms) : json_null(), "stored",
                                "MATCH", (json_int_t)c->stored[1], "MISMATCH", (json_int_t)c->stored[2], "UNKNOWN",

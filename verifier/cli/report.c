@@ -32,6 +32,24 @@ int report_write_json(FILE *out, const json_t *report)
     return fputc('\n', out) == EOF ? -1 : 0;
 }
 
+/* The cause of a video_pts MISMATCH, when it is a constant offset. */
+static void write_constant_offset(FILE *out, const json_t *co)
+{
+    if (!json_is_object(co))
+        return;
+    long long ticks = num(co, "ticks");
+    fprintf(out, "          cause: every frame paired by time (%lld) is %lld ticks (%.3f ms) %s the reference's and\n"
+                 "          none could be compared: a constant time offset (e.g. another mux delay), not a\n"
+                 "          content difference.\n", num(co, "frames"), ticks < 0 ? -ticks : ticks,
+            (double)(ticks < 0 ? -ticks : ticks) / 90.0, ticks < 0 ? "before" : "after");
+    if (json_is_integer(json_object_get(co, "suggested_time_offset")))
+        fprintf(out, "          If that offset is declared, check again with --time-offset %lld (never applied\n"
+                     "          here).\n", num(co, "suggested_time_offset"));
+    else
+        fputs("          Frames were also missing or extra, so the offset is ambiguous by whole frames: no\n"
+              "          --time-offset is suggested.\n", out);
+}
+
 static void write_video(FILE *out, const json_t *v)
 {
     struct shown sh = {.next = 0};
@@ -46,6 +64,7 @@ static void write_video(FILE *out, const json_t *v)
             fprintf(out, " at x=%lld y=%lld", num(fm, "x"), num(fm, "y"));
         fputc('\n', out);
     }
+    write_constant_offset(out, json_object_get(v, "constant_offset"));
 }
 
 static void write_audio(FILE *out, const json_t *a)

@@ -293,10 +293,45 @@ static enum candidate_status refuse_url(const char *location, char *err, size_t 
 
 /* A local candidate must be a readable regular file: a directory, a FIFO or
  * a device is refused before anything is checked or stored. */
+#define LOCAL_PLAYLIST_MAX (1024 * 1024)
+
+/* A local file that holds a playlist (by content, as for a URL): a master
+ * playlist gets the usage error a master playlist URL gets, a media
+ * playlist the reason a local candidate cannot be one.  0 when the file is
+ * no playlist (it is then read as MPEG-TS). */
+static enum candidate_status local_playlist(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return CANDIDATE_OK;   /* open_local's own read reports it */
+    char *buf = malloc(LOCAL_PLAYLIST_MAX);
+    size_t n = buf ? fread(buf, 1, LOCAL_PLAYLIST_MAX, f) : 0;
+    fclose(f);
+    enum candidate_status rc = CANDIDATE_OK;
+    if (buf && hls_looks_like_playlist(buf, n)) {
+        struct hls_playlist pl;
+        struct hls_error herr;
+        enum hls_status st = hls_parse(buf, n, &pl, &herr);
+        struct redact_policy none = {0};
+        if (st == HLS_E_MASTER_PLAYLIST)
+            list_variants(&pl, &none, err, errlen);
+        else
+            snprintf(err, errlen, "the candidate is a playlist file; a local candidate is one MPEG-TS segment "
+                     "(give a media playlist by its http(s) URL)");
+        hls_playlist_free(&pl);
+        rc = CANDIDATE_USAGE;
+    }
+    free(buf);
+    return rc;
+}
+
 static enum candidate_status open_local(struct candidate *c, const char *path, char *err, size_t errlen)
 {
     if (util_check_regular_file(path, err, errlen))
         return CANDIDATE_NOINPUT;
+    enum candidate_status pl = local_playlist(path, err, errlen);
+    if (pl != CANDIDATE_OK)
+        return pl;
     c->segs[0].path = path;
     c->nsegs = 1;
     return CANDIDATE_OK;
