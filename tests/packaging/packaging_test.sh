@@ -191,4 +191,37 @@ case_06_dockerfile_builds_what_the_statefulset_runs() {
   echo "Dockerfile: Debian 12 stages, scripts/install-deps, builds $image; every library in --runtime"
 }
 
+# The README's "Check your own stream" and "Admit viewers", command by
+# command as written there, on the committed fixture (ref.ts, and
+# cand_copy.ts for the CDN's copy) and the shipped templates; serve on a free
+# port instead of 8080.
+case_07_readme_commands_run_as_written() {
+  local f=$src/fixtures ex=$src/docs/examples decision grant sport sv
+  cd "$tmp"
+  export PATH=$bin:$PATH
+  exactav bind --channel ch1 --program-version v7 --rendition 360p --out ref.json "$f/ref.ts" >/dev/null
+  exactav verify --reference ref.json --candidate "$f/cand_copy.ts" --path-id cdn-c --evidence evidence.db \
+    | grep -q '^verdict:  MATCH' || fail "verify: no MATCH"
+  exactav evidence latest --evidence evidence.db --path-id cdn-c | grep -q ' MATCH ' || fail "evidence latest"
+  sed "s/@NOW@/$(date +%s%3N)/g" "$ex/situation.template.json" >situation.json
+  decision=$(stepctl decide --input situation.json --evidence evidence.db --db control.db |
+    sed -n 's/^decision \([0-9a-f]*\): step_proposed$/\1/p')
+  [ -n "$decision" ] || fail "decide proposed no step on the template"
+  grant=$(stepctl grant "$decision" --db control.db --max-allocations 20) || fail "grant"
+  stepctl serve --db control.db --listen 127.0.0.1:0 --port-file serve.port 2>serve.log &
+  sv=$!
+  for _ in $(seq 100); do [ -s serve.port ] && break; sleep 0.1; done
+  sport=$(cat serve.port)
+  curl -s -o alloc.json -w '%{http_code}' -d '{"allocation_id": "viewer-1", "cohort": {"channel": "ch1",
+    "region": "eu-west", "isp": "isp-x", "client": "web-hlsjs", "build": "2026.11.3", "rendition": "360p"}}' \
+    "http://127.0.0.1:$sport/v1/allocations" | grep -qx 201 || { kill "$sv"; fail "allocation: $(cat alloc.json)"; }
+  kill "$sv"; wait "$sv" || true
+  # content evidence after the first allocation, then the review
+  exactav verify --reference ref.json --candidate "$f/cand_copy.ts" --path-id cdn-c --evidence evidence.db >/dev/null
+  sed "s/@NOW@/$(date +%s%3N)/g" "$ex/observations.template.json" >observations.json
+  stepctl next "$grant" --db control.db --evidence evidence.db --input observations.json | grep -q ': positive (PASS)$' ||
+    fail "next: not positive"
+  echo "README: bind, verify, evidence latest, decide, grant, serve, allocate, next run as written"
+}
+
 "case_$case_name"
