@@ -179,6 +179,8 @@ case_06_dockerfile_builds_what_the_statefulset_runs() {
   runtime=$("$src/scripts/install-deps" --runtime --list)
   libs=$(ldd "$bin/exactav" "$bin/stepctl")
   for lib in $(for b in exactav stepctl; do readelf -d "$bin/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u); do
+    # a sanitizer build's own runtime is no library of the image's Release build
+    case $lib in libasan.so.* | libubsan.so.*) continue ;; esac
     f=$(awk -v l="$lib" '$1 == l && !seen++ {print $3}' <<<"$libs")
     # dpkg knows a file by /lib or /usr/lib, whichever its package shipped
     pkg=$({ dpkg -S "$f" || dpkg -S "$(readlink -f "$f")" || dpkg -S "/usr$f" || true; } 2>/dev/null | sed -n '1s/:.*//p')
