@@ -3,13 +3,8 @@
 # name says "corpus" has SKIP_RETURN_CODE 77 (tests/test_skip.h exits 77).
 # Run by ctest as testing_01_tests_without_their_input_report_skipped.
 #   cmake -DCTEST=<ctest> -DBUILD=<build dir> -P check_skip.cmake
-execute_process(COMMAND ${CTEST} --show-only=json-v1 WORKING_DIRECTORY ${BUILD}
-  OUTPUT_VARIABLE json RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "ctest --show-only failed: ${rc}")
-endif()
-string(JSON n LENGTH "${json}" tests)
-math(EXPR last "${n} - 1")
+include(${CMAKE_CURRENT_LIST_DIR}/ctest_registered.cmake)
+ctest_registered(json last)
 set(found 0)
 foreach(i RANGE ${last})
   string(JSON name GET "${json}" tests ${i} name)

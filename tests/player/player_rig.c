@@ -32,7 +32,7 @@ void player_rig_need(const char *const *paths)
 {
     if (!player_rig_chromium()) {
         printf("SKIPPED: no chromium (/usr/bin/chromium or $EXACTAV_CHROMIUM); "
-               "scripts/install-deps installs Debian's\n");
+               "scripts/install-deps --test installs Debian's\n");
         exit(77);
     }
     for (size_t i = 0; paths && paths[i]; i++) {
