@@ -1,10 +1,25 @@
 /* evidence_text: escaping and the JSON error object (see evidence_text.h). */
 #include "evidence_text.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+void evidence_text_time(int64_t ms, char *buf, size_t n)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms < 0 || !gmtime_r(&s, &tm)) {
+        snprintf(buf, n, "%" PRId64, ms);
+        return;
+    }
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03dZ", day, (int)(ms % 1000));
+}
 
 /* Length of the UTF-8 sequence at s (1..4) and its code point; 0 when the
  * bytes are not well-formed UTF-8 (overlong forms and surrogates included). */

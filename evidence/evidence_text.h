@@ -17,7 +17,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* ms since the epoch as RFC 3339 UTC with milliseconds
+ * (2026-11-29T14:15:57.123Z); a negative time as its number. */
+void evidence_text_time(int64_t ms, char *buf, size_t n);
 
 /* Escapes s into out (n bytes, always NUL-terminated when n > 0; a result
  * that does not fit is cut at a whole escape and ends in "...").

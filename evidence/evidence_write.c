@@ -32,20 +32,6 @@ static const struct table_col TABLE[] = {
 #define NCOLS (sizeof TABLE / sizeof TABLE[0])
 #define CELL_MAX 256
 
-/* RFC 3339 UTC with milliseconds, e.g. 2026-11-29T14:15:57.123Z. */
-static void format_time(int64_t ms, char *buf, size_t n)
-{
-    time_t s = (time_t)(ms / 1000);
-    struct tm tm;
-    if (ms < 0 || !gmtime_r(&s, &tm)) {
-        snprintf(buf, n, "%" PRId64, ms);
-        return;
-    }
-    char day[32];
-    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%s.%03dZ", day, (int)(ms % 1000));
-}
-
 /* One value as display text: NULL/absent -> "-"; control characters and
  * bidi controls escaped (evidence_text.h). */
 static void value_text(const json_t *v, char *buf, size_t n)
@@ -72,7 +58,7 @@ static void cell_text(const json_t *row, const struct table_col *c, int64_t now_
     if (c->kind != COL_TEXT && json_is_integer(v)) {
         int64_t ms = json_integer_value(v);
         if (c->kind == COL_TIME)
-            format_time(ms, buf, n);
+            evidence_text_time(ms, buf, n);
         else if (ms > 0 && now_ms > 0) /* both bounded: no overflow from a crafted file */
             snprintf(buf, n, "%" PRId64, (now_ms - ms) / 1000);
         else
@@ -124,7 +110,7 @@ static void write_fields(FILE *out, const json_t *obj, const char *indent)
         value_text(v, text, sizeof text);
         fprintf(out, "%s%-20s %s\n", indent, key, text);
         if (json_is_integer(v) && strlen(key) > 3 && strcmp(key + strlen(key) - 3, "_ms") == 0) {
-            format_time(json_integer_value(v), text, sizeof text);
+            evidence_text_time(json_integer_value(v), text, sizeof text);
             fprintf(out, "%s%-20s %s\n", indent, "", text);
         }
     }

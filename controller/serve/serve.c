@@ -23,6 +23,7 @@
 #include "cliutil.h"
 #include "dlv.h"
 #include "evidence_text.h"
+#include "serve_access.h"
 
 /* Every table of routes the service answers; another set of endpoints adds
  * its table here. */
@@ -35,6 +36,7 @@ struct srv_request {
     struct MHD_Connection *conn;
     const struct srv_route *route; /* NULL: no route matched */
     size_t route_index;            /* for the latency histogram */
+    const char *method;            /* libmicrohttpd's, valid until the request ends */
     char allow[64];                /* methods of the routes with this path (405 vs 404) */
     char param[SRV_MAX_PARAMS][AREQ_ID_MAX + 1];
     struct timespec t0;
@@ -142,6 +144,46 @@ static void cors(struct MHD_Response *resp, const char *origin)
     }
 }
 
+/* The peer's numeric address, "-" when unknown. */
+static void client_text(struct MHD_Connection *conn, char *out, size_t cap)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    snprintf(out, cap, "-");
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)cap);
+}
+
+/* One answer into the metrics and the access log. */
+static void account(struct srv_request *rq, unsigned status, size_t len)
+{
+    struct srv *s = rq->srv;
+    double took = srv_elapsed(rq);
+    bool preflight = !rq->route && !strcmp(rq->method, MHD_HTTP_METHOD_OPTIONS);
+    size_t label = rq->route      ? rq->route_index
+                   : preflight ? SMET_ROUTE_PREFLIGHT
+                               : SMET_ROUTE_UNMATCHED;
+    smet_latency(s->metrics, rq->route ? rq->route_index : SMET_MAX_ROUTES, took);
+    smet_request(s->metrics, label, status);
+    if (!s->access)
+        return;
+    char client[INET6_ADDRSTRLEN];
+    client_text(rq->conn, client, sizeof client);
+    struct sacc_entry e = {.time_ms = cli_now_ms(),
+                           .method = rq->method,
+                           .route = rq->route ? rq->route->name
+                                    : preflight ? "preflight"
+                                                : "unmatched",
+                           .status = status,
+                           .bytes = len,
+                           .duration_s = took,
+                           .client = client};
+    sacc_write(s->access, &e);
+}
+
 enum MHD_Result srv_respond(struct srv_request *rq, unsigned status, const char *content_type,
                             const char *body, size_t len, const char *retry_after)
 {
@@ -174,8 +216,7 @@ enum MHD_Result srv_respond_headers(struct srv_request *rq, unsigned status,
     enum MHD_Result r = MHD_queue_response(rq->conn, status, resp);
     MHD_destroy_response(resp);
     rq->answered = true;
-    smet_latency(rq->srv->metrics, rq->route ? rq->route_index : SMET_MAX_ROUTES,
-                 srv_elapsed(rq));
+    account(rq, status, len);
     return r;
 }
 
@@ -230,6 +271,7 @@ static struct srv_request *begin(struct srv *s, struct MHD_Connection *conn, con
         return NULL;
     rq->srv = s;
     rq->conn = conn;
+    rq->method = method;
     clock_gettime(CLOCK_MONOTONIC, &rq->t0);
     route(rq, method, url);
     pthread_mutex_lock(&s->mu);
@@ -430,6 +472,12 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     }
     base_url(cfg, port, s->base_url, sizeof s->base_url);
     struct alc_delivery delivery = {s->base_url, cfg->paths};
+    if (cfg->access_log && !(s->access = sacc_open(cfg->access_log, err, sizeof err))) {
+        fprintf(stderr, "stepctl serve: %s\n", evidence_text_escape(err, false, shown[0], sizeof shown[0]));
+        close(fd);
+        free(s);
+        return CLI_NOINPUT;
+    }
     s->metrics = smet_new();
     s->dlv = cfg->paths && s->metrics ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path) : NULL;
     s->writer = s->metrics && (s->dlv || !cfg->paths)
@@ -443,6 +491,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
                     : "out of memory");
         dlv_free(s->dlv);
         smet_free(s->metrics);
+        sacc_close(s->access);
         close(fd);
         free(s);
         return CLI_NOINPUT;
@@ -468,7 +517,10 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
                     evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]),
                     cfg->evidence_path ? "" : " (no --evidence: fallback lists are never pruned)");
         int sig = 0;
-        sigwait(stop, &sig);
+        /* SIGHUP (in *stop with --access-log): logrotate moved the file */
+        while (sigwait(stop, &sig) == 0 && sig == SIGHUP)
+            if (sacc_reopen(s->access) != 0)
+                fprintf(stderr, "stepctl serve: cannot reopen the access log: %s\n", strerror(errno));
         fprintf(stderr, "stepctl serve: signal %d: draining\n", sig);
         pthread_mutex_lock(&s->mu);
         s->draining = true;
@@ -485,6 +537,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     swr_stop(s->writer); /* every submitted job finishes first */
     dlv_free(s->dlv);
     smet_free(s->metrics);
+    sacc_close(s->access);
     pthread_mutex_destroy(&s->mu);
     free(s);
     if (rc == CLI_OK)

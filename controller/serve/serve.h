@@ -10,6 +10,8 @@
  *                      /healthz, GET /metrics;
  *   serve_delivery.c   the delivery endpoints of an allocation (dlv.h):
  *                      master.m3u8, steering, signed media playlists.
+ *   serve_access.c     the access log (--access-log), one line per answer;
+ *   serve_metrics.c    the counters and histograms of GET /metrics.
  * Another set of endpoints joins by adding its own route table to
  * srv_route_tables[] (serve.c) and its fields to struct srv; the transport
  * does not change.  HTTP contract: docs/serve.md.
@@ -43,6 +45,7 @@ struct srv_config {
     struct dlv_paths *paths;     /* --paths: the delivery configuration, or NULL */
     const char *evidence_path;   /* --evidence: read-only, for MISMATCH after a decision */
     const char *public_url;      /* --public-url: the service as players reach it, or NULL */
+    const char *access_log;      /* --access-log: a file, "-" stderr, or NULL none */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096
@@ -50,6 +53,7 @@ struct srv_config {
 struct srv_request;
 struct adm_request; /* serve_admission.c */
 struct dlv;         /* dlv.h */
+struct sacc;        /* serve_access.h */
 
 /* The service's state, shared by every thread. */
 struct srv {
@@ -58,6 +62,7 @@ struct srv {
     struct swr *writer;
     struct smet *metrics;
     struct dlv *dlv;    /* the delivery layer, NULL without --paths */
+    struct sacc *access; /* --access-log, or NULL */
     char base_url[256]; /* "http://127.0.0.1:8080": the start of every playback_url */
     pthread_mutex_t mu; /* guards everything below */
     bool draining;      /* SIGTERM seen: new allocations are refused (503) */

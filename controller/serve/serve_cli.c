@@ -25,6 +25,7 @@ static const char serve_help[] =
     "usage: stepctl serve --db control.db --listen ADDR:PORT [--threads N] [--batch-max N]\n"
     "                     [--port-file F] [--drain-timeout S] [--paths paths.json]\n"
     "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
+    "                     [--access-log FILE]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -63,8 +64,12 @@ static const char serve_help[] =
     "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
     "  --public-url URL   the service as players reach it, the start of playback_url\n"
     "                     (default http://ADDR:PORT as listened on)\n"
+    "  --access-log F     one JSON line per answer (time, method, route, status, bytes,\n"
+    "                     duration_s, client; never the URL, query, headers or body) appended\n"
+    "                     to F (\"-\": stderr); SIGHUP reopens F (after logrotate)\n"
     "exit: 0 stopped after draining, 64 usage, 65 paths.json refused or a key not usable,\n"
-    "      66 control.db, the address, paths.json or a key file cannot be opened, 70 internal\n";
+    "      66 control.db, the address, paths.json, a key file or the access log cannot be\n"
+    "      opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
 static int parse_listen(const char *s, struct srv_config *c)
@@ -148,7 +153,8 @@ static int load_paths(const char *file, struct dlv_paths **out)
 int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
-               *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL;
+               *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
+               *access_log = NULL;
     bool help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -160,7 +166,8 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--paths", &paths, NULL},
                              {"--evidence", &evidence, NULL},
                              {"--cors-origin", &cors, NULL},
-                             {"--public-url", &public_url, NULL}};
+                             {"--public-url", &public_url, NULL},
+                             {"--access-log", &access_log, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -187,6 +194,7 @@ int stepctl_cmd_serve(int argc, char **argv)
     c.cors_origin = cors ? cors : "*";
     c.public_url = public_url;
     c.evidence_path = evidence;
+    c.access_log = access_log;
     if (evidence && !paths) {
         fprintf(stderr, "stepctl serve: --evidence is read for delivery only: give --paths too\n");
         return CLI_USAGE;
@@ -205,6 +213,8 @@ int stepctl_cmd_serve(int argc, char **argv)
     sigemptyset(&stop);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
+    if (access_log && strcmp(access_log, "-"))
+        sigaddset(&stop, SIGHUP); /* reopens the log; without one, SIGHUP keeps its default */
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: fetches of live playlists */

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <microhttpd.h>
+
+#include "build_commit.h"
+
 /* Refusal codes counted apart (alloc.c's 403 codes). */
 static const char *const refusal_codes[] = {"no_active_grant", "grant_expired",   "grant_revoked",
                                             "quota_exhausted", "policy_changed", "no_eligible_path"};
@@ -19,8 +23,16 @@ static const char *const result_names[SMET_N] = {
 static const double bounds[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1};
 #define N_BOUNDS (sizeof bounds / sizeof bounds[0])
 
+/* Answers of one route with one status (status 0: a free slot). */
+struct status_count {
+    unsigned status;
+    unsigned long long n;
+};
+
 struct smet {
     pthread_mutex_t mu;
+    struct status_count requests[SMET_ROUTE_LABELS][SMET_STATUS_SLOTS];
+    unsigned long long other_status[SMET_ROUTE_LABELS];
     unsigned long long results[SMET_N];
     unsigned long long refused[N_CODES + 1]; /* + other */
     unsigned long long hist[SMET_MAX_ROUTES][N_BOUNDS + 1];
@@ -67,6 +79,24 @@ void smet_latency(struct smet *m, size_t route, double seconds)
     m->hist[route][b]++;
     m->count[route]++;
     m->sum[route] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void smet_request(struct smet *m, size_t route, unsigned status)
+{
+    if (route >= SMET_ROUTE_LABELS)
+        return;
+    pthread_mutex_lock(&m->mu);
+    struct status_count *slots = m->requests[route];
+    size_t i = 0;
+    while (i < SMET_STATUS_SLOTS && slots[i].status && slots[i].status != status)
+        i++;
+    if (i == SMET_STATUS_SLOTS) {
+        m->other_status[route]++;
+    } else {
+        slots[i].status = status;
+        slots[i].n++;
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -144,6 +174,51 @@ static void histograms(FILE *f, const struct smet *m, const char *const *routes,
     }
 }
 
+static const char *route_label(size_t r, const char *const *routes, size_t n)
+{
+    if (r == SMET_ROUTE_PREFLIGHT)
+        return "preflight";
+    if (r == SMET_ROUTE_UNMATCHED)
+        return "unmatched";
+    return r < n ? routes[r] : NULL;
+}
+
+/* Series appear with a route's first answer of a status (a counter that
+ * starts at its first increment, as Prometheus clients do for labels). */
+static void requests(FILE *f, const struct smet *m, const char *const *routes, size_t n)
+{
+    fputs("# HELP stepctl_requests_total Answers sent, by route and HTTP status.\n"
+          "# TYPE stepctl_requests_total counter\n",
+          f);
+    for (size_t r = 0; r < SMET_ROUTE_LABELS; r++) {
+        const char *name = route_label(r, routes, n);
+        for (size_t i = 0; name && i < SMET_STATUS_SLOTS && m->requests[r][i].status; i++)
+            fprintf(f, "stepctl_requests_total{route=\"%s\",status=\"%u\"} %llu\n", name,
+                    m->requests[r][i].status, m->requests[r][i].n);
+        if (name && m->other_status[r])
+            fprintf(f, "stepctl_requests_total{route=\"%s\",status=\"other\"} %llu\n", name,
+                    m->other_status[r]);
+    }
+}
+
+/* Which build answers (the libraries as loaded, not as compiled). */
+static void build_info(FILE *f)
+{
+    fprintf(f,
+            "# HELP stepctl_build_info The stepctl build: version, commit, and the SQLite and "
+            "libmicrohttpd it runs with.\n"
+            "# TYPE stepctl_build_info gauge\n"
+            "stepctl_build_info{version=\"");
+    label(f, STEPCTL_VERSION);
+    fputs("\",commit=\"", f);
+    label(f, EXACTAV_COMMIT);
+    fputs("\",sqlite=\"", f);
+    label(f, sqlite3_libversion());
+    fputs("\",libmicrohttpd=\"", f);
+    label(f, MHD_get_version());
+    fputs("\"} 1\n", f);
+}
+
 char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const *routes,
                   size_t n_routes, unsigned long long batches, unsigned long long jobs)
 {
@@ -156,9 +231,11 @@ char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const
     pthread_mutex_lock(&m->mu);
     memcpy(&copy, m, sizeof copy);
     pthread_mutex_unlock(&m->mu);
+    build_info(f);
     counters(f, &copy);
     remaining(f, db, now_ms);
     histograms(f, &copy, routes, n_routes);
+    requests(f, &copy, routes, n_routes);
     fprintf(f, "# HELP stepctl_batches_total Write transactions committed by the group commit.\n"
                "# TYPE stepctl_batches_total counter\nstepctl_batches_total %llu\n"
                "# HELP stepctl_batched_allocations_total Allocation requests carried by them.\n"

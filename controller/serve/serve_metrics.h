@@ -3,6 +3,8 @@
  *   stepctl_allocations_total{result, error}   allocation requests by result
  *   stepctl_grant_remaining{grant_id, path_id} quota left per unexpired active grant
  *   stepctl_request_duration_seconds{route}    request latency histogram
+ *   stepctl_requests_total{route, status}      answers by route and HTTP status
+ *   stepctl_build_info{version, commit, sqlite, libmicrohttpd}  1
  *   stepctl_batches_total, stepctl_batched_allocations_total   group commits
  * Names and labels: docs/serve.md.  Thread-safe (one mutex).
  */
@@ -29,6 +31,13 @@ enum smet_result {
 };
 
 #define SMET_MAX_ROUTES 16
+/* Route labels beyond the tables' (stepctl_requests_total only): a CORS
+ * preflight (OPTIONS, any path), and a path no route has (404, 405). */
+#define SMET_ROUTE_PREFLIGHT SMET_MAX_ROUTES
+#define SMET_ROUTE_UNMATCHED (SMET_MAX_ROUTES + 1)
+#define SMET_ROUTE_LABELS (SMET_MAX_ROUTES + 2)
+/* Distinct statuses counted per route; more are counted as status "other". */
+#define SMET_STATUS_SLOTS 12
 
 struct smet;
 
@@ -39,6 +48,8 @@ void smet_free(struct smet *m);
 void smet_result(struct smet *m, enum smet_result r, const char *error);
 /* One request's latency on route index route. */
 void smet_latency(struct smet *m, size_t route, double seconds);
+/* One answer: route index (or SMET_ROUTE_PREFLIGHT / _UNMATCHED), status. */
+void smet_request(struct smet *m, size_t route, unsigned status);
 
 /* The whole text: counters, the remaining quota of every active grant read
  * from db (read-only), the histograms with the route names given. */

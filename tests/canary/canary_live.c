@@ -162,7 +162,14 @@ void live_tamper_segment(const char *src, const char *dst)
 pid_t live_canary_start(const struct live *l, const char *tag, const char *args)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "exec %s canary %s >%s/%s.out 2>%s/%s.err", EXACTAV_BIN, args, l->dir, tag, l->dir, tag);
+    snprintf(cmd, sizeof cmd, "%s canary %s", EXACTAV_BIN, args);
+    return live_spawn(l, tag, cmd);
+}
+
+pid_t live_spawn(const struct live *l, const char *tag, const char *command)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s >%s/%s.out 2>%s/%s.err", command, l->dir, tag, l->dir, tag);
     pid_t pid = fork();
     if (pid == 0) {
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);

@@ -45,6 +45,9 @@ void live_tamper_segment(const char *src, const char *dst);
 
 /* exactav canary with args, stdout and stderr into dir/<tag>.out, .err. */
 pid_t live_canary_start(const struct live *l, const char *tag, const char *args);
+/* Any command line (through sh) the same way: in the background, killed by
+ * live_teardown if the test fails, waited for by live_canary_wait. */
+pid_t live_spawn(const struct live *l, const char *tag, const char *command);
 /* Waits for it; its exit code (or -1 when killed). */
 int live_canary_wait(pid_t pid);
 /* Runs it to its end; the exit code. */

@@ -16,6 +16,7 @@
 #include "canary_sched.h"
 #include "evidence.h"
 #include "fetch.h"
+#include "promtool.h"
 #include "test_skip.h"
 
 /* Without the corpus the process exits 77 (tests/test_skip.h): ctest
@@ -816,6 +817,131 @@ static void canary_30_unmodified_paths_decode_the_reference_once(void **state)
     live_stop(&l);
 }
 
+/* The canary's /metrics as Prometheus itself reads them: `promtool check
+ * metrics` finds nothing to lint, and a real Prometheus scraping the worker
+ * with docs/examples/alerts.yml loaded fires ExactavCanaryMismatch for the
+ * tampered path only (read through its HTTP API). */
+static json_t *firing_alerts(int prom_port)
+{
+    char url[128];
+    long status = 0;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/alerts", prom_port);
+    char *body = live_get(url, &status);
+    json_t *j = status == 200 && body ? json_loads(body, 0, NULL) : NULL;
+    free(body);
+    json_t *alerts = json_incref(json_object_get(json_object_get(j, "data"), "alerts"));
+    json_decref(j);
+    return alerts;
+}
+
+static bool mismatch_fired(int prom_port, const char *path_id, int max_s)
+{
+    for (int i = 0; i < max_s * 4; i++) {
+        json_t *alerts = firing_alerts(prom_port), *a;
+        size_t k;
+        bool seen = false;
+        json_array_foreach(alerts, k, a) {
+            json_t *lb = json_object_get(a, "labels");
+            seen |= !strcmp(jstr(lb, "alertname"), "ExactavCanaryMismatch") && !strcmp(jstr(a, "state"), "firing") &&
+                    !strcmp(jstr(lb, "path_id"), path_id);
+        }
+        json_decref(alerts);
+        if (seen)
+            return true;
+        usleep(250000);
+    }
+    return false;
+}
+
+static void canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    promtool_skip_unless("promtool");
+    promtool_skip_unless("prometheus");
+    struct live l;
+    live_start(&l, LIVE_PLAYLIST);
+    /* live segments 5 and 6 of path b tampered: a MISMATCH that stays the
+     * newest verdict for two segments (Prometheus scrapes every 250 ms) */
+    static const char *const sources[2] = {LIVE_SOURCE "/360p30_h264_48k_160_aac_ts-0000000029.ts",
+                                           LIVE_SOURCE "/360p30_h264_48k_160_aac_ts-0000000030.ts"};
+    char tampered[256], ta[1024], tb[1024], url[256], ref[256], cfg[4096], args[512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(url, sizeof url, "tampered-%d.ts", 5 + i);
+        live_path(&l, url, tampered, sizeof tampered);
+        live_tamper_segment(sources[i], tampered);
+        json_decref(live_get_json(&l, "_control/tamper?path=b&seq=%d&file=tampered-%d.ts", 5 + i, 5 + i));
+    }
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"concurrency\": 2, \"probe_period_s\": 1, \"targets\": [%s, %s]}", ta, tb);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json --metrics-listen 127.0.0.1:0",
+             l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 1, 60, "SELECT count(*) FROM evidence");
+    char *log = live_read(&l, "run.err");
+    const char *m = strstr(log, "serving http://");
+    assert_non_null(m);
+    int port = atoi(strchr(m + strlen("serving http://"), ':') + 1);
+    free(log);
+    /* Prometheus on a free port, scraping the worker, the rules loaded */
+    int prom_port = 0, hole = blackhole(&prom_port);
+    close(hole);
+    char prom_cfg[1024], cmd[1024];
+    snprintf(prom_cfg, sizeof prom_cfg,
+             "global: {scrape_interval: 250ms, evaluation_interval: 250ms}\n"
+             "rule_files: ['" EXAMPLES_DIR "/alerts.yml']\n"
+             "scrape_configs:\n"
+             "  - job_name: exactav-canary\n"
+             "    static_configs: [{targets: ['127.0.0.1:%d']}]\n", port);
+    live_write(&l, "prometheus.yml", prom_cfg);
+    snprintf(cmd, sizeof cmd, "prometheus --config.file=%s/prometheus.yml --storage.tsdb.path=%s/tsdb "
+             "--web.listen-address=127.0.0.1:%d", l.dir, l.dir, prom_port);
+    pid_t prom = live_spawn(&l, "prometheus", cmd);
+    live_wait_count(&l, 1, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND verdict = 'MISMATCH'");
+    live_wait_count(&l, 2, 60, "SELECT count(*) FROM probes");
+    bool fired = mismatch_fired(prom_port, "cdn-b", 60);
+    /* what Prometheus scraped, linted by promtool */
+    char metrics[128], file[256], lint[256];
+    snprintf(metrics, sizeof metrics, "http://127.0.0.1:%d/metrics", port);
+    long status = 0;
+    char *body = live_get(metrics, &status);
+    assert_int_equal(status, 200);
+    static const char *const series[] = {
+        "exactav_build_info{version=\"" EXACTAV_VERSION "\",commit=\"",
+        "exactav_canary_last_verdict{path_id=\"cdn-b\",channel=\"live\",rendition=\"360p\",verdict=\"MISMATCH\"} ",
+        "exactav_canary_last_verdict_timestamp_seconds{path_id=\"cdn-b\",channel=\"live\",rendition=\"360p\"} ",
+        "exactav_canary_unknown_streak{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\"} ",
+        "exactav_canary_probe_duration_seconds_bucket{path_id=\"cdn-a\",channel=\"live\",rendition=\"360p\",le=\"+Inf\"} ",
+        "# TYPE exactav_canary_probe_duration_seconds histogram"};
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++)
+        if (!strstr(body, series[i]))
+            fail_msg("no '%s' in:\n%s", series[i], body);
+    assert_non_null(strstr(body, ",ffmpeg=\""));
+    live_write(&l, "metrics.txt", body);
+    free(body);
+    live_path(&l, "metrics.txt", file, sizeof file);
+    live_path(&l, "promtool.err", lint, sizeof lint);
+    if (promtool_check_metrics(file, lint) != 0)
+        fail_msg("promtool check metrics:\n%s", live_read(&l, "promtool.err"));
+    json_t *alerts = firing_alerts(prom_port), *a;
+    size_t k;
+    json_array_foreach(alerts, k, a) /* the MATCH path never alerts */
+        assert_string_not_equal(jstr(json_object_get(a, "labels"), "path_id"), "cdn-a");
+    json_decref(alerts);
+    kill(prom, SIGTERM);
+    live_canary_wait(prom);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    if (!fired)
+        fail_msg("ExactavCanaryMismatch never fired for cdn-b:\n%s", live_read(&l, "prometheus.err"));
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -832,6 +958,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_30_unmodified_paths_decode_the_reference_once, live_teardown),
         cmocka_unit_test_teardown(canary_31_a_frozen_candidate_fails_preflight, live_teardown),
         cmocka_unit_test_teardown(canary_32_credentials_and_browser_access, live_teardown),
+        cmocka_unit_test_teardown(canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

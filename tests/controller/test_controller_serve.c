@@ -20,6 +20,7 @@
 
 #include "ctl_test.h"
 #include "dbfile.h"
+#include "promtool.h"
 #include "serve_rig.h"
 
 /* The server: serve_rig.h (server_start, server_stop, kill_leftovers). */
@@ -713,6 +714,113 @@ static void ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav(void **
     ctl_world_end(&w);
 }
 
+/* The lines of an access log: one per answer, every member of
+ * docs/serve.md in order, and none of the secrets the requests carried. */
+static void access_lines_ok(const char *log, int want, const char *const *secrets)
+{
+    static const char *const members[] = {"time", "method", "route", "status", "bytes",
+                                          "duration_s", "client"};
+    int lines = 0;
+    for (const char *l = log; *l; lines++) {
+        const char *end = strchr(l, '\n');
+        assert_non_null(end);
+        json_t *o = json_loadb(l, (size_t)(end - l), 0, NULL);
+        assert_non_null(o);
+        assert_int_equal(json_object_size(o), 7);
+        const char *k;
+        json_t *v;
+        size_t i = 0;
+        json_object_foreach(o, k, v) assert_string_equal(k, members[i++]);
+        assert_string_equal(json_string_value(json_object_get(o, "client")), "127.0.0.1");
+        json_decref(o);
+        l = end + 1;
+    }
+    assert_int_equal(lines, want);
+    for (size_t i = 0; secrets[i]; i++)
+        if (strstr(log, secrets[i]))
+            fail_msg("the access log holds %s:\n%s", secrets[i], log);
+}
+
+static void ctl_90_serve_metrics_pass_promtool_and_the_access_log_redacts(void **state)
+{
+    (void)state;
+    promtool_skip_unless("promtool");
+    struct fixture f;
+    ctl_world_begin(&f.w);
+    grant_step(&f.w, 2, 100000, 100000, f.g);
+    char log_path[160], moved[160], path[256];
+    ctl_tmp_path(&f.w.t, "access.txt", log_path, sizeof log_path);
+    ctl_tmp_path(&f.w.t, "access-1.txt", moved, sizeof moved);
+    const char *extra[] = {"--access-log", log_path, NULL};
+    server_start_with(&f.w, &f.s, extra);
+    f.h = curl_easy_init();
+    struct reply r = {0};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "secret-alloc-%d", i);
+        assert_int_equal(post(f.h, f.s.port, path, &r), i < 2 ? 201 : 403);
+    }
+    /* a player's request with every kind of credential a CDN uses */
+    assert_int_equal(http(f.h, f.s.port, "GET",
+                          "/v1/allocations/secret-alloc-0/master.m3u8?Policy=SECRETPOLICY&"
+                          "Signature=SECRETSIG&Key-Pair-Id=SECRETKPID",
+                          NULL, "Cookie: CloudFront-Signature=SECRETCOOKIE", &r),
+                     404);
+    assert_int_equal(http(f.h, f.s.port, "GET", "/v1/nothing?token=SECRETTOKEN", NULL,
+                          "Authorization: Bearer SECRETBEARER", &r),
+                     404);
+    assert_int_equal(http(f.h, f.s.port, "OPTIONS", "/v1/allocations", NULL, NULL, &r), 204);
+    /* logrotate: the file moved, SIGHUP, the next line goes to a new file */
+    assert_int_equal(rename(log_path, moved), 0);
+    kill(f.s.pid, SIGHUP);
+    for (int i = 0; i < 500 && access(log_path, F_OK) != 0; i++)
+        usleep(10000);
+    assert_int_equal(http(f.h, f.s.port, "GET", "/healthz", NULL, NULL, &r), 200);
+    char *text = malloc(1 << 16);
+    assert_non_null(text);
+    r.body = text;
+    r.cap = 1 << 16;
+    assert_int_equal(http(f.h, f.s.port, "GET", "/metrics", NULL, NULL, &r), 200);
+    const char *names[] = {"stepctl_build_info{version=\"" STEPCTL_VERSION "\",commit=\"",
+                           "stepctl_requests_total{route=\"allocations\",status=\"201\"} 2\n",
+                           "stepctl_requests_total{route=\"allocations\",status=\"403\"} 1\n",
+                           "stepctl_requests_total{route=\"master\",status=\"404\"} 1\n",
+                           "stepctl_requests_total{route=\"unmatched\",status=\"404\"} 1\n",
+                           "stepctl_requests_total{route=\"preflight\",status=\"204\"} 1\n",
+                           "stepctl_requests_total{route=\"healthz\",status=\"200\"} 1\n",
+                           "stepctl_allocations_total{result=\"refused\",error=\"quota_exhausted\"} 1\n",
+                           "\"} 0\n" /* nothing left under the grant */};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strstr(r.body, names[i]))
+            fail_msg("/metrics lacks %s:\n%s", names[i], r.body);
+    char metrics[160], lint[160];
+    ctl_tmp_path(&f.w.t, "metrics.txt", metrics, sizeof metrics);
+    ctl_tmp_path(&f.w.t, "promtool.txt", lint, sizeof lint);
+    FILE *m = fopen(metrics, "w");
+    assert_non_null(m);
+    fputs(r.body, m);
+    fclose(m);
+    free(text);
+    if (promtool_check_metrics(metrics, lint) != 0) {
+        char *said = ctl_out(&f.w.t, "promtool");
+        fail_msg("promtool check metrics:\n%s", said);
+    }
+    curl_easy_cleanup(f.h);
+    assert_int_equal(server_stop(&f.s, SIGTERM), 0);
+    /* 3 allocations, 2 players' requests, the preflight; then the health
+     * check and /metrics after the reopen */
+    static const char *const secrets[] = {"secret-alloc", "SECRET", "Signature", "Policy",
+                                          "Cookie", "token", "Bearer", "/v1/", NULL};
+    char *before = ctl_out(&f.w.t, "access-1"), *after = ctl_out(&f.w.t, "access");
+    access_lines_ok(before, 6, secrets);
+    access_lines_ok(after, 2, secrets);
+    assert_non_null(strstr(before, "\"method\":\"GET\",\"route\":\"master\",\"status\":404,"));
+    assert_non_null(strstr(before, "\"route\":\"unmatched\",\"status\":404,"));
+    assert_non_null(strstr(after, "\"route\":\"metrics\",\"status\":200,"));
+    free(before);
+    free(after);
+    ctl_world_end(&f.w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -723,6 +831,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_56_serve_sigterm_drains_in_flight_requests, kill_leftovers),
         cmocka_unit_test_teardown(ctl_57_serve_kill9_at_random_moments_loses_and_duplicates_nothing, kill_leftovers),
         cmocka_unit_test_teardown(ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_90_serve_metrics_pass_promtool_and_the_access_log_redacts, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)

@@ -571,7 +571,8 @@ void canary_probe_target(struct canary_env *env, const struct canary_target *t)
     if (canary_store_probe(env->store, &p.row, err, sizeof err) != 0)
         canary_log_event(env->log, "store_failed", "%s: probe: %s", t->key, err);
     else if (env->metrics)
-        canary_metrics_probe(env->metrics, t, evidence_probe_status_name(p.row.status));
+        canary_metrics_probe(env->metrics, t, evidence_probe_status_name(p.row.status),
+                             util_now_ms() - cy.started_ms);
     canary_probe_free(&p);
     free(cy.url);
 }

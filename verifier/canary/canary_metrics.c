@@ -2,6 +2,7 @@
 #include "canary_metrics.h"
 
 #include <arpa/inet.h>
+#include <libavutil/avutil.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#include "build_commit.h"
 
 #define METRICS_MAX_CONNECTIONS 16
 #define METRICS_CONNECTION_TIMEOUT_S 10
@@ -19,14 +22,22 @@ static const double BUCKETS[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 static const char *const VERDICTS[3] = {"UNKNOWN", "MATCH", "MISMATCH"};
 static const char *const PROBE_STATUS[3] = {"UNKNOWN", "PASS", "VIOLATION"};
 
+/* A latency histogram over BUCKETS. */
+struct histogram {
+    uint64_t buckets[NBUCKETS + 1]; /* per bucket (not cumulative); last is +Inf */
+    double sum;
+};
+
 struct series {
     char *key, *path_id, *channel, *rendition;
     uint64_t checks[3], probes[3], skipped;
-    uint64_t buckets[NBUCKETS + 1]; /* per bucket (not cumulative); last is +Inf */
-    double duration_sum;
+    struct histogram check_duration, probe_duration;
     bool have_lag;
     int64_t lag;
     int64_t last_match_ms;
+    int last_verdict;        /* index in VERDICTS of the newest stored check, -1 none yet */
+    int64_t last_verdict_ms; /* its observation time */
+    uint64_t unknown_streak; /* UNKNOWN checks stored in a row, up to now */
 };
 
 struct canary_metrics {
@@ -81,6 +92,7 @@ static struct series *series_of(struct canary_metrics *m, const struct canary_ta
     }
     struct series *s = &m->s[m->n];
     memset(s, 0, sizeof *s);
+    s->last_verdict = -1;
     s->key = strdup(t->key);
     s->path_id = strdup(t->path_id);
     s->channel = strdup(t->channel);
@@ -132,6 +144,16 @@ static int verdict_index(const char *v, const char *const names[3])
     return 0;
 }
 
+static void observe(struct histogram *h, int64_t duration_ms)
+{
+    double d = (double)duration_ms / 1000.0;
+    size_t b = 0;
+    while (b < NBUCKETS && d > BUCKETS[b])
+        b++;
+    h->buckets[b]++;
+    h->sum += d;
+}
+
 void canary_metrics_check(struct canary_metrics *m, const struct canary_target *t, const char *verdict,
                           int64_t duration_ms, int64_t observed_at_ms)
 {
@@ -140,14 +162,16 @@ void canary_metrics_check(struct canary_metrics *m, const struct canary_target *
     if (s) {
         int v = verdict_index(verdict, VERDICTS);
         s->checks[v]++;
-        double d = (double)duration_ms / 1000.0;
-        size_t b = 0;
-        while (b < NBUCKETS && d > BUCKETS[b])
-            b++;
-        s->buckets[b]++;
-        s->duration_sum += d;
+        observe(&s->check_duration, duration_ms);
         if (v == 1 && observed_at_ms > s->last_match_ms)
             s->last_match_ms = observed_at_ms;
+        /* checks of one target may finish out of order (a catch-up):
+         * the newest observation is the target's state */
+        if (observed_at_ms >= s->last_verdict_ms) {
+            s->last_verdict = v;
+            s->last_verdict_ms = observed_at_ms;
+        }
+        s->unknown_streak = v == 0 ? s->unknown_streak + 1 : 0;
     }
     pthread_mutex_unlock(&m->mu);
 }
@@ -172,12 +196,15 @@ void canary_metrics_skipped(struct canary_metrics *m, const struct canary_target
     pthread_mutex_unlock(&m->mu);
 }
 
-void canary_metrics_probe(struct canary_metrics *m, const struct canary_target *t, const char *status)
+void canary_metrics_probe(struct canary_metrics *m, const struct canary_target *t, const char *status,
+                          int64_t duration_ms)
 {
     pthread_mutex_lock(&m->mu);
     struct series *s = series_of(m, t);
-    if (s)
+    if (s) {
         s->probes[verdict_index(status, PROBE_STATUS)]++;
+        observe(&s->probe_duration, duration_ms);
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -211,26 +238,56 @@ static void labels(FILE *f, const struct series *s, const char *extra_name, cons
     fputc('}', f);
 }
 
-static void render_histogram(FILE *f, const struct series *s)
+static void render_histogram(FILE *f, const char *name, const struct series *s, const struct histogram *h)
 {
     uint64_t cum = 0;
     char le[32];
     for (size_t b = 0; b <= NBUCKETS; b++) {
-        cum += s->buckets[b];
+        cum += h->buckets[b];
         if (b < NBUCKETS)
             snprintf(le, sizeof le, "%g", BUCKETS[b]);
         else
             snprintf(le, sizeof le, "+Inf");
-        fputs("exactav_canary_check_duration_seconds_bucket", f);
+        fprintf(f, "%s_bucket", name);
         labels(f, s, "le", le);
         fprintf(f, " %llu\n", (unsigned long long)cum);
     }
-    fputs("exactav_canary_check_duration_seconds_sum", f);
+    fprintf(f, "%s_sum", name);
     labels(f, s, NULL, NULL);
-    fprintf(f, " %.6f\n", s->duration_sum);
-    fputs("exactav_canary_check_duration_seconds_count", f);
+    fprintf(f, " %.6f\n", h->sum);
+    fprintf(f, "%s_count", name);
     labels(f, s, NULL, NULL);
     fprintf(f, " %llu\n", (unsigned long long)cum);
+}
+
+/* The newest verdict as a state set (1 for it, 0 for the two others), its
+ * time, and how many UNKNOWN in a row: what alerts ask about a target. */
+static void render_last_verdict(FILE *f, const struct canary_metrics *m)
+{
+    fputs("# HELP exactav_canary_last_verdict 1 for the verdict of the newest check stored, 0 for the others.\n"
+          "# TYPE exactav_canary_last_verdict gauge\n", f);
+    for (size_t i = 0; i < m->n; i++)
+        for (int v = 0; v < 3 && m->s[i].last_verdict >= 0; v++) {
+            fputs("exactav_canary_last_verdict", f);
+            labels(f, &m->s[i], "verdict", VERDICTS[v]);
+            fprintf(f, " %d\n", v == m->s[i].last_verdict);
+        }
+    fputs("# HELP exactav_canary_last_verdict_timestamp_seconds Observation time of the newest check stored.\n"
+          "# TYPE exactav_canary_last_verdict_timestamp_seconds gauge\n", f);
+    for (size_t i = 0; i < m->n; i++)
+        if (m->s[i].last_verdict >= 0) {
+            fputs("exactav_canary_last_verdict_timestamp_seconds", f);
+            labels(f, &m->s[i], NULL, NULL);
+            fprintf(f, " %.3f\n", (double)m->s[i].last_verdict_ms / 1000.0);
+        }
+    fputs("# HELP exactav_canary_unknown_streak Checks stored UNKNOWN in a row, up to the newest (0 after a MATCH or MISMATCH).\n"
+          "# TYPE exactav_canary_unknown_streak gauge\n", f);
+    for (size_t i = 0; i < m->n; i++)
+        if (m->s[i].last_verdict >= 0) {
+            fputs("exactav_canary_unknown_streak", f);
+            labels(f, &m->s[i], NULL, NULL);
+            fprintf(f, " %llu\n", (unsigned long long)m->s[i].unknown_streak);
+        }
 }
 
 static void render_series(FILE *f, const struct canary_metrics *m)
@@ -246,7 +303,8 @@ static void render_series(FILE *f, const struct canary_metrics *m)
     fputs("# HELP exactav_canary_check_duration_seconds Wall time of one check, fetches included.\n"
           "# TYPE exactav_canary_check_duration_seconds histogram\n", f);
     for (size_t i = 0; i < m->n; i++)
-        render_histogram(f, &m->s[i]);
+        render_histogram(f, "exactav_canary_check_duration_seconds", &m->s[i], &m->s[i].check_duration);
+    render_last_verdict(f, m);
     fputs("# HELP exactav_canary_lag_segments Newest media sequence in both playlists minus the newest checked.\n"
           "# TYPE exactav_canary_lag_segments gauge\n", f);
     for (size_t i = 0; i < m->n; i++)
@@ -278,6 +336,25 @@ static void render_series(FILE *f, const struct canary_metrics *m)
             labels(f, &m->s[i], "status", PROBE_STATUS[v]);
             fprintf(f, " %llu\n", (unsigned long long)m->s[i].probes[v]);
         }
+    fputs("# HELP exactav_canary_probe_duration_seconds Wall time of one availability probe.\n"
+          "# TYPE exactav_canary_probe_duration_seconds histogram\n", f);
+    for (size_t i = 0; i < m->n; i++)
+        render_histogram(f, "exactav_canary_probe_duration_seconds", &m->s[i], &m->s[i].probe_duration);
+}
+
+/* Which build answers: joined with the other series in dashboards, and a
+ * fleet running two versions is visible.  Label values escaped like the
+ * others (the FFmpeg version string is the library's own). */
+static void render_build_info(FILE *f)
+{
+    fputs("# HELP exactav_build_info The exactav build: version, commit and the FFmpeg libraries it runs with.\n"
+          "# TYPE exactav_build_info gauge\nexactav_build_info{", f);
+    label(f, "version", EXACTAV_VERSION);
+    fputc(',', f);
+    label(f, "commit", EXACTAV_COMMIT);
+    fputc(',', f);
+    label(f, "ffmpeg", av_version_info());
+    fputs("} 1\n", f);
 }
 
 char *canary_metrics_render(struct canary_metrics *m)
@@ -287,6 +364,7 @@ char *canary_metrics_render(struct canary_metrics *m)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
+    render_build_info(f);
     pthread_mutex_lock(&m->mu);
     fprintf(f, "# HELP exactav_canary_up 1 while the canary schedules checks.\n# TYPE exactav_canary_up gauge\n"
                "exactav_canary_up %d\n", m->up ? 1 : 0);

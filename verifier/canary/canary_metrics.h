@@ -8,7 +8,12 @@
  *   exactav_canary_last_match_timestamp_seconds{...}  gauge: observation time of the last MATCH
  *   exactav_canary_skipped_segments_total{...}        counter: due segments given up
  *   exactav_canary_probes_total{...,status}           counter
- * and exactav_canary_targets (gauge), exactav_canary_up (1 while scheduling),
+ *   exactav_canary_probe_duration_seconds{...}        histogram (same buckets)
+ *   exactav_canary_last_verdict{...,verdict}          gauge: 1 for the newest stored verdict
+ *   exactav_canary_last_verdict_timestamp_seconds{...} gauge: its observation time
+ *   exactav_canary_unknown_streak{...}                gauge: UNKNOWN checks in a row
+ * and exactav_build_info{version,commit,ffmpeg} 1,
+ *   exactav_canary_targets (gauge), exactav_canary_up (1 while scheduling),
  *   exactav_canary_checks_by_compare_total{compare}   counter: "full" or "decoder-input"
  *   exactav_canary_reference_decodes_total            counter: reference segments decoded
  *                                                     for the fast path (once each)
@@ -39,7 +44,8 @@ void canary_metrics_check(struct canary_metrics *m, const struct canary_target *
                           int64_t duration_ms, int64_t observed_at_ms);
 void canary_metrics_lag(struct canary_metrics *m, const struct canary_target *t, int64_t lag_segments);
 void canary_metrics_skipped(struct canary_metrics *m, const struct canary_target *t, uint64_t n);
-void canary_metrics_probe(struct canary_metrics *m, const struct canary_target *t, const char *status);
+void canary_metrics_probe(struct canary_metrics *m, const struct canary_target *t, const char *status,
+                          int64_t duration_ms);
 
 /* A check's compare ("full" or "decoder-input"), and a reference segment
  * whose clean decode became known (decoded once for all its paths). */
