@@ -186,6 +186,25 @@ static void t03_usage_errors(void **state)
     sh(cmd, 66);
 }
 
+/* verify names the pictures in its human output and in --json. */
+static void t04_verify_names_the_pictures(void **state)
+{
+    struct rig *r = *state;
+    char cmd[4096], out[600];
+    snprintf(out, sizeof out, "%s/verify.txt", r->dir);
+    snprintf(cmd, sizeof cmd, "%s verify --reference " FX "ref.ts --candidate " FX "cand_pixels.ts --diff-dir %s/v"
+             " --no-progress >%s", EXACTAV_BIN, r->dir, out);
+    sh(cmd, 1);
+    char *text = slurp(out);
+    assert_int_equal(count(text, "picture:  video_"), 3);
+    assert_non_null(strstr(text, "-video-difference.png\n"));
+    free(text);
+    snprintf(cmd, sizeof cmd, "%s verify --reference " FX "ref.ts --candidate " FX "cand_audio.ts --diff-dir %s/v"
+             " --no-progress --json | grep -q '\"audio_plot\": \"%s/v/.*-audio-difference.png\"'",
+             EXACTAV_BIN, r->dir, r->dir);
+    sh(cmd, 0);
+}
+
 static int setup(void **state)
 {
     static struct rig r;
@@ -215,6 +234,7 @@ int main(void)
         cmocka_unit_test(t01_report_renders_timeline_probes_and_pictures),
         cmocka_unit_test(t02_screenshot),
         cmocka_unit_test(t03_usage_errors),
+        cmocka_unit_test(t04_verify_names_the_pictures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -207,6 +207,27 @@ static int load_profile(void **state)
     return 0;
 }
 
+/* A picture that cannot be written says why and changes no verdict. */
+static void t05_unwritable_dir_is_an_error_not_a_verdict(void **state)
+{
+    const struct profile *p = *state;
+    char dir[512], file[600];
+    make_tmp(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    json_t *rep = check(p, FX "ref.ts", FX "cand_pixels.ts", file);   /* DIR is a regular file */
+    assert_string_equal(json_string_value(json_object_get(rep, "verdict")), "MISMATCH");
+    assert_string_equal(json_string_value(json_object_get(rep, "reason")), "video_pixels");
+    const char *why = json_string_value(json_object_get(json_object_get(rep, "diff_images"), "error"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "not a directory"));
+    assert_null(file_of(rep, "video_reference"));
+    json_decref(rep);
+    remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +235,7 @@ int main(void)
         cmocka_unit_test(t02_audio_mismatch_writes_a_plot),
         cmocka_unit_test(t03_match_writes_nothing),
         cmocka_unit_test(t04_existing_files_are_never_replaced),
+        cmocka_unit_test(t05_unwritable_dir_is_an_error_not_a_verdict),
     };
     return cmocka_run_group_tests(tests, load_profile, NULL);
 }
