@@ -19,12 +19,21 @@ extern char **environ;
 
 #define PLOT_POLL_NS 10000000L   /* 10 ms between checks on the child */
 
+/* A temporary file in $TMPDIR (or /tmp): its name goes into the gnuplot
+ * script between single quotes, so a TMPDIR with a quote, a backslash or a
+ * line break is not used. */
+static int make_temp(char *name, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    bool usable = tmp && tmp[0] == '/' && !strpbrk(tmp, "'\\\n\r");
+    snprintf(name, len, "%s/exactav-plot-XXXXXX", usable ? tmp : "/tmp");
+    return mkstemp(name);
+}
+
 /* The data file: sample index, reference, candidate, difference. */
 static int write_data(const struct diffpic_audio *a, char *name, size_t len)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(name, len, "%s/exactav-plot-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-    int fd = mkstemp(name);
+    int fd = make_temp(name, len);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         if (fd >= 0) {
@@ -102,9 +111,7 @@ static int run_gnuplot(const char *script, int out_fd)
 
 static int write_script(const char *text, char *name, size_t len)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(name, len, "%s/exactav-plot-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-    int fd = mkstemp(name);
+    int fd = make_temp(name, len);
     if (fd < 0)
         return -1;
     size_t n = strlen(text);
