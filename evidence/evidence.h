@@ -240,6 +240,17 @@ void evidence_rows_free(struct evidence_rows *set);
  * fit marks the row malformed. */
 void evidence_row_set(struct evidence_row *row, char *dst, const char *src);
 
+/* What `exactav report` draws (issue 22): in one snapshot, the checks
+ * observed at or after since_ms (JSON objects: id, path_id, channel,
+ * rendition, program_version, verdict, reason, media_sequence,
+ * observed_at_ms, diff_images: the report's member or null), ordered by
+ * path, channel, rendition, version, then time; and the probes of the same
+ * time (id, path_id, channel, rendition, object, status, reason,
+ * observed_at_ms, the three levels' statuses and times), newest first per
+ * path.  At most limit of each (>= 1).  Read-only is enough. */
+enum evidence_rc evidence_timeline(struct evidence_db *db, int64_t since_ms, int64_t limit, json_t **checks,
+                                   json_t **probes, char *err, size_t errlen);
+
 /* ---- availability probes (schema v2, table `probes`) ----
  * Availability evidence, never content evidence: a probe says whether a
  * path answered, at three levels (TCP connect, response headers of the

@@ -942,6 +942,35 @@ static void canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch(v
     live_stop(&l);
 }
 
+/* --diff-dir (issue 22): the tampered path's MISMATCH writes its pictures
+ * into its own folder, named in the stored report; the MATCH path writes
+ * nothing. */
+static void canary_34_diff_dir_pictures_per_target(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    static_paths(&l);
+    char ta[1024], tb[1024], url[256], cfg[4096], args[768];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, LIVE_SOURCE, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "..cdn:b", url, LIVE_SOURCE, NULL);   /* no ".." folder from a name */
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s, %s]}", ta, tb);
+    live_write(&l, "two.json", cfg);
+    snprintf(args, sizeof args, "--once --json --config %s/two.json --evidence %s/ev.db --diff-dir %s/pics",
+             l.dir, l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "two", args), 1);
+    assert_int_equal(live_sh("test \"$(ls %s/pics)\" = __cdn_b_live_360p", l.dir), 0);
+    assert_int_equal(live_sh("test $(ls %s/pics/__cdn_b_live_360p/*-video-*.png | wc -l) = 3", l.dir), 0);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = '..cdn:b' AND verdict = 'MISMATCH' "
+                                "AND json_extract(report, '$.diff_images.video_difference') LIKE "
+                                "'%s/pics/__cdn_b_live_360p/%%-video-difference.png'", l.dir), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND "
+                                "json_extract(report, '$.diff_images') = '{}'"), 1);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -959,6 +988,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_31_a_frozen_candidate_fails_preflight, live_teardown),
         cmocka_unit_test_teardown(canary_32_credentials_and_browser_access, live_teardown),
         cmocka_unit_test_teardown(canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch, live_teardown),
+        cmocka_unit_test_teardown(canary_34_diff_dir_pictures_per_target, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

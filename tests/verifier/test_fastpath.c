@@ -18,31 +18,12 @@
 #include "avlog.h"
 #include "exitcodes.h"
 #include "profile.h"
+#include "test_file.h"
 #include "verify.h"
 
 #define FX FIXTURES_DIR "/"
 #define EDITS 300
 #define TS 188
-
-struct file {
-    uint8_t *data;
-    size_t len;
-};
-
-static struct file load(const char *path)
-{
-    struct file f = {0};
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    f.len = (size_t)ftell(fp);
-    rewind(fp);
-    f.data = malloc(f.len);
-    assert_non_null(f.data);
-    assert_int_equal(fread(f.data, 1, f.len, fp), f.len);
-    fclose(fp);
-    return f;
-}
 
 /* verify_run over two in-memory files; returns the report (never NULL). */
 static json_t *check(const struct file *ref, const struct file *cand, enum verify_compare compare,

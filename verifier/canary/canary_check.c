@@ -1,6 +1,8 @@
 /* canary_check.c - one cycle of one target (see canary_check.h). */
 #include "canary_check.h"
 
+#include <ctype.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +208,28 @@ static struct fetch_options target_fetch(const struct canary_env *env, const str
     return fo;
 }
 
+/* One name of the target's folder for pictures: letters, digits, '-' and
+ * '_' are kept, anything else (a '/', a '.') becomes '_', so that a
+ * configured name never leaves DIR. */
+static void append_safe(char *out, size_t len, const char *name)
+{
+    size_t n = strlen(out);
+    for (const char *p = name; *p && n + 1 < len; p++)
+        out[n++] = isalnum((unsigned char)*p) || *p == '-' || *p == '_' ? *p : '_';
+    out[n] = '\0';
+}
+
+/* DIR/<path_id>_<channel>_<rendition>: the target's own folder of pictures. */
+static void target_diff_dir(const char *dir, const struct canary_target *t, char *out, size_t len)
+{
+    snprintf(out, len, "%s/", dir);
+    append_safe(out, len, t->path_id);
+    append_safe(out, len, "_");
+    append_safe(out, len, t->channel);
+    append_safe(out, len, "_");
+    append_safe(out, len, t->rendition);
+}
+
 /* verify_run on the shared reference bytes and the delivered candidate. */
 static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct candidate *cand, char *err,
                          size_t errlen, int *rc)
@@ -233,6 +257,11 @@ static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct ca
         pthread_mutex_unlock(&ref->memo_mu);
     rq.compare = cy->env->run->compare;
     rq.refmemo = &memo;
+    char diff_dir[4096 + 3 * CANARY_MAX_NAME + 4];
+    if (cy->env->run->diff_dir) {
+        target_diff_dir(cy->env->run->diff_dir, cy->t, diff_dir, sizeof diff_dir);
+        rq.diff_dir = diff_dir;
+    }
     struct verify_decode_store ds;
     canary_store_decodes(cy->env->store, &ds);
     rq.decode_store = &ds;

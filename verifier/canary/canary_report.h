@@ -32,6 +32,7 @@ struct canary_run_info {
     json_t *runtime;             /* profile_runtime_description() */
     char fingerprint[65];
     enum verify_compare compare; /* of every check (verify.h) */
+    const char *diff_dir;        /* --diff-dir: pictures of a MISMATCH, one folder per target; or NULL */
 };
 
 struct canary_unknown {

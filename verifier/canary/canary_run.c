@@ -327,6 +327,7 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     }
     profile_fingerprint(&r->profile, r->run.runtime, r->run.fingerprint);
     r->run.compare = r->o->compare_full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO;
+    r->run.diff_dir = r->o->diff_dir;
     int rc = 0;
     r->env.store = canary_store_open(r->o->evidence_path, &rc, err, errlen);
     if (!r->env.store)

@@ -30,6 +30,7 @@ struct canary_options {
     unsigned shard_k, shard_n;
     FILE *log;                   /* the structured log (stderr) */
     bool compare_full;           /* --compare full: never the decoder-input fast path */
+    const char *diff_dir;        /* --diff-dir: pictures of a MISMATCH (diffpic.h), or NULL */
 };
 
 /* One target's answer in a session (the newest record of the run). */

@@ -197,6 +197,25 @@ static void note_ref(struct vcmp *v, const struct vitem *r)
     v->prev_ref_rel = r->rel;
 }
 
+/* The first valid difference of a pair is the one confirmed unless an
+ * earlier missing/extra frame is: only its two frames are kept. */
+static void keep_pair(struct vcmp *v, const struct vitem *r, const struct vitem *c)
+{
+    if (!v->keep || v->kept[0] || v->confirmed.set || !r->valid || !c->valid)
+        return;
+    v->kept[0] = av_frame_clone(r->frame);
+    v->kept[1] = av_frame_clone(c->frame);
+    v->kept_index = v->ref_frames;
+    if (!v->kept[0] || !v->kept[1])
+        vcmp_release(v);
+}
+
+void vcmp_release(struct vcmp *v)
+{
+    av_frame_free(&v->kept[0]);
+    av_frame_free(&v->kept[1]);
+}
+
 /* One pairing decision; false when it must wait for more items. */
 static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
 {
@@ -211,7 +230,10 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
     if (r)
         note_ref(v, r);
     if (r && c && r->rel == c->rel) {
+        int64_t npend = v->npend;
         compare_pair(v, r, c);
+        if (v->npend > npend)
+            keep_pair(v, r, c);
         v->ref_frames++, v->cand_frames++;
         consume(ref), consume(cand);
         return true;
@@ -309,6 +331,32 @@ static void advance(struct acmp *a, struct ring *r, int s, size_t n)
     }
 }
 
+/* Copies one channel of the run [0, n) around its first difference. */
+static void keep_window(struct acmp *a, const float *pr, const float *pc, size_t n, int channels, size_t sample,
+                        int channel, int rate)
+{
+    struct diffpic_audio *k = a->kept;
+    if (!a->keep || !k)
+        return;
+    size_t from = sample > DIFFPIC_AUDIO_WINDOW / 8 ? sample - DIFFPIC_AUDIO_WINDOW / 8 : 0;
+    size_t to = n - from > DIFFPIC_AUDIO_WINDOW ? from + DIFFPIC_AUDIO_WINDOW : n;
+    for (size_t s = from; s < to; s++) {
+        k->ref[s - from] = pr[s * (size_t)channels + (size_t)channel];
+        k->cand[s - from] = pc[s * (size_t)channels + (size_t)channel];
+    }
+    k->n = (int)(to - from);
+    k->channel = channel;
+    k->sample_rate = rate;
+    k->first_index = a->ref_samples + (int64_t)from;
+    k->diff_index = a->ref_samples + (int64_t)sample;
+}
+
+void acmp_release(struct acmp *a)
+{
+    free(a->kept);
+    a->kept = NULL;
+}
+
 static void compare_run(struct acmp *a, const struct aitem *r, const struct aitem *c, size_t n, int64_t t)
 {
     const float *pr = r->pcm + a->roff * (size_t)r->channels;
@@ -320,6 +368,8 @@ static void compare_run(struct acmp *a, const struct aitem *r, const struct aite
     while (memcmp(&pr[i], &pc[i], sizeof(float)) == 0)  /* bit patterns, not values */
         i++;
     size_t sample = i / (size_t)r->channels;
+    if (r->valid && c->valid && !a->confirmed.set)
+        keep_window(a, pr, pc, n, r->channels, sample, (int)(i % (size_t)r->channels), r->sample_rate);
     note_audio(a, &a->confirmed, r->valid && c->valid, a->ref_samples + (int64_t)sample,
                (int)(i % (size_t)r->channels), t + (int64_t)sample * sample_unit(r), "samples");
 }

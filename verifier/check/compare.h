@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "diffpic.h"
 #include "xfer.h"
 
 struct video_diff {
@@ -69,6 +70,11 @@ struct vcmp {
     struct vpending pend[VCMP_MAX_PENDING];
     int npend;
     bool done;
+    /* keep: the frames of the first valid pixel or parameter difference
+     * are kept (references, not copies) for its pictures (diffpic.h) */
+    bool keep;
+    AVFrame *kept[2];            /* reference, candidate; NULL: none kept */
+    int64_t kept_index;
 };
 
 struct acmp {
@@ -80,6 +86,10 @@ struct acmp {
     bool unconfirmed;
     bool invalid_seen[2];
     bool done;
+    /* keep: the channel's samples around the first confirmed sample value
+     * difference are copied for its plot (diffpic.h) */
+    bool keep;
+    struct diffpic_audio *kept;  /* allocated when keep is set; n 0: none */
 };
 
 void vcmp_init(struct vcmp *v);
@@ -95,6 +105,10 @@ bool acmp_step(struct acmp *a, struct ring *ref, struct ring *cand);
  * observations were complete and their decodes of this track clean. */
 void vcmp_finish(struct vcmp *v, bool clean);
 void acmp_finish(struct acmp *a, bool clean);
+
+/* Releases what keep kept. */
+void vcmp_release(struct vcmp *v);
+void acmp_release(struct acmp *a);
 
 /* The first parameter (in the order listed above) in which two frames
  * differ, by name, or NULL. */

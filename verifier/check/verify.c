@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "diffpic.h"
 #include "evidence_fingerprint.h"
 #include "exitcodes.h"
 #include "refscan.h"
@@ -494,6 +495,37 @@ static json_t *build_report(struct run *r, struct track_verdict overall, struct 
     return rep;
 }
 
+/* ---- the pictures of a MISMATCH ---- */
+
+/* The report's "diff_images": the files written for the first difference of
+ * each MISMATCH track that has pictures (pixel or parameter differences of
+ * video, sample values of audio), and "error" when one could not be
+ * written (the verdict stands either way). */
+static void add_diff_images(const struct run *r, struct track_verdict tv, struct track_verdict ta, json_t *rep)
+{
+    const struct verify_request *rq = r->rq;
+    json_t *files = json_object();
+    char err[512] = "";
+    /* the stem comes from the evidence id (made here, hex and '-') and never from the input */
+    const char *id = rq->evidence_id;
+    const char *stem = id && id[0] && strspn(id, "0123456789abcdef-") == strlen(id) ? id : "verify";
+    const struct video_diff *vd = &r->v.confirmed;
+    bool pictured = vd->set && (!strcmp(vd->plane, "Y") || !strcmp(vd->plane, "U") || !strcmp(vd->plane, "V") ||
+                                !strcmp(vd->plane, "params"));
+    bool video = tv.verdict == VERDICT_MISMATCH && pictured && r->v.kept[0] && r->v.kept_index == vd->index;
+    const struct audio_diff *ad = &r->a.confirmed;
+    bool audio = ta.verdict == VERDICT_MISMATCH && ad->set && !strcmp(ad->kind, "samples") && r->a.kept &&
+                 r->a.kept->n > 0 && r->a.kept->diff_index == ad->sample_index;
+    int rc = (video || audio) ? diffpic_make_dir(rq->diff_dir, err, sizeof err) : 0;
+    if (!rc && video)
+        rc = diffpic_video(rq->diff_dir, stem, r->v.kept[0], r->v.kept[1], files, err, sizeof err);
+    if (!rc && audio)
+        rc = diffpic_audio(rq->diff_dir, stem, r->a.kept, files, err, sizeof err);
+    if (rc)
+        json_object_set_new(files, "error", json_string(err));
+    json_object_set_new(rep, "diff_images", files);
+}
+
 /* ---- the run ---- */
 
 static int prepare(struct run *r, char *err, size_t errlen)
@@ -765,6 +797,8 @@ static int report_fast(struct run *r, json_t **report, int64_t t0)
     struct track_verdict overall = verdict_combine(tracks, n);
     r->compare = "decoder-input";
     *report = build_report(r, overall, tv, ta, t0, util_now_ms());
+    if (*report && r->rq->diff_dir)   /* a MATCH: no pictures */
+        json_object_set_new(*report, "diff_images", json_object());
     return *report ? verdict_exit_code(overall.verdict) : EXACTAV_EXIT_INTERNAL;
 }
 
@@ -801,6 +835,9 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
         vcmp_init(&r->v);
         acmp_init(&r->a, r->ref.audio.start);
         r->a.done = !r->ref.has_audio;
+        r->v.keep = r->a.keep = rq->diff_dir != NULL;
+        if (rq->diff_dir)
+            r->a.kept = calloc(1, sizeof *r->a.kept);   /* none: no plot, the check goes on */
         if (start_sides(r, 0, 2, false)) {
             snprintf(err, errlen, "cannot start decoding threads");
             rc = EXACTAV_EXIT_INTERNAL;
@@ -820,8 +857,12 @@ int verify_run(const struct verify_request *rq, json_t **report, char *err, size
             if (overall.verdict == VERDICT_MATCH && r->v.ref_frames == 0 && r->a.ref_samples == 0)
                 overall = (struct track_verdict){VERDICT_UNKNOWN, "empty_interval"};
             *report = build_report(r, overall, tv, ta, t0, t1);
+            if (*report && rq->diff_dir)
+                add_diff_images(r, tv, ta, *report);
             rc = *report ? verdict_exit_code(overall.verdict) : EXACTAV_EXIT_INTERNAL;
         }
+        vcmp_release(&r->v);
+        acmp_release(&r->a);
         xfer_destroy(&r->x);
     }
     json_decref(r->runtime);

@@ -86,6 +86,8 @@ struct verify_request {
     enum verify_compare compare;
     struct verify_refmemo *refmemo;  /* in/out, or NULL; the caller serialises its use */
     const struct verify_decode_store *decode_store;  /* or NULL: asked after the memo */
+    const char *diff_dir;        /* --diff-dir: pictures of a MISMATCH go here (diffpic.h), and
+                                  * the report's "diff_images" names them; NULL: none */
 };
 
 /* Runs the check.  Returns the exit code (0/1/2 with *report set, or 65,

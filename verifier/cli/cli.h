@@ -10,6 +10,7 @@ int exactav_cmd_verify(int argc, char **argv);
 int exactav_cmd_bind(int argc, char **argv);
 int exactav_cmd_profile(int argc, char **argv);
 int exactav_cmd_canary(int argc, char **argv);
+int exactav_cmd_report(int argc, char **argv);
 
 /* Shared by the commands: loads --profile FILE or the embedded profile,
  * printing the error; returns the exit code (0 when loaded). */

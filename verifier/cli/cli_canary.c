@@ -24,7 +24,8 @@
 
 static const char USAGE[] =
     "usage: exactav canary --config canary.json --evidence evidence.db [--once] [--duration S]\n"
-    "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--compare auto|full] [--json]\n"
+    "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--compare auto|full]\n"
+    "                      [--diff-dir DIR] [--json]\n"
     "\n"
     "Checks every target of the configuration (a live rendition delivered by one path,\n"
     "against the reference provider's copy) at every segment with Exact-AV v1, and\n"
@@ -42,6 +43,9 @@ static const char USAGE[] =
     "  --compare auto|full    auto (default): a candidate whose decoder input is the\n"
     "                         reference's is MATCH without decoding it, and each reference\n"
     "                         segment is decoded at most once; full: decode every check\n"
+    "  --diff-dir DIR         for a MISMATCH, pictures of the first difference (as\n"
+    "                         `exactav verify --diff-dir`) in DIR/PATH_CHANNEL_RENDITION,\n"
+    "                         named in the stored report's \"diff_images\"\n"
     "  --json                 log lines and the session summary as JSON\n"
     "  -h, --help             this help\n"
     "\n"
@@ -59,7 +63,8 @@ static int parse(int argc, char **argv, struct canary_options *o)
         {"once", no_argument, NULL, 'o'}, {"duration", required_argument, NULL, 'd'},
         {"metrics-listen", required_argument, NULL, 'm'}, {"shard", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-        {"compare", required_argument, NULL, 'C'}, {NULL, 0, NULL, 0},
+        {"compare", required_argument, NULL, 'C'}, {"diff-dir", required_argument, NULL, 'D'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     int64_t v;
@@ -84,6 +89,11 @@ static int parse(int argc, char **argv, struct canary_options *o)
             if (strcmp(optarg, "auto") && strcmp(optarg, "full"))
                 return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--compare wants auto or full, got '%s'", optarg);
             o->compare_full = optarg[0] == 'f';
+            break;
+        case 'D':
+            if (!optarg[0])
+                return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--diff-dir wants a directory");
+            o->diff_dir = optarg;
             break;
         case 'd':
             if (util_parse_i64(optarg, &v) || v < 1 || v > MAX_DURATION_S)

@@ -70,6 +70,11 @@ static const char USAGE[] =
     "                        beyond it: UNKNOWN deadline_exceeded\n"
     "  --max-size BYTES      largest object accepted (default 268435456, at most 1073741824)\n"
     "  --max-redirects N     redirects followed per object (default 5)\n"
+    "  --diff-dir DIR        for a MISMATCH, write PNGs of the first differing frame\n"
+    "                        (reference, candidate, difference map) and a plot of the first\n"
+    "                        audio difference into DIR (made when missing; an existing file\n"
+    "                        is never replaced: a numbered name is used); the report's\n"
+    "                        \"diff_images\" names them.  A MATCH writes nothing\n"
     "  --json                print the report as one JSON object\n"
     "  --progress            progress on stderr (default when stderr is a terminal)\n"
     "  --no-progress         no progress\n"
@@ -88,6 +93,7 @@ static const char USAGE[] =
 struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
+    const char *diff_dir;
     bool have_interval, json, progress, have_seq;
     int64_t start, end, offset, seq_first, seq_last, program;
     int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
@@ -202,7 +208,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"keep-param", required_argument, NULL, 'K'}, {"allow-redirect-host", required_argument, NULL, 'H'},
         {"deadline", required_argument, NULL, 'L'}, {"header", required_argument, NULL, 'Q'},
         {"cookie", required_argument, NULL, 'Z'},
-        {"compare", required_argument, NULL, 'W'},
+        {"compare", required_argument, NULL, 'W'}, {"diff-dir", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
@@ -241,6 +247,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
             if (strcmp(optarg, "auto") && strcmp(optarg, "full"))
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--compare wants auto or full, got '%s'", optarg);
             o->compare = optarg[0] == 'a' ? VERIFY_COMPARE_AUTO : VERIFY_COMPARE_FULL;
+            break;
+        case 'F':
+            if (!optarg[0])
+                return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--diff-dir wants a directory");
+            o->diff_dir = optarg;
             break;
         case 'G':
             if (util_parse_i64(optarg, &o->program) || o->program < 1 || o->program > 65535)
@@ -425,7 +436,7 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
         .context = ref->context, .progress = o->progress, .fetches = cand->fetches,
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
         .candidate_failure = cand->failure, .deadline_ms = o->deadline_ms,
-        .candidate_length_unproven = cand->length_unproven, .compare = o->compare,
+        .candidate_length_unproven = cand->length_unproven, .compare = o->compare, .diff_dir = o->diff_dir,
     };
     struct verify_decode_store ds = {edb, decode_load, decode_save};
     if (edb)

@@ -23,6 +23,7 @@ static const struct exactav_command commands[] = {
     {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)", false},
     {"canary", exactav_cmd_canary, "check live renditions at every segment; --once: a pre-flight session",
      true},
+    {"report", exactav_cmd_report, "the evidence as one static HTML page (timelines, probes, pictures)", false},
 };
 
 static void usage(FILE *out)

@@ -124,6 +124,21 @@ static void write_delivery(FILE *out, const json_t *cand)
     fputs(" (--allow-redirect-host restricts)\n", out);
 }
 
+/* The pictures --diff-dir wrote, one per line, and why one is missing. */
+static void write_diff_images(FILE *out, const json_t *files)
+{
+    static const char *const keys[] = {"video_reference", "video_candidate", "video_difference", "audio_plot",
+                                       "error"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = json_string_value(json_object_get(files, keys[i]));
+        if (!v)
+            continue;
+        fprintf(out, "picture:  %s: ", keys[i]);
+        evidence_text_fputs(out, v);
+        fputc('\n', out);
+    }
+}
+
 int report_write_human(FILE *out, const json_t *report)
 {
     struct shown sh = {.next = 0};
@@ -141,6 +156,7 @@ int report_write_human(FILE *out, const json_t *report)
         fputs("compare:  decoder-input: byte-identical decoder input, the candidate was not decoded\n", out);
     write_streams(out, &sh, json_object_get(report, "candidate"));
     write_delivery(out, json_object_get(report, "candidate"));
+    write_diff_images(out, json_object_get(report, "diff_images"));
     /* "evidence: ID" is printed by verify once the row is committed. */
     return ferror(out) ? -1 : 0;
 }
