@@ -338,7 +338,7 @@ static void config_21_retention_parsed_and_refused(void **state)
 /* The real binary with "retention": the prune at the start of the run
  * deletes the old rows of a store written through the evidence API and
  * logs what it did; the newest row of the scope stays. */
-static void canary_22_retention_prunes_the_store_at_start(void **state)
+static void config_22_retention_prunes_the_store_at_start(void **state)
 {
     (void)state;
     char dir[] = "/tmp/canary-ret-XXXXXX";
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(command_19_time_limit_kills_the_whole_group),
         cmocka_unit_test(config_20_usage_errors_exit_64_and_name_the_key),
         cmocka_unit_test(config_21_retention_parsed_and_refused),
-        cmocka_unit_test(canary_22_retention_prunes_the_store_at_start),
+        cmocka_unit_test(config_22_retention_prunes_the_store_at_start),
     };
     return canary_test_main("canary_config", tests, sizeof tests / sizeof tests[0], argc, argv);
 }
