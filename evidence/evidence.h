@@ -319,6 +319,43 @@ enum evidence_rc evidence_decode_put(struct evidence_db *db, const struct eviden
 enum evidence_rc evidence_decode_get(struct evidence_db *db, const struct evidence_decode_key *k,
                                      struct evidence_decode *d, char *err, size_t errlen);
 
+/* ---- retention (exactav evidence prune, docs/evidence.md#retention) ----
+ * Deletes evidence rows (with their fetches) and probes observed before
+ * now - keep_ms, and stored reference decodes made before it, in
+ * transactions of at most `batch` rows each; never the newest evidence row
+ * of a scope (path, channel, rendition, program version: the row
+ * evidence_newest returns), never a MISMATCH observed at or after
+ * now - keep_mismatch_ms, never the newest probe of a (path, channel,
+ * rendition).  Then gives the space back (incremental_vacuum; a store that
+ * is not auto_vacuum=INCREMENTAL yet is converted once by VACUUM).  Needs a
+ * read-write handle. */
+#define EVIDENCE_PRUNE_BATCH 1000
+#define EVIDENCE_PRUNE_KEEP_MISMATCH_MS (30 * 24 * 3600 * INT64_C(1000))
+struct evidence_prune_opts {
+    int64_t now_ms;           /* > 0 */
+    int64_t keep_ms;          /* >= 0 */
+    int64_t keep_mismatch_ms; /* >= 0 */
+    size_t batch;             /* rows per transaction; 0: EVIDENCE_PRUNE_BATCH */
+};
+struct evidence_prune_result {
+    int64_t evidence_rows, fetch_rows, probe_rows, decode_rows; /* deleted */
+    int64_t kept_newest;   /* older than keep, kept as the newest row of their scope */
+    int64_t kept_mismatch; /* older than keep, kept as a MISMATCH younger than keep_mismatch */
+    int64_t transactions;  /* delete transactions run */
+    int64_t bytes_before, bytes_after; /* page_count * page_size */
+    const char *vacuum;    /* "full", "incremental" or "none" (static) */
+};
+enum evidence_rc evidence_prune(struct evidence_db *db, const struct evidence_prune_opts *opts,
+                                struct evidence_prune_result *r, char *err, size_t errlen);
+/* The result as JSON (`evidence prune --json`, the canary's log):
+ * {"deleted": {"evidence", "fetches", "probes", "reference_decodes"},
+ *  "kept": {"newest", "mismatch"}, "transactions", "bytes_before",
+ *  "bytes_after", "bytes_reclaimed", "vacuum"}; NULL on out of memory. */
+json_t *evidence_prune_json(const struct evidence_prune_result *r);
+/* "7d", "12h", "30m", "45s": a whole number and one unit, at most 100
+ * years; false for anything else. */
+bool evidence_duration_parse(const char *s, int64_t *ms);
+
 /* Writers: format what the queries returned, compute nothing.  Untrusted
  * text is printed with control characters escaped (evidence_text.h). */
 int evidence_write_table(FILE *out, const json_t *rows, int64_t now_ms);

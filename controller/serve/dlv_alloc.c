@@ -104,12 +104,42 @@ int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a)
     return rc;
 }
 
+/* Was path already removed from the decision's list (control.db)? */
+static bool removal_recorded(struct dlv *d, const struct dlv_alloc *a, const char *path)
+{
+    sqlite3 *db = reader_take(d);
+    int found = db ? dlv_removal_find(db, a->decision_id, path) : 0;
+    if (db)
+        reader_give(d, db);
+    return found == 1;
+}
+
 /* Has path a valid MISMATCH of the decision's scope observed after the
- * decision's time?  Once true, true for good. */
+ * decision's time?  When it has, the removal is recorded in control.db
+ * (so a pruned MISMATCH row brings no path back). */
+static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *path, int64_t now_ms)
+{
+    struct stev_scope sc = {path,         a->channel,    a->rendition, a->program_version,
+                            a->profile_id, a->decision_time_ms};
+    struct evidence_rows rows;
+    char err[512];
+    enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);
+    const struct evidence_row *mm = NULL;
+    if (rc != EVIDENCE_OK) /* unreadable: the list the decision made stands */
+        fprintf(stderr, "stepctl serve: evidence for path %s not read: %s\n", path, err);
+    for (size_t i = 0; rc == EVIDENCE_OK && i < rows.n && !mm; i++)
+        if (!rows.rows[i].malformed && rows.rows[i].verdict == EVIDENCE_VERDICT_MISMATCH)
+            mm = &rows.rows[i];
+    if (mm)
+        dlv_removal_record(d->db_path, a->decision_id, path, mm->id, mm->observed_at_ms, now_ms);
+    evidence_rows_free(&rows); /* stev_read zeroed it first */
+    return mm != NULL;
+}
+
+/* Is path out of the decision's list: a removal recorded in control.db, or
+ * a MISMATCH in evidence.db?  Once true, true for good. */
 static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path, int64_t now_ms)
 {
-    if (!d->evidence_path)
-        return false;
     char key[2 * SIT_STR + 2];
     snprintf(key, sizeof key, "%s/%s", a->decision_id, path);
     char *c = dcache_get(d->dropped, key, NULL);
@@ -121,17 +151,8 @@ static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path, 
         return was;
     }
     free(c);
-    struct stev_scope sc = {path,         a->channel,    a->rendition, a->program_version,
-                            a->profile_id, a->decision_time_ms};
-    struct evidence_rows rows;
-    char err[512];
-    enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);
-    bool now_dropped = false;
-    if (rc != EVIDENCE_OK) /* unreadable: the list the decision made stands */
-        fprintf(stderr, "stepctl serve: evidence for path %s not read: %s\n", path, err);
-    for (size_t i = 0; rc == EVIDENCE_OK && i < rows.n; i++)
-        now_dropped |= !rows.rows[i].malformed && rows.rows[i].verdict == EVIDENCE_VERDICT_MISMATCH;
-    evidence_rows_free(&rows); /* stev_read zeroed it first */
+    bool now_dropped = removal_recorded(d, a, path) ||
+                       (d->evidence_path && mismatch_seen(d, a, path, now_ms));
     char val[48];
     int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, now_dropped);
     dcache_put(d->dropped, key, val, (size_t)n);

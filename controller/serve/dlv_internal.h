@@ -66,6 +66,13 @@ struct dlv {
 
 /* 0 found, 1 no such allocation, -1 the store cannot be read. */
 int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a);
+/* dlv_removals.c: paths removed by a MISMATCH, kept in control.db.  find:
+ * 1 recorded, 0 not (also when the table does not exist yet), -1 error;
+ * record: 0, or -1 (logged) when control.db cannot be written. */
+int dlv_removal_find(sqlite3 *ro, const char *decision_id, const char *path_id);
+int dlv_removal_record(const char *db_path, const char *decision_id, const char *path_id,
+                       const char *evidence_id, int64_t observed_at_ms, int64_t now_ms);
+
 /* The pathway list of a at now_ms (reads evidence.db when due). */
 void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
                   struct dlv_pathways *out);

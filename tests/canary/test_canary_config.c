@@ -14,6 +14,8 @@
 
 #include "canary_command.h"
 #include "canary_config.h"
+#include "ev_test.h"
+#include "evidence.h"
 #include "util.h"
 
 static const char BASE[] =
@@ -339,6 +341,81 @@ static void config_20_usage_errors_exit_64_and_name_the_key(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void config_21_retention_parsed_and_refused(void **state)
+{
+    (void)state;
+    struct canary_config c;
+    accepted(false, "unused", NULL, &c);
+    assert_false(c.retention.on); /* absent: the canary never prunes */
+    canary_config_free(&c);
+    accepted(false, "retention", "{\"keep\": \"7d\"}", &c);
+    assert_true(c.retention.on);
+    assert_int_equal(c.retention.keep_ms, 7 * 86400 * INT64_C(1000));
+    assert_int_equal(c.retention.keep_mismatch_ms, 30 * 86400 * INT64_C(1000));
+    assert_int_equal(c.retention.every_ms, 3600 * 1000);
+    canary_config_free(&c);
+    accepted(false, "retention", "{\"keep\": \"12h\", \"keep_mismatch\": \"30m\", \"every_s\": 60}", &c);
+    assert_int_equal(c.retention.keep_ms, 12 * 3600 * 1000);
+    assert_int_equal(c.retention.keep_mismatch_ms, 30 * 60 * 1000);
+    assert_int_equal(c.retention.every_ms, 60 * 1000);
+    canary_config_free(&c);
+    refused(false, "retention", "{}", "retention.keep: required");
+    refused(false, "retention", "{\"keep\": 7}", "retention.keep: must be a duration");
+    refused(false, "retention", "{\"keep\": \"7w\"}", "retention.keep: must be a duration");
+    refused(false, "retention", "{\"keep\": \"7d\", \"keep_mismatch\": \"\"}", "retention.keep_mismatch");
+    refused(false, "retention", "{\"keep\": \"7d\", \"every_s\": 0}", "retention.every_s");
+    refused(false, "retention", "{\"keep\": \"7d\", \"every\": 5}", "retention.every: unknown key");
+    refused(false, "retention", "\"7d\"", "retention: must be an object");
+}
+
+/* The real binary with "retention": the prune at the start of the run
+ * deletes the old rows of a store written through the evidence API and
+ * logs what it did; the newest row of the scope stays. */
+static void config_22_retention_prunes_the_store_at_start(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/canary-ret-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char db_path[128], cfg_path[128], log_path[128], cmd[1024];
+    snprintf(db_path, sizeof db_path, "%s/ev.db", dir);
+    snprintf(cfg_path, sizeof cfg_path, "%s/c.json", dir);
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    struct evidence_db *db = NULL;
+    assert_int_equal(evidence_open(db_path, EVIDENCE_OPEN_RW, &db, NULL, 0), EVIDENCE_OK);
+    int64_t now = evidence_now_ms();
+    for (int i = 0; i < 5; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "old-%d", i);
+        char *text = ev_sample_report(id, "MATCH", now - (40 - i) * 86400 * INT64_C(1000), "cdn-z", "ch1",
+                                      "720p", "pv7");
+        int inserted = 0;
+        assert_int_equal(evidence_import_report(db, text, strlen(text), &inserted, NULL, 0), EVIDENCE_OK);
+        free(text);
+    }
+    evidence_close(db);
+    /* one target nobody serves: its checks are UNKNOWN, the run goes on */
+    char *text = with(false, "retention", "{\"keep\": \"7d\", \"every_s\": 3600}");
+    FILE *f = fopen(cfg_path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    snprintf(cmd, sizeof cmd, "%s canary --config %s --evidence %s --duration 1 --json >%s 2>&1", EXACTAV_BIN,
+             cfg_path, db_path, log_path);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(ev_count(db_path, "SELECT count(*) FROM evidence WHERE id LIKE 'old-%'"), 1);
+    assert_int_equal(ev_count(db_path, "SELECT count(*) FROM evidence WHERE id = 'old-4'"), 1);
+    snprintf(cmd, sizeof cmd, "grep -F '\"event\":\"prune\"' %s | grep -qF 'evidence\\\":4,'", log_path);
+    if (system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "cat %s >&2", log_path);
+        assert_int_equal(system(cmd), 0);
+        fail_msg("no prune event with 4 evidence rows deleted in the log");
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +427,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(command_18_prints_a_fresh_url_and_nothing_else_leaks),
         cmocka_unit_test(command_19_time_limit_kills_the_whole_group),
         cmocka_unit_test(config_20_usage_errors_exit_64_and_name_the_key),
+        cmocka_unit_test(config_21_retention_parsed_and_refused),
+        cmocka_unit_test(config_22_retention_prunes_the_store_at_start),
     };
     return canary_test_main("canary_config", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -572,6 +572,47 @@ static void ctl_37_cli_copied_template_decides_on_evidence_from_exactav_verify(v
     ctl_tmp_remove(&e.t);
 }
 
+/* Retention (issue 22): `exactav evidence prune` deletes the rows a decision
+ * no longer needs (keeping the newest of each scope), and a decision copies
+ * the rows it used into control.db (decision_evidence): after a prune that
+ * deleted rows, and with no evidence.db at all, replay is identical; and a
+ * new decide on the pruned store decides exactly as before. */
+static void ctl_70_cli_prune_changes_no_decision_and_replay_needs_no_evidence_db(void **state)
+{
+    (void)state;
+    struct e2e e;
+    char id[64];
+    decide_main(&e, id);
+    json_t *before = out_json(&e);
+    long long rows = ctl_query_int(e.ev, "SELECT count(*) FROM evidence");
+    assert_int_equal(ctl_run_program(&e.t, CTL_EXACTAV,
+                                     "evidence prune --evidence '%s' --keep 0s --keep-mismatch 0s "
+                                     "--json", e.ev), 0);
+    assert_true(ctl_query_int(e.ev, "SELECT count(*) FROM evidence") < rows); /* rows were deleted */
+    assert_int_equal(ctl_run(&e.t, "replay %s --db '%s'", id, e.db), 0);
+    char *out = ctl_out(&e.t, "out");
+    assert_non_null(strstr(out, "identical"));
+    free(out);
+    assert_int_equal(ctl_run(&e.t, "decide --input '%s' --evidence '%s' --db '%s' --json", e.sit,
+                             e.ev, e.db), 0);
+    json_t *again = out_json(&e);
+    assert_true(json_equal(json_object_get(before, "candidates"), json_object_get(again, "candidates")));
+    assert_true(json_equal(json_object_get(before, "chosen"), json_object_get(again, "chosen")));
+    json_decref(again);
+    json_decref(before);
+    assert_int_equal(unlink(e.ev), 0);
+    char side[160];
+    snprintf(side, sizeof side, "%s-wal", e.ev);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", e.ev);
+    unlink(side);
+    assert_int_equal(ctl_run(&e.t, "replay %s --db '%s'", id, e.db), 0);
+    out = ctl_out(&e.t, "out");
+    assert_non_null(strstr(out, "identical"));
+    free(out);
+    ctl_tmp_remove(&e.t);
+}
+
 /* A row whose columns were edited, or whose report exactav verify could not
  * have written, is never applicable: UNKNOWN evidence_malformed, the reason
  * on stderr, never PASS, and an older valid row does not take its place. */
@@ -905,6 +946,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_35_cli_stores_refuse_files_that_are_not_theirs),
         cmocka_unit_test(ctl_36_cli_readers_work_on_stores_they_cannot_write),
         cmocka_unit_test(ctl_37_cli_copied_template_decides_on_evidence_from_exactav_verify),
+        cmocka_unit_test(ctl_70_cli_prune_changes_no_decision_and_replay_needs_no_evidence_db),
         cmocka_unit_test(ctl_38_cli_tampered_or_forged_evidence_is_malformed_never_pass),
     };
     if (argc > 1)

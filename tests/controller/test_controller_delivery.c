@@ -269,6 +269,46 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     ctl_world_end(&w);
 }
 
+/* Retention (issue 22): a path a MISMATCH removed is recorded in control.db
+ * (delivery_removals), so it stays removed after `exactav evidence prune`
+ * deleted that MISMATCH row and serve restarted; a MISMATCH younger than
+ * --keep-mismatch is not deleted at all. */
+static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], list[128];
+    serve_world_granted(&w, g);
+    paths_unsigned(&w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'D' "
+                                         "AND evidence_id = 'ev-d-bad'"), 1);
+    ctl_world_evidence(&w, "ev-d-good", "D", "MATCH", ctl_now_ms() + 1, true);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+
+    /* the default --keep-mismatch (30d) keeps the MISMATCH; 0s deletes it */
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV, "evidence prune --evidence '%s' --keep 0s", w.ev), 0);
+    assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM evidence WHERE id = 'ev-d-bad'"), 1);
+    assert_int_equal(ctl_run_program(&w.t, CTL_EXACTAV,
+                                     "evidence prune --evidence '%s' --keep 0s --keep-mismatch 0s", w.ev), 0);
+    assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM evidence WHERE id = 'ev-d-bad'"), 0);
+
+    server_start_with(&w, &s, extra); /* a new process: nothing in memory */
+    priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 /* ---- signed live playlists through the loopback CDN (corpus) ------------------------ */
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -824,6 +864,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(
             ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_them_secret,
             kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)

@@ -2,6 +2,8 @@
  * outputs, exit codes, read-only behaviour.  (End-to-end runs of the
  * exactav binary belong to the lead once main is wired.) */
 #include "cli_evidence.h"
+#include "ev_cli.h"
+#include "ev_cmocka.h"
 #include "ev_test.h"
 
 #include <setjmp.h>
@@ -17,56 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct run {
-    int rc;
-    char *out, *err;
-};
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* Runs the command with a NULL-terminated argument list. */
-static struct run run_cmd(const char *first, ...)
-{
-    char *argv[32];
-    int argc = 0;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    struct run r = {0};
-    size_t no = 0, ne = 0;
-    FILE *out = open_memstream(&r.out, &no), *err = open_memstream(&r.err, &ne);
-    assert_non_null(out);
-    assert_non_null(err);
-    r.rc = exactav_cmd_evidence_io(argc, argv, out, err);
-    fclose(out);
-    fclose(err);
-    return r;
-}
-
-static int setup(void **state)
-{
-    struct ev_tmp *t = calloc(1, sizeof *t);
-    if (!t || ev_tmp_make(t) != 0) {
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ev_tmp_remove(*state);
-    free(*state);
-    return 0;
-}
 
 /* Writes a sample report file and returns its path in out. */
 static void report_file(struct ev_tmp *t, const char *name, const char *id, const char *verdict,
@@ -530,7 +482,7 @@ static void cli_13_import_refuses_unredacted_credentials(void **state)
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 1);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
 
 int main(int argc, char **argv)
 {
@@ -549,15 +501,5 @@ int main(int argc, char **argv)
         T(cli_12_list_filters_by_media_sequence),
         T(cli_13_import_refuses_unredacted_credentials),
     };
-    if (argc > 1) {
-        bool known = false;
-        for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-            known = known || strcmp(tests[i].name, argv[1]) == 0;
-        if (!known) {
-            fprintf(stderr, "no test named %s\n", argv[1]);
-            return 1;
-        }
-        cmocka_set_test_filter(argv[1]);
-    }
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return ev_run_tests("test_evidence_cli", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -1,6 +1,7 @@
 /* The evidence store against real SQLite files in a private temp dir.
  * Each test is registered with ctest on its own (evidence_<name>); the
  * first argument selects it. */
+#include "ev_cmocka.h"
 #include "ev_test.h"
 #include "dbfile.h"
 #include "evidence_fingerprint.h"
@@ -18,35 +19,6 @@
 #include <unistd.h>
 
 #define MIN_MS(n) ((int64_t)(n) * 60 * 1000)
-
-static int setup(void **state)
-{
-    struct ev_tmp *t = calloc(1, sizeof *t);
-    if (!t || ev_tmp_make(t) != 0) {
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ev_tmp_remove(*state);
-    free(*state);
-    return 0;
-}
-
-static struct evidence_db *open_rw(const char *path)
-{
-    struct evidence_db *db = NULL;
-    char err[256] = "";
-    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
-    if (rc != EVIDENCE_OK)
-        print_error("open %s: %s\n", path, err);
-    assert_int_equal(rc, EVIDENCE_OK);
-    return db;
-}
 
 static struct evidence_db *open_ro(const char *path)
 {
@@ -101,7 +73,7 @@ static int64_t int_at(const json_t *obj, const char *key)
 static void store_01_schema_v1_created(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
     assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
@@ -117,7 +89,7 @@ static void store_01_schema_v1_created(void **state)
     sqlite3_finalize(st);
     sqlite3_close(raw);
     /* a second RW open of a current file migrates nothing and keeps its version */
-    db = open_rw(t->db);
+    db = ev_open_rw(t->db);
     assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
 }
@@ -128,7 +100,7 @@ static void store_02_migrates_empty_v0_file(void **state)
     FILE *f = fopen(t->db, "wb"); /* a zero-byte file is an empty v0 database */
     assert_non_null(f);
     fclose(f);
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     struct evidence_record r = ev_sample_record("id-v0", evidence_now_ms());
     insert_ok(db, &r);
     evidence_close(db);
@@ -140,7 +112,7 @@ static void store_03_refuses_newer_schema_version(void **state)
 {
     struct ev_tmp *t = *state;
     /* an evidence store (our application_id) of a later schema version */
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     evidence_close(db);
     exec_raw(t->db, "PRAGMA user_version=99;");
     db = NULL;
@@ -187,7 +159,7 @@ static void store_05_read_only_open_never_creates(void **state)
 static void store_06_insert_show_round_trip(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     struct evidence_record r = ev_sample_record("id-rt", now - 5000);
     r.recorded_at_ms = 0; /* the insert stamps "now" */
@@ -234,7 +206,7 @@ static void store_06_insert_show_round_trip(void **state)
 static void store_07_failing_fetch_leaves_no_evidence_row(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     /* the second fetch repeats seq 0: the evidence row and fetch 0 are
      * written, then the PRIMARY KEY of fetches fails inside the transaction */
     struct evidence_fetch f[2] = {{.seq = 0, .url = "http://a/x"}, {.seq = 0, .url = "http://a/y"}};
@@ -250,7 +222,7 @@ static void store_07_failing_fetch_leaves_no_evidence_row(void **state)
 static void store_08_duplicate_id_is_conflict_and_keeps_original(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     struct evidence_record r = ev_sample_record("id-dup", now - MIN_MS(10));
     insert_ok(db, &r);
@@ -268,7 +240,7 @@ static void store_08_duplicate_id_is_conflict_and_keeps_original(void **state)
 static void store_09_incomplete_record_is_refused(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     char err[256] = "";
     struct evidence_record zero = {0};
     assert_int_equal(evidence_insert(db, &zero, err, sizeof err), EVIDENCE_E_INVALID);
@@ -299,7 +271,7 @@ static void store_09_incomplete_record_is_refused(void **state)
 static void store_10_import_is_idempotent_and_keeps_observation_time(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     int64_t old = now - MIN_MS(120);
     char *text = ev_sample_report("id-old", "MATCH", old, "cdn-c", "ch1", "720p", "pv7");
@@ -331,7 +303,7 @@ static void store_10_import_is_idempotent_and_keeps_observation_time(void **stat
 static void store_11_import_conflicting_report_is_refused(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     char *a = ev_sample_report("id-x", "MATCH", now - 1000, "cdn-c", "ch1", "720p", "pv7");
     char *b = ev_sample_report("id-x", "MATCH", now, "cdn-c", "ch1", "720p", "pv7");
@@ -376,7 +348,7 @@ static void expect_invalid_without(struct evidence_db *db, const char *outer, co
 static void store_12_import_names_missing_required_field(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     const char *fields[][2] = {{"check_kind", NULL}, {"evidence_id", NULL}, {"verdict", NULL},
                                {"reason", NULL}, {"profile", "id"}, {"profile", "fingerprint"},
                                {"observed_at_ms", NULL}, {"observed_end_ms", NULL}};
@@ -423,7 +395,7 @@ static void store_12_import_names_missing_required_field(void **state)
 static void store_13_max_age_counts_from_observed_not_recorded(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     /* observed long ago, recorded just now: stale */
     struct evidence_record stale = ev_sample_record("id-stale", now - MIN_MS(90));
@@ -467,7 +439,7 @@ static void insert_scoped(struct evidence_db *db, const char *id, const char *pa
 static void store_14_latest_is_newest_observation_per_scope(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     insert_scoped(db, "a1", "cdn-a", "pv7", EVIDENCE_VERDICT_MATCH, now - MIN_MS(30));
     insert_scoped(db, "a2", "cdn-a", "pv7", EVIDENCE_VERDICT_MISMATCH, now - MIN_MS(10));
@@ -503,7 +475,7 @@ static void store_14_latest_is_newest_observation_per_scope(void **state)
 static void store_15_list_filters_and_limit(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     insert_scoped(db, "a1", "cdn-a", "pv7", EVIDENCE_VERDICT_MATCH, now - MIN_MS(30));
     insert_scoped(db, "a2", "cdn-a", "pv7", EVIDENCE_VERDICT_MISMATCH, now - MIN_MS(10));
@@ -538,7 +510,7 @@ static void store_15_list_filters_and_limit(void **state)
 static void store_16_read_only_handle_cannot_write(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     evidence_close(db);
     db = open_ro(t->db);
     struct evidence_record r = ev_sample_record("id-ro", evidence_now_ms());
@@ -646,7 +618,7 @@ static void store_18_new_id_is_random_uuid_v4(void **state)
 static void store_19_import_survives_truncated_and_corrupted_reports(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     char *text = ev_sample_report("id-fz", "MATCH", now, "p", "c", "r", "v");
     size_t len = strlen(text);
@@ -732,7 +704,7 @@ static bool side_file(const char *path, const char *suffix)
 static void store_20_application_id_and_foreign_files_untouched(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     evidence_close(db);
     assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
     /* foreign files are refused before anything is written: same digest,
@@ -787,7 +759,7 @@ static void store_21_store_from_before_application_id_is_adopted(void **state)
     file_digest(t->db, d2);
     assert_string_equal(d1, d2);
     assert_int_equal(ev_count(t->db, "PRAGMA application_id"), 0);
-    db = open_rw(t->db);
+    db = ev_open_rw(t->db);
     evidence_close(db);
     assert_int_equal(ev_count(t->db, "PRAGMA application_id"), DBFILE_APPID_EVIDENCE);
     assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
@@ -832,7 +804,7 @@ static void forged(struct evidence_db *db, const char *verdict, const char *dott
 static void store_22_import_refuses_what_verify_could_not_have_produced(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     /* 1. MATCH with reason connect_error, video UNKNOWN, nothing compared */
     int64_t now = evidence_now_ms();
     char *text = ev_sample_report("id-1", "UNKNOWN", now, "p", "c", "r", "v");
@@ -912,7 +884,7 @@ static void store_22_import_refuses_what_verify_could_not_have_produced(void **s
 static void store_23_newest_is_one_rule(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     uint64_t rng = 12345;
     int64_t base = evidence_now_ms() - MIN_MS(60);
     struct evidence_row rows[40];
@@ -1008,7 +980,7 @@ static void store_24_v1_store_readable_then_migrated_forward(void **state)
         assert_int_equal(ev_count(path, "PRAGMA user_version"), 1); /* untouched by the reader */
         assert_int_equal(ev_count(path, "PRAGMA application_id"), with_id ? DBFILE_APPID_EVIDENCE : 0);
         /* the first writer migrates forward in one transaction, keeping every row */
-        db = open_rw(path);
+        db = ev_open_rw(path);
         assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
         evidence_close(db);
         assert_int_equal(ev_count(path, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
@@ -1056,7 +1028,7 @@ static char *report_with_seq(const char *id, int64_t observed, json_t *seq)
 static void store_25_media_sequence_imported_and_filtered(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     for (int i = 0; i < 3; i++) {
         char id[16];
@@ -1134,7 +1106,7 @@ static struct evidence_probe sample_probe(const char *id, const char *path, enum
 static void store_26_probes_stored_and_newest_picked(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     char err[256] = "";
     struct evidence_probe p = sample_probe("p1", "cdn-a", EVIDENCE_PROBE_PASS, now - 10000);
@@ -1193,7 +1165,7 @@ static void store_26_probes_stored_and_newest_picked(void **state)
 static void store_27_unknown_without_a_decode_is_valid_match_still_needs_everything(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t now = evidence_now_ms();
     char *text = ev_sample_report("id-stalled", "UNKNOWN", now, "cdn-c", "ch1", "720p", "pv7");
     json_t *root = json_loads(text, 0, NULL);
@@ -1254,7 +1226,7 @@ static void store_27_unknown_without_a_decode_is_valid_match_still_needs_everyth
 static void store_28_observed_after_is_the_step_and_checks_every_row(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     int64_t t0 = evidence_now_ms() - MIN_MS(30);
     struct {
         const char *id;
@@ -1370,7 +1342,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
 {
     struct ev_tmp *t = *state;
     char err[256] = "";
-    struct evidence_db *db = open_rw(t->db);
+    struct evidence_db *db = ev_open_rw(t->db);
     json_t *side = json_pack("{s:b, s:I}", "opened", 1, "bytes", (json_int_t)2497204);
     struct evidence_decode_key k = {DIGEST_A, FPR_A, 900000, 1440000};
     struct evidence_decode d = {.frames = 180, .samples = 288768, .reference = side,
@@ -1420,7 +1392,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     char path[160];
     snprintf(path, sizeof path, "%s/v2.db", t->dir);
     make_v1_store(path, evidence_now_ms() - 1000, true);
-    db = open_rw(path);
+    db = ev_open_rw(path);
     evidence_close(db);
     exec_raw(path, "DROP TABLE reference_decodes; PRAGMA user_version=2;");
     db = open_ro(path);
@@ -1428,7 +1400,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
     assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_E_VERSION);
     evidence_close(db);
-    db = open_rw(path);
+    db = ev_open_rw(path);
     assert_int_equal(evidence_schema_version(db), 3);
     assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_OK);
     evidence_close(db);
@@ -1438,7 +1410,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     json_decref(side);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
 
 int main(int argc, char **argv)
 {
@@ -1474,16 +1446,5 @@ int main(int argc, char **argv)
         T(store_29_concurrent_first_openers_all_find_their_store),
         T(store_30_reference_decodes_keyed_by_input_profile_and_interval),
     };
-    if (argc > 1) {
-        /* a name that matches nothing must fail, not pass with 0 tests */
-        bool known = false;
-        for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-            known = known || strcmp(tests[i].name, argv[1]) == 0;
-        if (!known) {
-            fprintf(stderr, "no test named %s\n", argv[1]);
-            return 1;
-        }
-        cmocka_set_test_filter(argv[1]);
-    }
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

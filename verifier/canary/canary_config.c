@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "credential.h"
+#include "evidence.h"
 #include "exitcodes.h"
 #include "redact.h"
 #include "uri.h"
@@ -23,6 +24,7 @@
 #define DEFAULT_COMMAND_TIMEOUT_MS 5000
 #define DEFAULT_LAG_SEGMENTS 1
 #define DEFAULT_CATCHUP_SEGMENTS 5
+#define DEFAULT_RETENTION_EVERY_MS (3600 * 1000)
 
 struct ctx {
     char *err;
@@ -310,11 +312,41 @@ static int parse_origins(struct ctx *c, const json_t *arr, struct canary_config 
     return 0;
 }
 
+/* A duration string of evidence_duration_parse ("7d", "12h"). */
+static int duration(struct ctx *c, const json_t *obj, const char *key, const char *field, int64_t *ms)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || !evidence_duration_parse(json_string_value(v), ms))
+        return fail(c, field, "must be a duration such as \"7d\", \"12h\" or \"30m\"");
+    return 0;
+}
+
+static int parse_retention(struct ctx *c, const json_t *o, struct canary_retention *r)
+{
+    static const char *const keys[] = {"keep", "keep_mismatch", "every_s", NULL};
+    *r = (struct canary_retention){.keep_ms = -1, .keep_mismatch_ms = EVIDENCE_PRUNE_KEEP_MISMATCH_MS,
+                                   .every_ms = DEFAULT_RETENTION_EVERY_MS};
+    if (!o)
+        return 0;
+    if (!json_is_object(o))
+        return fail(c, "retention", "must be an object");
+    if (only_known_keys(c, o, "retention.", keys) || duration(c, o, "keep", "retention.keep", &r->keep_ms) ||
+        duration(c, o, "keep_mismatch", "retention.keep_mismatch", &r->keep_mismatch_ms) ||
+        seconds(c, o, "every_s", "retention.every_s", 1, 7 * 86400, false, &r->every_ms))
+        return -1;
+    if (r->keep_ms < 0)
+        return fail(c, "retention.keep", "required");
+    r->on = true;
+    return 0;
+}
+
 static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cfg)
 {
     static const char *const keys[] = {"concurrency", "period_s", "timeout_s", "lag_segments", "catchup_segments",
                                        "probe_period_s", "max_backoff_s", "command_timeout_s", "redact_params",
-                                       "keep_params", "max_behind_s", "player_origins", "targets", NULL};
+                                       "keep_params", "max_behind_s", "player_origins", "targets", "retention", NULL};
     int64_t conc = DEFAULT_CONCURRENCY, lag = DEFAULT_LAG_SEGMENTS, catchup = DEFAULT_CATCHUP_SEGMENTS;
     cfg->period_ms = DEFAULT_PERIOD_MS;
     cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
@@ -335,7 +367,8 @@ static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cf
                     &cfg->n_redact) ||
         parse_names(c, json_object_get(root, "keep_params"), "keep_params", true, &cfg->keep_params,
                     &cfg->n_keep) ||
-        parse_origins(c, json_object_get(root, "player_origins"), cfg))
+        parse_origins(c, json_object_get(root, "player_origins"), cfg) ||
+        parse_retention(c, json_object_get(root, "retention"), &cfg->retention))
         return -1;
     cfg->concurrency = (int)conc;
     cfg->lag_segments = (unsigned)lag;

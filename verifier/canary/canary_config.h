@@ -40,6 +40,15 @@ struct canary_target {
     char key[3 * CANARY_MAX_NAME + 3]; /* "path_id/channel/rendition": identity, shard key */
 };
 
+/* "retention": the canary runs `exactav evidence prune` on its own store
+ * (docs/canary.md#retention): at the start and every every_ms. */
+struct canary_retention {
+    bool on;                     /* the key is present */
+    int64_t keep_ms;             /* "keep": required duration ("7d") */
+    int64_t keep_mismatch_ms;    /* "keep_mismatch": default 30d */
+    int64_t every_ms;            /* "every_s": default 3600 s */
+};
+
 struct canary_config {
     int concurrency;             /* checks (decodes) at once */
     int64_t period_ms;           /* default cycle period of a target */
@@ -64,6 +73,7 @@ struct canary_config {
     size_t n_player_origins;
     struct canary_target *targets;
     size_t n_targets;
+    struct canary_retention retention;
 };
 
 /* Parses len bytes of JSON.  0, or -1 with the field named in err. */

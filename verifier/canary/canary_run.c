@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "canary_check.h"
+#include "canary_retention.h"
 #include "canary_sched.h"
 #include "exitcodes.h"
 #include "profile.h"
@@ -344,11 +345,23 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     return env_setup(r) == 0 ? 0 : EXACTAV_EXIT_INTERNAL;
 }
 
+/* The scheduled prune (config "retention"), when due: at the start and
+ * every every_ms; never in a pre-flight session (--once). */
+static void retention_due(struct runner *r, int64_t *next_ms)
+{
+    if (!r->cfg.retention.on || r->o->once || mono_ms() < *next_ms)
+        return;
+    canary_retention_run(r->o->evidence_path, &r->cfg.retention, util_now_ms(), &r->log);
+    *next_ms = mono_ms() + r->cfg.retention.every_ms;
+}
+
 /* Takes the signals until it is time to stop. */
 static void main_loop(struct runner *r, const sigset_t *sigs)
 {
     int64_t end = r->o->duration_ms > 0 ? mono_ms() + r->o->duration_ms : 0;
+    int64_t next_prune = mono_ms();
     for (;;) {
+        retention_due(r, &next_prune);
         struct timespec tick = {0, TICK_MS * 1000000L};
         int sig = sigtimedwait(sigs, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT) {

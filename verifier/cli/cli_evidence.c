@@ -7,21 +7,25 @@
 #include "redact.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT };
+enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT, SUB_PRUNE };
 
 /* Which subcommands accept an option (bit per enum sub). */
 #define FOR_QUERY ((1u << SUB_LIST) | (1u << SUB_LATEST))
-#define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT))
+#define FOR_PRUNE (1u << SUB_PRUNE)
+#define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT) | FOR_PRUNE)
 
 struct opts {
     enum sub sub;
     const char *db;
     bool json;
     struct evidence_filter filter;
+    struct evidence_prune_opts prune; /* prune: keep_ms < 0 until --keep is given */
     char **pos; /* positional arguments (borrowed from argv) */
     int npos;
 };
@@ -37,6 +41,7 @@ static const char USAGE[] =
     "       exactav evidence latest --evidence FILE.db [filters] [--limit N] [--json]\n"
     "       exactav evidence show ID --evidence FILE.db [--json]\n"
     "       exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
+    "       exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION] [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
     "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS --media-sequence N\n"
     "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report (one exactav verify could\n"
@@ -73,10 +78,24 @@ static const char HELP_IMPORT[] =
     "kept); the same id with a different report is refused.  Each file is its own\n"
     "transaction; exit 65 names the file and field of an invalid report.\n";
 
+static const char HELP_PRUNE[] =
+    "usage: exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION]\n"
+    "                              [--json]\n"
+    "Deletes evidence rows (and their fetches) and probes observed more than --keep ago,\n"
+    "and stored reference decodes made before then, in transactions of at most 1000 rows,\n"
+    "then gives the space back (incremental_vacuum; the first prune of an older store\n"
+    "converts it with one VACUUM).  Never deleted: the newest row of each (path, channel,\n"
+    "rendition, program version), a MISMATCH observed less than --keep-mismatch ago\n"
+    "(default 30d), the newest probe of each (path, channel, rendition).\n"
+    "DURATION: a whole number and a unit, s m h or d (7d, 12h, 30m).\n"
+    "Prints what it deleted and kept and the bytes reclaimed; --json: one JSON object.\n"
+    "exit: 0 ok, 64 usage, 66 missing file or not an evidence store, 70 internal\n";
+
 static enum sub parse_sub(const char *s)
 {
     static const struct { const char *name; enum sub sub; } subs[] = {
-        {"list", SUB_LIST}, {"show", SUB_SHOW}, {"latest", SUB_LATEST}, {"import", SUB_IMPORT}};
+        {"list", SUB_LIST}, {"show", SUB_SHOW}, {"latest", SUB_LATEST}, {"import", SUB_IMPORT},
+        {"prune", SUB_PRUNE}};
     for (size_t i = 0; s && i < sizeof subs / sizeof subs[0]; i++)
         if (strcmp(s, subs[i].name) == 0)
             return subs[i].sub;
@@ -90,6 +109,7 @@ static const char *help_text(enum sub s)
     case SUB_LATEST: return HELP_LATEST;
     case SUB_SHOW: return HELP_SHOW;
     case SUB_IMPORT: return HELP_IMPORT;
+    case SUB_PRUNE: return HELP_PRUNE;
     case SUB_NONE: break;
     }
     return USAGE;
@@ -135,6 +155,10 @@ static int set_filter_value(struct opts *o, const char *name, const char *val, c
         if (!parse_int(val, 0, INT64_MAX, &f->media_sequence))
             return usage(io, "--media-sequence needs a whole number >= 0, not '%s'", val);
         f->has_media_sequence = true;
+    } else if (strcmp(name, "--keep") == 0 || strcmp(name, "--keep-mismatch") == 0) {
+        bool keep = strcmp(name, "--keep") == 0;
+        if (!evidence_duration_parse(val, keep ? &o->prune.keep_ms : &o->prune.keep_mismatch_ms))
+            return usage(io, "a duration is a whole number and s, m, h or d (7d, 12h), not '%s'", val);
     } else if (strcmp(name, "--limit") == 0) {
         if (!parse_int(val, 1, INT64_MAX, &f->limit))
             return usage(io, "--limit needs a whole number >= 1, not '%s'", val);
@@ -147,7 +171,7 @@ static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
     {"--evidence", FOR_ALL},      {"--path-id", FOR_QUERY}, {"--channel", FOR_QUERY},
     {"--rendition", FOR_QUERY},   {"--program-version", FOR_QUERY},
     {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
-    {"--media-sequence", FOR_QUERY},
+    {"--media-sequence", FOR_QUERY}, {"--keep", FOR_PRUNE}, {"--keep-mismatch", FOR_PRUNE},
 };
 
 static int value_opt(const char *name)
@@ -208,6 +232,8 @@ static int parse_args(struct opts *o, int argc, char **argv, const struct io *io
         return usage(io, "%s takes one or more report files", "import");
     if (!want_one && !want_some && o->npos > 0)
         return usage(io, "unexpected argument '%s'", o->pos[0]);
+    if (o->sub == SUB_PRUNE && o->prune.keep_ms < 0)
+        return usage(io, "%s needs --keep DURATION", "prune");
     return 0;
 }
 
@@ -409,6 +435,56 @@ static int cmd_import(const struct opts *o, const struct io *io)
     return worst;
 }
 
+static int write_prune(const struct opts *o, const struct evidence_prune_result *r,
+                       const struct io *io)
+{
+    json_t *j = evidence_prune_json(r);
+    int rc = j ? 0 : -1;
+    if (j && o->json)
+        rc = evidence_write_json(io->out, j);
+    else if (j)
+        fprintf(io->out,
+                "deleted  evidence %" PRId64 "  fetches %" PRId64 "  probes %" PRId64
+                "  reference_decodes %" PRId64 "\n"
+                "kept     newest %" PRId64 "  mismatch %" PRId64 "  (older than --keep)\n"
+                "space    %" PRId64 " -> %" PRId64 " bytes, %" PRId64 " reclaimed (vacuum %s)\n"
+                "transactions %" PRId64 "\n",
+                r->evidence_rows, r->fetch_rows, r->probe_rows, r->decode_rows, r->kept_newest,
+                r->kept_mismatch, r->bytes_before, r->bytes_after, r->bytes_before - r->bytes_after,
+                r->vacuum, r->transactions);
+    json_decref(j);
+    if (rc != 0 || fflush(io->out) != 0) {
+        fprintf(io->err, "exactav evidence: cannot write output\n");
+        return EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    return 0;
+}
+
+/* A missing file is an error (exit 66), never a new empty store. */
+static int cmd_prune(struct opts *o, const struct io *io)
+{
+    if (access(o->db, F_OK) != 0) {
+        fprintf(io->err, "exactav evidence: %s: %s\n", o->db, strerror(errno));
+        return EXACTAV_EVIDENCE_EXIT_NOINPUT;
+    }
+    struct evidence_db *db = NULL;
+    int rc = open_db(o, EVIDENCE_OPEN_RW, &db, io);
+    if (rc)
+        return rc;
+    char err[512] = "";
+    struct evidence_prune_result r;
+    o->prune.now_ms = evidence_now_ms();
+    enum evidence_rc p = evidence_prune(db, &o->prune, &r, err, sizeof err);
+    if (p == EVIDENCE_OK)
+        rc = write_prune(o, &r, io);
+    else {
+        fprintf(io->err, "exactav evidence: %s: %s\n", o->db, err);
+        rc = open_rc(p);
+    }
+    evidence_close(db);
+    return rc;
+}
+
 static bool wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -427,7 +503,8 @@ int exactav_cmd_evidence_io(int argc, char **argv, FILE *out, FILE *err)
         fputs(help_text(argc > 1 ? parse_sub(argv[1]) : SUB_NONE), out);
         return EXACTAV_EVIDENCE_EXIT_OK;
     }
-    struct opts o = {.sub = argc > 1 ? parse_sub(argv[1]) : SUB_NONE};
+    struct opts o = {.sub = argc > 1 ? parse_sub(argv[1]) : SUB_NONE,
+                     .prune = {.keep_ms = -1, .keep_mismatch_ms = EVIDENCE_PRUNE_KEEP_MISMATCH_MS}};
     if (o.sub == SUB_NONE)
         return usage(&io, "unknown subcommand '%s'", argc > 1 ? argv[1] : "");
     o.pos = calloc((size_t)argc, sizeof *o.pos);
@@ -440,6 +517,7 @@ int exactav_cmd_evidence_io(int argc, char **argv, FILE *out, FILE *err)
         case SUB_LATEST: rc = cmd_query(&o, &io); break;
         case SUB_SHOW: rc = cmd_show(&o, &io); break;
         case SUB_IMPORT: rc = cmd_import(&o, &io); break;
+        case SUB_PRUNE: rc = cmd_prune(&o, &io); break;
         case SUB_NONE: rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE; break;
         }
     }

@@ -20,7 +20,7 @@ static const struct exactav_command commands[] = {
     {"verify", exactav_cmd_verify, "compare a candidate with the reference (Exact-AV v1)", false},
     {"bind", exactav_cmd_bind, "write a reference binding", false},
     {"profile", exactav_cmd_profile, "print the runtime description and profile fingerprint", false},
-    {"evidence", exactav_cmd_evidence, "list, show, import evidence (SQLite)", false},
+    {"evidence", exactav_cmd_evidence, "list, show, import, prune evidence (SQLite)", false},
     {"canary", exactav_cmd_canary, "check live renditions at every segment; --once: a pre-flight session",
      true},
     {"report", exactav_cmd_report, "the evidence as one static HTML page (timelines, probes, pictures)", false},

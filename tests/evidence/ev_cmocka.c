@@ -1,0 +1,51 @@
+/* ev_cmocka.c - see ev_cmocka.h. */
+#include "ev_cmocka.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ev_setup(void **state)
+{
+    struct ev_tmp *t = calloc(1, sizeof *t);
+    if (!t || ev_tmp_make(t) != 0) {
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+int ev_teardown(void **state)
+{
+    ev_tmp_remove(*state);
+    free(*state);
+    return 0;
+}
+
+struct evidence_db *ev_open_rw(const char *path)
+{
+    struct evidence_db *db = NULL;
+    char err[256] = "";
+    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
+    if (rc != EVIDENCE_OK)
+        print_error("open %s: %s\n", path, err);
+    assert_int_equal(rc, EVIDENCE_OK);
+    return db;
+}
+
+int ev_run_tests(const char *group, const struct CMUnitTest *tests, size_t n, int argc,
+                 char **argv)
+{
+    if (argc > 1) {
+        bool known = false;
+        for (size_t i = 0; i < n; i++)
+            known = known || strcmp(tests[i].name, argv[1]) == 0;
+        if (!known) {
+            fprintf(stderr, "no test named %s\n", argv[1]);
+            return 1;
+        }
+        cmocka_set_test_filter(argv[1]);
+    }
+    return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+}

@@ -1,0 +1,21 @@
+/* canary_retention.h - the canary's scheduled `evidence prune`
+ * (config "retention", docs/canary.md#retention).
+ *
+ * The prune runs on a connection of its own, not the store's: its batches
+ * (evidence_prune, at most EVIDENCE_PRUNE_BATCH rows per transaction)
+ * interleave with the checks' writes through SQLite's lock, so a check
+ * waits for one batch at most, never for the whole prune. */
+#ifndef CANARY_RETENTION_H
+#define CANARY_RETENTION_H
+
+#include <stdint.h>
+
+#include "canary_config.h"
+#include "canary_log.h"
+
+/* One prune of evidence_path under r at now_ms; logs one "prune" event
+ * (the counts, or why it failed).  0, or -1 when it failed. */
+int canary_retention_run(const char *evidence_path, const struct canary_retention *r, int64_t now_ms,
+                         const struct canary_log *log);
+
+#endif
