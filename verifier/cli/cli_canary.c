@@ -161,6 +161,10 @@ static void write_table(FILE *f, const struct canary_session *s, int verdict, in
             evidence_text_fputs(f, s->outcomes[i].detail);
             fputc('\n', f);
         }
+    /* a MISMATCH earlier in a run is news whatever the newest records say */
+    if (all[2] && verdict != EXACTAV_EXIT_MISMATCH)
+        fprintf(f, "MISMATCH: %llu MISMATCH row(s) were stored during this run, though no newest record is one: "
+                   "exactav evidence list --verdict MISMATCH\n", (unsigned long long)all[2]);
     fprintf(f, "session: %zu target(s), newest records %s; stored %llu MATCH, %llu MISMATCH, %llu UNKNOWN (exit %d)\n",
             s->n, exit_verdict(verdict), (unsigned long long)all[1], (unsigned long long)all[2],
             (unsigned long long)all[0], code);
