@@ -1,0 +1,374 @@
+/* QoE sessions (docs/qoe.md, issue 16): the CMCD v2 parser as a pure
+ * function, and end to end on loopback the stepctl binary serving a real
+ * control.db with --paths: the session of each 201, the report endpoint
+ * (application/cmcd bodies, the query form) and hostile reports, checked
+ * in the stored rows. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "cdn_rig.h"
+#include "cmcd.h"
+#include "ctl_test.h"
+#include "serve_rig.h"
+
+/* ---- the parser -------------------------------------------------------------- */
+
+static struct cmcd_batch *parse(const char *body, size_t len)
+{
+    struct cmcd_batch *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    cmcd_parse_body(body, len, b);
+    return b;
+}
+
+static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
+{
+    (void)state;
+    /* As hls.js 1.7.4 sends a play state and a response-received record. */
+    static const char two[] =
+        "e=ps,sn=1,sta=s,ts=1764600000000,v=2\n"
+        "e=rr,rc=200,sn=2,ts=1764600000100,ttfb=12,ttlb=40,url=\"http://cdn/a/seg1.ts\","
+        "bl=(1200 2400),br=(900),v=2\n";
+    struct cmcd_batch *b = parse(two, strlen(two));
+    assert_int_equal(b->n, 2);
+    assert_int_equal(b->invalid, 0);
+    assert_string_equal(b->r[0].e, "ps");
+    assert_string_equal(b->r[0].sta, "s");
+    assert_true(b->r[0].has_sn && b->r[0].sn == 1);
+    assert_true(b->r[0].has_ts && b->r[0].ts == 1764600000000);
+    assert_string_equal(b->r[1].url, "http://cdn/a/seg1.ts");
+    assert_true(b->r[1].has_rc && b->r[1].rc == 200);
+    assert_string_equal(b->r[0].text, "e=ps,sn=1,sta=s,ts=1764600000000,v=2");
+    free(b);
+    /* Unknown keys ignored (kept in the text), invalid values ignored and
+     * counted: a string where an integer goes, a huge number, a negative
+     * sn, a control byte in a string, a NUL byte, a bad token. */
+    static const char bad[] = "sn=\"x\",ts=12345678901234567890,zz=1,com.other-k=\"y\",e=ps,"
+                              "sta=p,sid=\"a\x01\",x=-5,sn=-3,cen=\"\0\",e2=@";
+    b = parse(bad, sizeof bad - 1);
+    assert_int_equal(b->n, 1);
+    assert_false(b->r[0].has_sn);
+    assert_false(b->r[0].has_ts);
+    assert_int_equal(b->invalid, 6);
+    assert_string_equal(b->r[0].text, "zz=1,com.other-k=\"y\",e=ps,sta=p,x=-5");
+    free(b);
+    /* v above 2: the record is refused whole and counted; the others stay. */
+    static const char v3[] = "e=ps,sta=p,sn=4,v=3\ne=ps,sta=p,sn=5,v=2\n\n";
+    b = parse(v3, strlen(v3));
+    assert_int_equal(b->n, 1);
+    assert_int_equal(b->refused, 1);
+    assert_int_equal(b->r[0].sn, 5);
+    free(b);
+    /* Not CMCD at all. */
+    static const char json[] = "{\"hello\": [1, 2]}";
+    b = parse(json, strlen(json));
+    assert_int_equal(b->n, 0);
+    assert_int_equal(b->not_cmcd, 1);
+    free(b);
+    /* More records than a report may carry: the rest refused, counted. */
+    char many[CMCD_MAX_RECORDS * 8 + 64];
+    size_t k = 0;
+    for (int i = 0; i < CMCD_MAX_RECORDS + 3; i++)
+        k += (size_t)snprintf(many + k, sizeof many - k, "sn=%d\n", i);
+    b = parse(many, k);
+    assert_int_equal(b->n, CMCD_MAX_RECORDS);
+    assert_int_equal(b->refused, 3);
+    free(b);
+    /* The query form: one record; a boolean key alone. */
+    b = calloc(1, sizeof *b);
+    static const char q[] = "cen=\"com.exactav-exit-before-start\",e=ce,sn=9,bs";
+    cmcd_parse_query(q, strlen(q), b);
+    assert_int_equal(b->n, 1);
+    assert_string_equal(b->r[0].cen, "com.exactav-exit-before-start");
+    free(b);
+}
+
+/* ---- the service ----------------------------------------------------------------- */
+
+struct answer {
+    long status;
+    char retry_after[32];
+    char body[512];
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    struct answer *a = arg;
+    size_t have = strlen(a->body), take = size * n;
+    if (have + take < sizeof a->body)
+        memcpy(a->body + have, p, take), a->body[have + take] = '\0';
+    return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    struct answer *a = arg;
+    if (!strncasecmp(p, "Retry-After:", 12))
+        sscanf(p + 12, " %31s", a->retry_after);
+    return size * n;
+}
+
+/* POST a report body of len bytes (NUL bytes allowed) to path. */
+static long post(int port, const char *path, const char *body, size_t len, struct answer *a)
+{
+    char url[4096];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    memset(a, 0, sizeof *a);
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/cmcd");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, a);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return a->status;
+}
+
+static long report(int port, const char *sid, const char *body, struct answer *a)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/v1/sessions/%s/reports", sid);
+    return post(port, path, body, strlen(body), a);
+}
+
+static void paths_unsigned(const struct ctl_world *w, char *path, size_t n)
+{
+    ctl_tmp_path(&w->t, "paths.json", path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (char id = 'A'; id <= 'E'; id++)
+        fprintf(f, "%s\"%c\": {\"renditions\": {\"r360\": \"http://cdn-%c.invalid/ch1/r360/"
+                   "live.m3u8\"}, \"auth\": {\"type\": \"none\"}}",
+                id == 'A' ? "{\"paths\": {" : ", ", id, id + 32);
+    fputs("}}\n", f);
+    fclose(f);
+}
+
+static void start(struct ctl_world *w, struct server *s, char g[33])
+{
+    char paths[256];
+    serve_world_granted(w, g);
+    paths_unsigned(w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, NULL};
+    server_start_with(w, s, extra);
+}
+
+static long long q(const struct ctl_world *w, const char *fmt, const char *arg)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, fmt, arg);
+    return ctl_query_int(w->db, sql);
+}
+
+static bool is_hex32(const char *s)
+{
+    if (!s || strlen(s) != 32)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return false;
+    return true;
+}
+
+static void ctl_91_qoe_allocation_carries_its_session_and_a_retry_the_same(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start(&w, &s, g);
+    json_t *a = serve_allocate(s.port, "q-1");
+    json_t *sess = json_object_get(a, "session");
+    const char *sid = json_string_value(json_object_get(sess, "id"));
+    assert_true(is_hex32(sid));
+    assert_string_not_equal(sid, "q-1");
+    /* session comes right before playback_url, which stays last. */
+    const char *keys[32];
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(a, key, v) keys[n++] = key;
+    assert_string_equal(keys[n - 1], "playback_url");
+    assert_string_equal(keys[n - 2], "session");
+    char want[1024];
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/v1/sessions/%s/reports", s.port, sid);
+    assert_string_equal(json_string_value(json_object_get(sess, "report_url")), want);
+    char *cmcd = json_dumps(json_object_get(sess, "cmcd"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char exact[2048];
+    snprintf(exact, sizeof exact,
+             "{\"version\":2,\"sessionId\":\"%s\",\"contentId\":\"news-1\",\"includeKeys\":[],"
+             "\"eventTargets\":[{\"url\":\"%s\",\"events\":[\"ps\",\"e\",\"t\",\"rr\",\"bc\","
+             "\"ce\"],\"interval\":10,\"batchSize\":1,\"includeKeys\":[\"sta\",\"sn\",\"ts\","
+             "\"e\",\"ec\",\"url\",\"rc\",\"ttfb\",\"ttlb\",\"bl\",\"br\",\"pb\",\"cen\","
+             "\"com.exactav-rvfc-ms\"]}]}",
+             sid, want);
+    assert_string_equal(cmcd, exact);
+    free(cmcd);
+    /* The row, with the allocation's cohort, grant and path. */
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions WHERE id = '%s' AND allocation_id = "
+                           "'q-1' AND kind = 'viewer' AND path_id = 'C' AND channel = 'news-1' "
+                           "AND master_fetched_at_ms IS NULL AND reports = 0",
+                       sid),
+                     1);
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions WHERE grant_id = '%s'", g), 1);
+    /* A retry: 200, the same body, hence the same session; no new row. */
+    char url[128], body[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", s.port);
+    snprintf(body, sizeof body,
+             "{\"allocation_id\":\"q-1\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}");
+    struct cdn_http h;
+    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
+    assert_int_equal(h.status, 200);
+    char *first = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(h.body, first);
+    free(first);
+    cdn_http_free(&h);
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions%s", ""), 1);
+    /* The first fetch of the master playlist is recorded (by the writer,
+     * after the answer: wait for it). */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/q-1/master.m3u8", s.port);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    cdn_http_free(&h);
+    struct answer r;
+    assert_int_equal(report(s.port, sid, "e=ps,sta=s,sn=1,ts=5,v=2", &r), 204);
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions WHERE id = '%s' AND "
+                           "master_fetched_at_ms IS NOT NULL", sid), 1);
+    json_decref(a);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+static char *allocate_session(int port, const char *id)
+{
+    json_t *a = serve_allocate(port, id);
+    char *sid = strdup(json_string_value(json_object_get(json_object_get(a, "session"), "id")));
+    json_decref(a);
+    return sid;
+}
+
+static void ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start(&w, &s, g);
+    char *sid = allocate_session(s.port, "q-1"), *other = allocate_session(s.port, "q-2");
+    struct answer a;
+    /* Two records of one body, stored before the 204, in order. */
+    assert_int_equal(report(s.port, sid, "e=ps,sn=1,sta=s,ts=1000,v=2\n"
+                                         "e=rr,sn=2,ts=990,rc=200,url=\"http://x/a.ts\",v=2\n",
+                            &a),
+                     204);
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE session_id = '%s' AND "
+                           "form = 'body'", sid), 2);
+    assert_int_equal(q(&w, "SELECT ts FROM session_reports WHERE session_id = '%s' AND seq = 2",
+                       sid), 990);
+    assert_int_equal(q(&w, "SELECT last_sn FROM sessions WHERE id = '%s'", sid), 2);
+    /* The query form (what sendBeacon sends). */
+    char path[512];
+    snprintf(path, sizeof path, "/v1/sessions/%s/reports?CMCD=e%%3Dps%%2Csn%%3D3%%2Csta%%3Dp%%2C"
+                                "ts%%3D1500", sid);
+    assert_int_equal(post(s.port, path, "", 0, &a), 204);
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE session_id = '%s' AND "
+                           "form = 'query' AND sta = 'p' AND sn = 3", sid), 1);
+    /* A replayed report is not stored twice. */
+    assert_int_equal(report(s.port, sid, "e=ps,sn=3,sta=p,ts=1500", &a), 204);
+    assert_int_equal(q(&w, "SELECT reports FROM sessions WHERE id = '%s'", sid), 3);
+    /* Not CMCD at all: 400, nothing stored. */
+    assert_int_equal(report(s.port, sid, "{\"json\": true}", &a), 400);
+    assert_non_null(strstr(a.body, "not_cmcd"));
+    /* A forged session id, and one of another shape: 410 (stop sending). */
+    assert_int_equal(report(s.port, "0123456789abcdef0123456789abcdef", "e=ps,sn=1", &a), 410);
+    assert_non_null(strstr(a.body, "unknown_session"));
+    /* A record naming another session's sid is refused and counted. */
+    char body[512];
+    snprintf(body, sizeof body, "e=ps,sn=4,sta=p,sid=\"%s\"", other);
+    assert_int_equal(report(s.port, sid, body, &a), 204);
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE sn = 4%s", ""), 0);
+    assert_int_equal(q(&w, "SELECT refused_records FROM sessions WHERE id = '%s'", sid), 1);
+    /* NUL and control bytes, huge and negative numbers: the values are
+     * ignored and counted, the rest of the record kept. */
+    static const char hostile[] = "e=ps,sn=5,sta=r,ts=-7,rc=99999999999999999999,"
+                                  "url=\"a\0b\",cen=\"\x7f\",sn=\x01";
+    snprintf(path, sizeof path, "/v1/sessions/%s/reports", sid);
+    assert_int_equal(post(s.port, path, hostile, sizeof hostile - 1, &a), 204);
+    assert_int_equal(q(&w, "SELECT invalid_values FROM session_reports WHERE session_id = '%s' "
+                           "AND sn = 5 AND ts IS NULL", sid), 5);
+    assert_int_equal(q(&w, "SELECT invalid_values FROM sessions WHERE id = '%s'", sid), 5);
+    /* v above 2 only: refused whole and counted, 400. */
+    assert_int_equal(report(s.port, sid, "e=ps,sn=6,sta=p,v=3", &a), 400);
+    assert_int_equal(q(&w, "SELECT refused_records FROM sessions WHERE id = '%s'", sid), 2);
+    /* 1 MB, and 100,000 records: 413 above the body limit, nothing stored. */
+    size_t big = 1 << 20;
+    char *mb = malloc(big);
+    for (size_t i = 0; i < big; i++)
+        mb[i] = i % 16 == 15 ? '\n' : 'a';
+    assert_int_equal(post(s.port, path, mb, big, &a), 413);
+    size_t k = 0;
+    for (int i = 0; i < 100000 && k + 16 < big; i++)
+        k += (size_t)snprintf(mb + k, big - k, "sn=%d\n", 100 + i);
+    assert_int_equal(post(s.port, path, mb, k, &a), 413);
+    free(mb);
+    assert_int_equal(q(&w, "SELECT reports FROM sessions WHERE id = '%s'", sid), 4);
+    /* The session's rate: a burst beyond it gets 429 with Retry-After,
+     * nothing of that report counted. */
+    long last = 0;
+    int n = 0;
+    for (; n < 400 && (last = report(s.port, other, "e=t,sta=p", &a)) == 204; n++)
+        ;
+    assert_int_equal(last, 429);
+    assert_true(atoi(a.retry_after) >= 1);
+    assert_true(n >= 150 && n <= 250);
+    assert_int_equal(q(&w, "SELECT reports FROM sessions WHERE id = '%s'", other), n);
+    /* A record that says the player ended ends the session: 410 after. */
+    assert_int_equal(report(s.port, sid, "e=ps,sn=7,sta=e,ts=9000\ne=ps,sn=8,sta=p", &a), 204);
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions WHERE id = '%s' AND end_reason = "
+                           "'sta=e' AND last_sn = 7", sid), 1);
+    assert_int_equal(report(s.port, sid, "e=ps,sn=9,sta=p", &a), 410);
+    assert_non_null(strstr(a.body, "session_ended"));
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE session_id = '%s' AND "
+                           "sn > 7", sid), 0);
+    free(sid);
+    free(other);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ctl_90_qoe_cmcd_parser_is_tolerant),
+        cmocka_unit_test_teardown(ctl_91_qoe_allocation_carries_its_session_and_a_retry_the_same,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status, kill_leftovers),
+    };
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
