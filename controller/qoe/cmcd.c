@@ -256,15 +256,10 @@ static size_t pair_end(const char *p, size_t len)
     return len;
 }
 
-static void record(const char *p, size_t len, struct cmcd_batch *out)
+unsigned cmcd_parse_record(const char *p, size_t len, struct cmcd_record *r)
 {
-    while (len && (p[len - 1] == '\r' || p[len - 1] == ' '))
-        len--;
-    if (!len)
-        return;
-    struct cmcd_record *r = out->n < CMCD_MAX_RECORDS ? &out->r[out->n] : &out->spill;
     memset(r, 0, sizeof *r);
-    unsigned pairs = 0, bad = 0;
+    unsigned pairs = 0;
     for (size_t k = 0; k < len;) {
         while (k < len && p[k] == ' ')
             k++;
@@ -272,10 +267,20 @@ static void record(const char *p, size_t len, struct cmcd_batch *out)
         if (n && pair(r, p + k, n))
             pairs++;
         else
-            bad++;
+            r->invalid++;
         k += n + 1;
     }
-    r->invalid += bad;
+    return pairs;
+}
+
+static void record(const char *p, size_t len, struct cmcd_batch *out)
+{
+    while (len && (p[len - 1] == '\r' || p[len - 1] == ' '))
+        len--;
+    if (!len)
+        return;
+    struct cmcd_record *r = out->n < CMCD_MAX_RECORDS ? &out->r[out->n] : &out->spill;
+    unsigned pairs = cmcd_parse_record(p, len, r);
     out->invalid += r->invalid;
     if (!pairs)
         out->not_cmcd++;

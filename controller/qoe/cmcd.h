@@ -44,6 +44,10 @@ struct cmcd_batch {
     struct cmcd_record spill; /* where a record beyond CMCD_MAX_RECORDS is read */
 };
 
+/* Parses one record (no newline in it) into *r; returns its well-formed
+ * pairs (0: not CMCD).  What `stepctl qoe` re-reads a stored record with. */
+unsigned cmcd_parse_record(const char *p, size_t len, struct cmcd_record *r);
+
 /* Parses an application/cmcd body (len bytes, NUL bytes allowed: they make
  * their pair invalid).  Appends to *out (zero it first). */
 void cmcd_parse_body(const char *body, size_t len, struct cmcd_batch *out);

@@ -18,6 +18,7 @@
 
 #include "cdn_rig.h"
 #include "cmcd.h"
+#include "qoe_outcome.h"
 #include "ctl_test.h"
 #include "serve_rig.h"
 
@@ -356,6 +357,243 @@ static void ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status(voi
     ctl_world_end(&w);
 }
 
+
+/* A world whose recorded policy says how sessions count. */
+static void start_with_classes(struct ctl_world *w, struct server *s, char g[33],
+                               const char *exit_as)
+{
+    ctl_world_begin(w);
+    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
+    json_t *sit = serve_situation(w, SERVE_ORDER_CDE);
+    ctl_set(sit, "policy.qoe.classes",
+            json_pack("{s:s,s:s}", "exit_before_start", exit_as, "autoplay_refused", "excluded"));
+    ctl_set(sit, "policy.qoe.min_completeness", json_string("0.9"));
+    char d[33], paths[256];
+    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
+    paths_unsigned(w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, NULL};
+    server_start_with(w, s, extra);
+}
+
+/* A session that fetched its master playlist and sent these records. */
+static char *played(int port, const char *id, const char *records)
+{
+    char *sid = allocate_session(port, id), url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/%s/master.m3u8", port, id);
+    struct cdn_http h;
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    cdn_http_free(&h);
+    struct answer a;
+    if (records)
+        assert_int_equal(report(port, sid, records, &a), 204);
+    return sid;
+}
+
+static json_t *qoe_json(struct ctl_world *w, const char *args)
+{
+    assert_int_equal(ctl_run(&w->t, "qoe --db '%s' %s --json", w->db, args), 0);
+    char *out = ctl_out(&w->t, "out");
+    json_t *j = json_loads(out, JSON_DECODE_ANY, NULL);
+    assert_non_null(j);
+    free(out);
+    return j;
+}
+
+static long long member(const json_t *o, const char *dotted)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s", dotted);
+    const json_t *v = o;
+    for (char *k = strtok(key, "."); k; k = strtok(NULL, "."))
+        v = json_object_get(v, k);
+    assert_true(json_is_integer(v));
+    return (long long)json_integer_value(v);
+}
+
+static double real(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static void ctl_93_qoe_command_computes_the_step_from_its_sessions(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start_with_classes(&w, &s, g, "failure");
+    /* success: startup 500 ms, 16.5 s playing, 2 s rebuffering, all observed */
+    free(played(s.port, "q-ok", "e=ps,sn=1,sta=s,ts=1000\ne=ps,sn=2,sta=p,ts=1500\n"
+                                "e=t,sn=3,sta=p,ts=11500\ne=ps,sn=4,sta=r,ts=12000\n"
+                                "e=rr,sn=5,ts=11900,rc=200\ne=ps,sn=6,sta=p,ts=14000\n"
+                                "e=t,sn=7,sta=p,ts=20000"));
+    /* success whose RVFC frame time (700) is preferred over playing (800) */
+    free(played(s.port, "q-rvfc", "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=2,sta=p,ts=800\n"
+                                  "e=ce,sn=3,cen=\"com.exactav-rvfc-ms\",com.exactav-rvfc-ms=700,"
+                                  "ts=900"));
+    free(played(s.port, "q-fail", "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=2,sta=f,ts=300"));
+    free(played(s.port, "q-exit", "e=ps,sn=1,sta=s,ts=0\n"
+                                  "e=ce,sn=2,cen=\"com.exactav-exit-before-start\",ts=90"));
+    free(played(s.port, "q-gap", "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=3,sta=p,ts=400"));
+    free(played(s.port, "q-auto", "e=ps,sn=1,sta=s,ts=0\n"
+                                  "e=ce,sn=2,cen=\"com.exactav-autoplay-refused\",ts=5"));
+    json_decref(serve_allocate(s.port, "q-unused"));
+    char args[96];
+    snprintf(args, sizeof args, "--grant %s", g);
+    json_t *j = qoe_json(&w, args);
+    /* exit before start counts as a failure, autoplay refused is excluded */
+    assert_int_equal(member(j, "attempts"), 5);
+    assert_int_equal(member(j, "successes"), 2);
+    assert_int_equal(member(j, "failures"), 2);
+    assert_int_equal(member(j, "unknown"), 1);
+    assert_int_equal(member(j, "unused"), 1);
+    assert_int_equal(member(j, "provenance.classes.exit_before_start"), 1);
+    assert_int_equal(member(j, "provenance.classes.autoplay_refused"), 1);
+    assert_int_equal(member(j, "provenance.excluded"), 1);
+    assert_int_equal(member(j, "provenance.sessions_with_sn_gaps"), 1);
+    assert_int_equal(member(j, "provenance.startup.p50_ms"), 500);
+    assert_int_equal(member(j, "provenance.startup.p90_ms"), 700);
+    assert_int_equal(member(j, "provenance.rebuffer.rebuffering_ms"), 2000);
+    assert_int_equal(member(j, "provenance.rebuffer.playing_ms"), 16600);
+    assert_true(real(j, "startup_p50_ms") == 500);
+    assert_true(real(j, "startup_p90_ms") == 700);
+    /* 2000 / 18600 = 0.10752688..., rounded up to the micro-unit */
+    char *text = json_dumps(json_object_get(j, "rebuffer_ratio"), JSON_ENCODE_ANY);
+    assert_string_equal(text, "0.107527");
+    free(text);
+    assert_true(json_is_true(json_object_get(j, "complete")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "cohort"),
+                                                          "channel")), "news-1");
+    assert_true(member(j, "observed_at_ms") >= w.now - 600000);
+    /* The same sessions by cohort and path. */
+    json_t *k = qoe_json(&w, "--cohort news-1,eu-west,isp-x,web-hlsjs,2026.11.3,720p --path C");
+    assert_int_equal(member(k, "attempts"), 5);
+    json_decref(k);
+    /* A window before every session: nothing. */
+    k = qoe_json(&w, "--cohort news-1,eu-west,isp-x,web-hlsjs,2026.11.3,720p --path C --until 1");
+    assert_int_equal(member(k, "attempts"), 0);
+    assert_null(json_object_get(k, "startup_p90_ms"));
+    json_decref(k);
+    json_decref(j);
+    /* Usage: one scope exactly. */
+    assert_int_equal(ctl_run(&w.t, "qoe --db '%s' --grant %s --path C", w.db, g), 64);
+    assert_int_equal(ctl_run(&w.t, "qoe --db '%s' --cohort a,b --path C", w.db), 64);
+    assert_int_equal(ctl_run(&w.t, "qoe --db '%s' --grant nosuch", w.db), 65);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+static void ctl_94_qoe_policy_without_classes_is_unknown_never_a_guess(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start(&w, &s, g);
+    assert_int_equal(ctl_run(&w.t, "qoe --db '%s' --grant %s --json", w.db, g), 65);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "qoe_classes_missing"));
+    free(err);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
+
+/* ---- the aggregation's property ------------------------------------------------ */
+
+static uint64_t next_rand(uint64_t *x) /* xorshift64: fixed seeds, the same every run */
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* A random session: s, then a mix of play states and rr records whose ts
+ * (the request's start, before the record was sent) is out of order, as
+ * a player sends them; the truth is computed from the whole stream. */
+static size_t random_stream(uint64_t *x, struct qoe_row *rows, size_t max)
+{
+    size_t n = 2 + next_rand(x) % (max - 2);
+    int64_t ts = (int64_t)(next_rand(x) % 100000);
+    static const char *const states[] = {"p", "p", "r", "a", "w", "f", "r", "p"};
+    for (size_t i = 0; i < n; i++) {
+        struct qoe_row *r = &rows[i];
+        memset(r, 0, sizeof *r);
+        r->has_sn = r->has_ts = true;
+        r->sn = (int64_t)i + 1;
+        ts += (int64_t)(next_rand(x) % 3000);
+        bool rr = next_rand(x) % 4 == 0;
+        r->ts = rr ? ts - (int64_t)(next_rand(x) % 2000) : ts;
+        snprintf(r->e, sizeof r->e, "%s", rr ? "rr" : "ps");
+        snprintf(r->sta, sizeof r->sta, "%s", i == 0 ? "s" : rr ? "" : states[next_rand(x) % 8]);
+        r->received_at_ms = 1000 + (int64_t)i;
+    }
+    return n;
+}
+
+static void ctl_95_qoe_gaps_never_yield_an_unobserved_success_or_completeness(void **state)
+{
+    (void)state;
+    enum { MAX = 40 };
+    struct qoe_row full[MAX], kept[MAX], copy[MAX];
+    const struct qoe_rules rules = {QOE_AS_FAILURE, QOE_AS_EXCLUDED, 900000};
+    for (uint64_t seed = 1; seed <= 2000; seed++) {
+        uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+        size_t n = random_stream(&x, full, MAX), k = 0;
+        for (size_t i = 0; i < n; i++) /* each record lost with probability 1/5 */
+            if (next_rand(&x) % 5)
+                kept[k++] = full[i];
+        struct qoe_session truth, seen;
+        memcpy(copy, full, n * sizeof *full);
+        qoe_session_outcome(true, copy, n, &truth);
+        memcpy(copy, kept, k * sizeof *kept);
+        /* shuffled: the outcome orders by sn, never by arrival */
+        for (size_t i = k; i > 1; i--) {
+            size_t j = next_rand(&x) % i;
+            struct qoe_row t = copy[i - 1];
+            copy[i - 1] = copy[j];
+            copy[j] = t;
+        }
+        qoe_session_outcome(true, copy, k, &seen);
+        /* A success is only ever one the whole stream has too, decided by
+         * records received without a gap before them. */
+        if (seen.cls == QOE_SUCCESS) {
+            assert_int_equal(truth.cls, QOE_SUCCESS);
+            size_t first_p = 0;
+            while (strcmp(kept[first_p].sta, "p"))
+                first_p++;
+            for (size_t i = 1; i <= first_p; i++)
+                assert_int_equal(kept[i].sn, kept[i - 1].sn + 1);
+        }
+        if (seen.cls != QOE_UNKNOWN)
+            assert_int_equal(seen.cls, truth.cls);
+        /* Nothing unobserved is claimed: the observed time never exceeds the
+         * span nor the truth, rebuffering never exceeds the truth. */
+        assert_true(seen.observed_ms <= seen.span_ms);
+        assert_true(seen.playing_ms + seen.rebuffer_ms <= seen.observed_ms);
+        if (seen.cls == QOE_SUCCESS) {
+            assert_true(seen.observed_ms <= truth.observed_ms);
+            assert_true(seen.rebuffer_ms <= truth.rebuffer_ms);
+            assert_true(seen.playing_ms <= truth.playing_ms);
+        }
+        struct qoe_agg a = {0};
+        assert_int_equal(qoe_agg_add(&a, &rules, &seen), 0);
+        int64_t c = qoe_agg_completeness(&a);
+        assert_true(c >= 0 && c <= 1000000);
+        if (seen.span_ms > 0)
+            assert_true(c * seen.span_ms <= seen.observed_ms * 1000000);
+        assert_int_equal(a.successes + a.failures + a.unknown, a.attempts);
+        qoe_agg_free(&a);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +602,11 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status, kill_leftovers),
+        cmocka_unit_test(ctl_95_qoe_gaps_never_yield_an_unobserved_success_or_completeness),
+        cmocka_unit_test_teardown(ctl_93_qoe_command_computes_the_step_from_its_sessions,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_94_qoe_policy_without_classes_is_unknown_never_a_guess,
+                                  kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
