@@ -179,6 +179,19 @@ static json_t *report_totals(sqlite3 *db, const struct qoe_scope *sc)
     return o;
 }
 
+long long qoe_count_sessions(sqlite3 *db, const struct qoe_scope *sc)
+{
+    static const char sql[] = "SELECT count(*) FROM sessions s" SCOPE_WHERE;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sessions", -1, &st, NULL) != SQLITE_OK)
+        return 0; /* schema 1 or 2: no session */
+    sqlite3_finalize(st);
+    st = prepare_scope(db, sql, sc);
+    long long n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 static const char *count_name(enum qoe_count c)
 {
     return c == QOE_AS_FAILURE ? "failure" : c == QOE_AS_EXCLUDED ? "excluded" : "unknown";

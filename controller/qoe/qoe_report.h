@@ -32,6 +32,10 @@ struct qoe_scope {
  * or "qoe_min_completeness_missing"). */
 int qoe_rules_from_policy(const json_t *policy, struct qoe_rules *r, const char **missing);
 
+/* Viewer sessions in scope: 0 also when the file predates schema 3 (no
+ * sessions table), -1 on an SQLite error. */
+long long qoe_count_sessions(sqlite3 *db, const struct qoe_scope *scope);
+
 /* The QoE object (new reference), or NULL with err set (SQLite, memory). */
 json_t *qoe_report(sqlite3 *db, const struct qoe_scope *scope, const struct qoe_rules *rules,
                    char *err, size_t errlen);

@@ -359,16 +359,25 @@ static void ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status(voi
 
 
 /* A world whose recorded policy says how sessions count. */
-static void start_with_classes(struct ctl_world *w, struct server *s, char g[33],
-                               const char *exit_as)
+static void start_with_policy(struct ctl_world *w, struct server *s, char g[33],
+                              const char *exit_as, const char *max_rebuffer)
 {
     ctl_world_begin(w);
     ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
     ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
     json_t *sit = serve_situation(w, SERVE_ORDER_CDE);
-    ctl_set(sit, "policy.qoe.classes",
-            json_pack("{s:s,s:s}", "exit_before_start", exit_as, "autoplay_refused", "excluded"));
-    ctl_set(sit, "policy.qoe.min_completeness", json_string("0.9"));
+    if (exit_as) { /* NULL: a policy from before sessions, without classes */
+        ctl_set(sit, "policy.qoe.classes", json_pack("{s:s,s:s}", "exit_before_start", exit_as,
+                                                     "autoplay_refused", "excluded"));
+        ctl_set(sit, "policy.qoe.min_completeness", json_string("0.9"));
+    }
+    if (max_rebuffer) { /* a policy `next` can pass on a handful of sessions */
+        ctl_set(sit, "policy.qoe.min_samples", json_integer(2));
+        ctl_set(sit, "policy.qoe.min_start_success_ratio", json_string("0.5"));
+        ctl_set(sit, "policy.qoe.max_rebuffer_ratio", json_string(max_rebuffer));
+        ctl_set(sit, "policy.steps", json_pack("{s:i,s:i,s:s}", "factor", 3, "max_allocations",
+                                               50, "max_rate_per_s", "150000"));
+    }
     char d[33], paths[256];
     assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
     json_decref(sit);
@@ -376,6 +385,12 @@ static void start_with_classes(struct ctl_world *w, struct server *s, char g[33]
     paths_unsigned(w, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, NULL};
     server_start_with(w, s, extra);
+}
+
+static void start_with_classes(struct ctl_world *w, struct server *s, char g[33],
+                               const char *exit_as)
+{
+    start_with_policy(w, s, g, exit_as, NULL);
 }
 
 /* A session that fetched its master playlist and sent these records. */
@@ -594,6 +609,67 @@ static void ctl_95_qoe_gaps_never_yield_an_unobserved_success_or_completeness(vo
     }
 }
 
+
+/* `next` without a hand-written qoe: the step's own sessions decide. */
+static void next_from_sessions(const char *exit_as, const char *max_rebuffer, int code,
+                               const char *branch, const char *reason)
+{
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start_with_policy(&w, &s, g, exit_as, max_rebuffer);
+    free(played(s.port, "q-ok", "e=ps,sn=1,sta=s,ts=1000\ne=ps,sn=2,sta=p,ts=1500\n"
+                                "e=ps,sn=3,sta=r,ts=12000\ne=ps,sn=4,sta=p,ts=14000\n"
+                                "e=t,sn=5,sta=p,ts=20000"));
+    free(played(s.port, "q-ok2", "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=2,sta=p,ts=800\n"
+                                 "e=t,sn=3,sta=p,ts=10800"));
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_evidence(&w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
+    json_t *sit = serve_situation(&w, SERVE_ORDER_CDE), *c = ctl_cand(sit, "C");
+    json_t *obs = json_pack("{s:O,s:O}", "access", json_object_get(c, "access"), "resources",
+                            json_object_get(c, "resources"));
+    ctl_shift_ms(obs, ctl_now_ms() - 10 -
+                          json_integer_value(json_object_get(json_object_get(obs, "access"),
+                                                             "observed_at_ms")));
+    char path[256];
+    ctl_write_json(&w.t, "obs.json", obs, path, sizeof path);
+    json_decref(obs);
+    json_decref(sit);
+    int rc = ctl_run(&w.t, "next %s --db '%s' --evidence '%s' --input '%s' --json", g, w.db,
+                     w.ev, path);
+    char *out = ctl_out(&w.t, "out"), *err = ctl_out(&w.t, "err");
+    if (rc != code)
+        fail_msg("next: exit %d: %s %s", rc, out, err);
+    json_error_t je;
+    json_t *r = json_loads(out, 0, &je);
+    if (!r)
+        fail_msg("next: not JSON: %s at %d: %.300s", je.text, je.position,
+                 out + (je.position > 100 ? je.position - 100 : 0));
+    assert_string_equal(json_string_value(json_object_get(r, "branch")), branch);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), reason));
+    /* The record says the QoE came from the step's sessions, with provenance. */
+    json_t *src = json_object_get(r, "qoe_source");
+    assert_string_equal(json_string_value(json_object_get(src, "source")), "sessions");
+    if (exit_as)
+        assert_int_equal(member(src, "provenance.classes.success"), 2);
+    else
+        assert_string_equal(json_string_value(json_object_get(src, "status")), "UNKNOWN");
+    json_decref(r);
+    free(out);
+    free(err);
+    ctl_world_end(&w);
+}
+
+static void ctl_96_qoe_next_decides_from_the_steps_own_sessions(void **state)
+{
+    (void)state;
+    /* 2000 ms rebuffering of 20000 observed: 0.1 */
+    next_from_sessions("failure", "0.02", 4, "negative", "qoe_rebuffer_above_max");
+    next_from_sessions("failure", "0.5", 0, "positive", "step observed");
+    /* A recorded policy without policy.qoe.classes: UNKNOWN, never a guess. */
+    next_from_sessions(NULL, "0.5", 4, "negative", "qoe UNKNOWN qoe_classes_missing");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +680,8 @@ int main(int argc, char **argv)
             ctl_92_qoe_reports_are_stored_as_received_and_answered_by_status, kill_leftovers),
         cmocka_unit_test(ctl_95_qoe_gaps_never_yield_an_unobserved_success_or_completeness),
         cmocka_unit_test_teardown(ctl_93_qoe_command_computes_the_step_from_its_sessions,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_96_qoe_next_decides_from_the_steps_own_sessions,
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_94_qoe_policy_without_classes_is_unknown_never_a_guess,
                                   kill_leftovers),
