@@ -670,6 +670,58 @@ static void ctl_96_qoe_next_decides_from_the_steps_own_sessions(void **state)
     next_from_sessions(NULL, "0.5", 4, "negative", "qoe UNKNOWN qoe_classes_missing");
 }
 
+
+/* decide: a candidate without qoe takes it from its path's sessions, the
+ * record says so, and replay recomputes it identical. */
+static void ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start_with_policy(&w, &s, g, "failure", "0.5");
+    free(played(s.port, "q-ok", "e=ps,sn=1,sta=s,ts=1000\ne=ps,sn=2,sta=p,ts=1500\n"
+                                "e=t,sn=3,sta=p,ts=11500"));
+    free(played(s.port, "q-ok2", "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=2,sta=p,ts=800\n"
+                                 "e=t,sn=3,sta=p,ts=10800"));
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    json_t *sit = serve_situation(&w, SERVE_ORDER_CDE);
+    ctl_set(sit, "policy.qoe.classes",
+            json_pack("{s:s,s:s}", "exit_before_start", "failure", "autoplay_refused", "unknown"));
+    ctl_set(sit, "policy.qoe.min_completeness", json_string("0.9"));
+    ctl_set(sit, "policy.qoe.min_samples", json_integer(2));
+    ctl_set(sit, "policy.qoe.min_start_success_ratio", json_string("0.5"));
+    json_object_del(ctl_cand(sit, "C"), "qoe");
+    json_object_del(ctl_cand(sit, "C"), "decision_time_ms");
+    json_object_del(sit, "decision_time_ms");
+    char path[256];
+    ctl_write_json(&w.t, "sit2.json", sit, path, sizeof path);
+    json_decref(sit);
+    int rc = ctl_run(&w.t, "decide --input '%s' --evidence '%s' --db '%s' --json", path, w.ev,
+                     w.db);
+    char *out = ctl_out(&w.t, "out");
+    json_t *r = json_loads(out, 0, NULL);
+    if (!r || rc > 4)
+        fail_msg("decide: exit %d: %s", rc, out);
+    free(out);
+    const char *id = json_string_value(json_object_get(r, "decision_id"));
+    assert_non_null(id);
+    char did[40];
+    snprintf(did, sizeof did, "%s", id);
+    json_decref(r);
+    /* The recorded situation carries the filled qoe and where it came from. */
+    assert_int_equal(q(&w, "SELECT json_extract(situation, '$.candidates[2].qoe.successes') "
+                           "FROM decisions WHERE id = '%s'", did), 2);
+    assert_int_equal(q(&w, "SELECT count(*) FROM decisions WHERE id = '%s' AND "
+                           "json_extract(situation, '$.candidates[2].qoe_source.source') = "
+                           "'sessions'", did), 1);
+    assert_int_equal(q(&w, "SELECT count(*) FROM decision_conditions WHERE decision_id = '%s' "
+                           "AND path_id = 'C' AND condition = 'qoe' AND reason <> 'qoe_missing'",
+                       did), 1);
+    assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", did, w.db), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -682,6 +734,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_93_qoe_command_computes_the_step_from_its_sessions,
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_96_qoe_next_decides_from_the_steps_own_sessions,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays,
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_94_qoe_policy_without_classes_is_unknown_never_a_guess,
                                   kill_leftovers),
