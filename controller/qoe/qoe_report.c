@@ -82,7 +82,7 @@ static void row_of(sqlite3_stmt *st, struct qoe_row *r, struct cmcd_record *scra
 static const char sessions_sql[] =
     "SELECT s.id, s.master_fetched_at_ms IS NOT NULL, r.sn, r.ts, r.event, r.sta, r.record, "
     "r.received_at_ms, r.session_id IS NOT NULL FROM sessions s LEFT JOIN session_reports r ON "
-    "r.session_id = s.id" SCOPE_WHERE " ORDER BY s.id, r.seq";
+    "r.session_id = s.id" SCOPE_WHERE " ORDER BY s.id"; /* records: sorted by sn in C */
 
 static sqlite3_stmt *prepare_scope(sqlite3 *db, const char *sql, const struct qoe_scope *sc)
 {
@@ -132,6 +132,8 @@ static int close_session(struct qoe_agg *a, const struct qoe_rules *rules, bool 
 static int aggregate(sqlite3 *db, const struct qoe_scope *sc, const struct qoe_rules *rules,
                      struct qoe_agg *a)
 {
+    /* Reading a million records: mapped pages instead of a read() each. */
+    sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL);
     sqlite3_stmt *st = prepare_scope(db, sessions_sql, sc);
     if (!st)
         return -1;
