@@ -116,7 +116,7 @@ void qoe_session_outcome(bool master_fetched, struct qoe_row *rows, size_t n,
         if (c == QOE_UNUSED)
             continue;
         decided = true;
-        if (!has_request && rows[0].sn > 1)
+        if (!has_request && rows[0].sn > 0) /* hls.js numbers from 0 */
             continue; /* the session's start was not received: what came first is not known */
         out->cls = c;
         if (c == QOE_SUCCESS) {

@@ -8,7 +8,7 @@
  * (in sn order) that decides it: sta=p success; cen autoplay-refused /
  * exit-before-start their own classes; sta=f or an e (error) event a
  * failure.  A gap in sn before that record, the session's start not
- * received (no sta=s and the first sn above 1), or no such record: unknown.
+ * received (no sta=s and the first sn above 0: hls.js numbers from 0), or no such record: unknown.
  * Never fetched (no master playlist): unused.
  * Measures of a success: startup = the RVFC frame time when reported,
  * else the first playing record's ts, minus the play request's ts (the

@@ -417,11 +417,13 @@ static long long qoe_member(struct ctl_world *w, const char *g, const char *key)
     return v;
 }
 
-static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **state)
+/* One world: a grant whose only path C serves live_suffix of the loopback
+ * CDN, one allocation played through the kit and one never played; the
+ * QoE counts are checked.  (A 404 playlist is not a scenario yet: hls.js
+ * 1.7.4 then kept sending sta=s timed reports and no e or sta=f event for
+ * 120 s, so the session stays unknown; see docs/player.md.) */
+static void kit_world(const char *live_suffix, const char *count_key)
 {
-    (void)state;
-    const char *need[] = {ROLLOVER "/playlist.m3u8", NULL};
-    player_rig_need(need);
     struct ctl_world w;
     ctl_world_begin(&w);
     ctl_world_evidence(&w, "ev-d-pre", "D", "MATCH", w.now - 300000, true);
@@ -443,15 +445,16 @@ static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **st
     assert_int_equal(cdn_start(&c, CDND_BIN, w.t.dir, "C", open_live), 0);
     char paths[1024], paths_file[256];
     snprintf(paths, sizeof paths,
-             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": {\"url\": \"%s/ch1/r360/live.m3u8\", "
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": {\"url\": \"%s/ch1/r360/%s\", "
              "\"bandwidth\": 900000, \"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": "
              "\"640x360\"}}, \"auth\": {\"type\": \"none\"}}}}\n",
-             c.base);
+             c.base, live_suffix);
     ctl_tmp_path(&w.t, "paths.json", paths_file, sizeof paths_file);
     assert_int_equal(cdn_write_file(w.t.dir, "paths.json", paths), 0);
     const char *extra[] = {"--paths", paths_file, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "viewer-unused")); /* never played: unused */
     json_t *alloc = serve_allocate(s.port, "viewer-q1");
     char *body = json_dumps(alloc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(alloc);
@@ -467,14 +470,16 @@ static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **st
     assert_int_equal(cdn_write_file(rig.page_root, "player.html", kit_page), 0);
     free(body);
     assert_int_equal(player_rig_open(&rig, "unused", NULL), 0);
-    long long successes = 0;
-    for (int i = 0; i < WAIT_S && successes < 1; i++) {
+    long long n = 0;
+    for (int i = 0; i < WAIT_S && n < 1; i++) {
         sleep(1);
-        successes = qoe_member(&w, g, "successes");
+        n = qoe_member(&w, g, count_key);
     }
-    assert_int_equal(successes, 1);
+    assert_int_equal(n, 1);
     assert_int_equal(qoe_member(&w, g, "attempts"), 1);
+    assert_int_equal(qoe_member(&w, g, "unused"), 1);
     assert_int_equal(qoe_member(&w, g, "failures"), 0);
+
     /* What hls.js sent: play states s then p with sn and ts, through the
      * kit's report target only (no CMCD on the media requests). */
     assert_true(ctl_query_int(w.db, "SELECT count(*) FROM session_reports WHERE sta = 's' AND "
@@ -496,6 +501,14 @@ static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **st
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     cdn_stop(&c);
     ctl_world_end(&w);
+}
+
+static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **state)
+{
+    (void)state;
+    const char *need[] = {ROLLOVER "/playlist.m3u8", NULL};
+    player_rig_need(need);
+    kit_world("live.m3u8", "successes");
 }
 
 int main(int argc, char **argv)
