@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "access_probe.h"
+#include "qoe_situation.h"
 #include "cliutil.h"
 #include "evidence_scope.h"
 #include "evidence_text.h"
@@ -165,11 +166,19 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
 static int decide_and_record(const struct cli_args *a, const char *text, size_t len,
                              json_t **answer)
 {
-    char *filled = NULL;
-    size_t filled_len = 0;
+    char *filled = NULL, *with_qoe = NULL;
+    size_t filled_len = 0, qoe_len = 0;
     if (acp_fill(a->evidence, text, len, cli_now_ms(), &filled, &filled_len) != 0)
         return CLI_SOFTWARE;
-    int rc = decide_text(a, filled ? filled : text, filled ? filled_len : len, answer);
+    if (filled)
+        text = filled, len = filled_len;
+    /* Candidates without qoe: their viewer sessions (qoe_situation.h). */
+    if (qoe_fill_situation(a->db, text, len, cli_now_ms(), &with_qoe, &qoe_len) != 0) {
+        free(filled);
+        return CLI_SOFTWARE;
+    }
+    int rc = decide_text(a, with_qoe ? with_qoe : text, with_qoe ? qoe_len : len, answer);
+    free(with_qoe);
     free(filled);
     return rc;
 }

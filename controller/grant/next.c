@@ -11,6 +11,7 @@
 #include "ledger.h"
 #include "loop_policy.h"
 #include "num.h"
+#include "qoe_fill.h"
 #include "record.h"
 #include "replay.h"
 #include "step_evidence.h"
@@ -30,6 +31,8 @@ struct review {
     struct ldg_fills fills;
     char decision_id[REC_ID_LEN], next_id[REC_ID_LEN];
     json_t *eval; /* the evaluation: a decision answer */
+    json_t *qoe_source; /* the QoE taken from the step's sessions (qoe_fill.h), or NULL */
+    bool qoe_rules_missing;
 };
 
 static void review_free(struct review *r)
@@ -42,6 +45,7 @@ static void review_free(struct review *r)
     sit_free(&r->ns);
     ldg_fills_free(&r->fills);
     json_decref(r->eval);
+    json_decref(r->qoe_source);
     free(r);
 }
 
@@ -204,6 +208,24 @@ static int evaluate(sqlite3 *db, struct review *r, const json_t *obs, char *why,
                : -1;
 }
 
+/* No qoe observed by hand: the step's own sessions (only those allocated
+ * under this grant), when it has any.  0 or -1. */
+static int qoe_from_sessions(sqlite3 *db, struct review *r, json_t *obs)
+{
+    if (json_object_get(obs, "qoe"))
+        return 0; /* a hand-written qoe wins */
+    json_t *root = num_json_loadb(r->l.situation, r->l.situation_len, 0, NULL), *qoe = NULL;
+    struct qoe_scope sc = {.grant_id = r->g.id, .until_ms = INT64_MAX};
+    enum qoe_fill f = root ? qoe_fill(db, &sc, json_object_get(root, "policy"), &qoe,
+                                      &r->qoe_source)
+                           : QOE_FILL_ERROR;
+    json_decref(root);
+    if (f == QOE_FILL_FILLED)
+        json_object_set_new(obs, "qoe", qoe);
+    r->qoe_rules_missing = f == QOE_FILL_RULES_MISSING;
+    return f == QOE_FILL_ERROR ? -1 : 0;
+}
+
 /* ---- branch, reason, answer ------------------------------------------------- */
 
 static bool positive(const struct review *r)
@@ -273,6 +295,8 @@ static json_t *answer(const struct review *r, bool pos, enum cond_status st, con
                         pos ? json_deep_copy(json_object_get(r->eval, "step")) : json_null());
     json_object_set_new(o, "issuance_closed", json_true());
     json_object_set_new(o, "authorizes", json_false());
+    if (r->qoe_source) /* new member: only where the step's sessions were read */
+        json_object_set(o, "qoe_source", r->qoe_source);
     return o;
 }
 
@@ -395,6 +419,10 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     json_t *obs = observations(rq, why, len);
     if (!obs)
         return NXT_REFUSED;
+    if (qoe_from_sessions(db, r, obs) != 0) {
+        json_decref(obs);
+        return NXT_FAILED;
+    }
     int ev = evaluate(db, r, obs, why, len);
     json_decref(obs);
     if (ev != 0 || rec_new_id(r->next_id) != 0)
@@ -402,6 +430,10 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     bool pos = positive(r);
     char reason[700];
     enum cond_status st = pos ? COND_PASS : negative_status(r, reason, sizeof reason);
+    if (!pos && r->qoe_rules_missing && !strncmp(reason, "qoe ", 4))
+        snprintf(reason, sizeof reason, "qoe UNKNOWN qoe_classes_missing: the recorded policy "
+                                        "does not say how sessions count (policy.qoe.classes, "
+                                        "policy.qoe.min_completeness); QoE is never guessed");
     if (pos)
         snprintf(reason, sizeof reason,
                  "step observed: content %s; QoE, access, resources and cost of a next step of %lld "

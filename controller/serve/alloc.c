@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "alloc_session.h"
 #include "grant.h"
 #include "tbucket.h"
 
@@ -134,11 +135,17 @@ static int grant_refusal(sqlite3 *db, struct grt_grant *g, enum grt_state s, int
     }
 }
 
+/* Does the service deliver this allocation (playback_url, a session)? */
+static bool delivered(const struct grt_grant *g, const struct alc_delivery *d)
+{
+    return d && dlv_paths_find(d->paths, g->path_id);
+}
+
 /* The 201 body, stored with the allocation and returned byte for byte on a
- * retry.  The delivery field (playback_url) comes last, when the service
- * delivers the allocated path. */
+ * retry.  The delivery fields come last when the service delivers the
+ * allocated path: the session (sid, alloc_session.h), then playback_url. */
 static json_t *created_body(const struct areq *req, const struct grt_grant *g, int64_t now,
-                            int64_t expires, const struct alc_delivery *d)
+                            int64_t expires, const struct alc_delivery *d, const char *sid)
 {
     json_t *fb = json_loads(g->fallbacks, 0, NULL);
     const struct sit_cohort *c = &req->cohort;
@@ -151,8 +158,9 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
                      (json_int_t)now, "expires_at_ms", (json_int_t)expires,
                      "grant_valid_until_ms", (json_int_t)g->valid_until_ms, "expected_play_s",
                      (json_int_t)g->expected_play_s);
-    if (o && d && dlv_paths_find(d->paths, g->path_id)) {
+    if (o && delivered(g, d)) {
         char url[512];
+        json_object_set_new(o, "session", ases_json(sid, d->base_url, c->channel));
         snprintf(url, sizeof url, "%s/v1/allocations/%s/master.m3u8", d->base_url,
                  req->allocation_id);
         json_object_set_new(o, "playback_url", json_string(url));
@@ -231,10 +239,15 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
         return reply(out, ALC_RATE_LIMITED, 429, o);
     }
     int64_t expires = now + g->url_ttl_s * 1000;
-    json_t *o = created_body(req, g, now, expires, d);
+    char sid[REC_ID_LEN] = "";
+    if (delivered(g, d) && rec_new_id(sid) != 0)
+        return -1;
+    json_t *o = created_body(req, g, now, expires, d, sid);
     char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     int rc = body && insert(db, cache, req, g, digest, now, expires, body) == 0 &&
+                     (!sid[0] || ases_insert(db, cache, sid, req, g, now,
+                                             expires + g->expected_play_s * 1000) == 0) &&
                      count(db, cache, g, &b, now) == 0 &&
                      (g->allocated < g->max_allocations || grt_settle(db, g, now, "stepctl serve") == 0)
                  ? 0

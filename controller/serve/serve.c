@@ -27,8 +27,8 @@
 
 /* Every table of routes the service answers; another set of endpoints adds
  * its table here. */
-static const struct srv_route_table *const srv_route_tables[] = {&srv_admission_table,
-                                                                 &srv_delivery_table};
+static const struct srv_route_table *const srv_route_tables[] = {
+    &srv_admission_table, &srv_delivery_table, &srv_reports_table};
 #define N_TABLES (sizeof srv_route_tables / sizeof srv_route_tables[0])
 
 struct srv_request {
@@ -125,6 +125,16 @@ const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big)
     *len = rq->len;
     *too_big = rq->too_big;
     return rq->body;
+}
+
+const char *srv_query_arg(const struct srv_request *rq, const char *name)
+{
+    return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *srv_header(const struct srv_request *rq, const char *name)
+{
+    return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
 double srv_elapsed(const struct srv_request *rq)

@@ -89,6 +89,7 @@ struct srv_route_table {
 
 extern const struct srv_route_table srv_admission_table; /* serve_admission.c */
 extern const struct srv_route_table srv_delivery_table;  /* serve_delivery.c */
+extern const struct srv_route_table srv_reports_table;   /* serve_reports.c */
 
 /* ---- for handlers ------------------------------------------------------ */
 
@@ -100,6 +101,10 @@ const char *srv_param_at(const struct srv_request *rq, size_t i);
  * client sent more (nothing of it is kept). */
 const char *srv_body(const struct srv_request *rq, size_t *len, bool *too_big);
 #define SRV_MAX_BODY 4096
+
+/* A query argument (percent-decoded) / a request header; NULL when absent. */
+const char *srv_query_arg(const struct srv_request *rq, const char *name);
+const char *srv_header(const struct srv_request *rq, const char *name);
 
 /* Queues a response (every response goes through here: one place for
  * common headers: Cache-Control, CORS).  retry_after may be NULL. */

@@ -12,6 +12,7 @@
 #include "cliutil.h"
 #include "dlv.h"
 #include "serve.h"
+#include "serve_reports.h"
 
 static enum MHD_Result answer(struct srv_request *rq, int rc, struct dlv_answer *a)
 {
@@ -42,7 +43,10 @@ static enum MHD_Result master(struct srv *s, struct srv_request *rq)
     struct dlv_answer a;
     if (!s->dlv)
         return not_delivered(rq);
-    return answer(rq, dlv_master(s->dlv, srv_param(rq), cli_now_ms(), &a), &a);
+    int rc = dlv_master(s->dlv, srv_param(rq), cli_now_ms(), &a);
+    if (rc == 0 && a.status == 200)
+        srep_master_fetched(s, srv_param(rq)); /* the session is no longer unused */
+    return answer(rq, rc, &a);
 }
 
 static enum MHD_Result steering(struct srv *s, struct srv_request *rq)

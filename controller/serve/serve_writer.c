@@ -58,9 +58,10 @@ static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_deliv
     j->failed = !exec(db, "SAVEPOINT job");
     if (j->failed)
         return;
-    if (alc_process(db, cache, &j->req, cli_now_ms(), d, &j->reply) != 0) {
-        fprintf(stderr, "stepctl serve: allocation %s failed: %s\n", j->req.allocation_id,
-                sqlite3_errmsg(db));
+    int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, cli_now_ms(), d, &j->reply);
+    if (rc != 0) {
+        fprintf(stderr, "stepctl serve: %s %s failed: %s\n", j->run ? "report of" : "allocation",
+                j->run ? "a session" : j->req.allocation_id, sqlite3_errmsg(db));
         exec(db, "ROLLBACK TO job");
         j->failed = true;
     }

@@ -20,6 +20,10 @@
 #include "areq.h"
 
 struct swr_job {
+    /* Another kind of write (a session report, serve_reports.c): run
+     * instead of the allocation, in the job's savepoint; 0, or -1 to roll
+     * the job back (failed).  NULL: an allocation of req. */
+    int (*run)(sqlite3 *db, struct stmtcache *cache, struct swr_job *job);
     struct areq req;
     struct alc_reply reply; /* valid when !failed */
     bool failed;            /* nothing was written for this job: answer 503 */

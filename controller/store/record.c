@@ -12,6 +12,7 @@
 #include "dbfile.h"
 #include "evidence_text.h"
 #include "migrate_v2.h"
+#include "migrate_v3.h"
 
 #define REC_BUSY_MS 5000
 
@@ -85,6 +86,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = dbfile_mark(db, &rec_store);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 1)
         rc = migrate_v2(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 2)
+        rc = migrate_v3(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED

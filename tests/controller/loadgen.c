@@ -13,6 +13,12 @@
  * prefix): the delivery endpoints (steering manifests, signed playlists);
  * "ok_per_s" counts the 200 answers.
  *
+ * With --sessions FILE (one session id a line), each request instead POSTs
+ * one CMCD v2 record (batchSize 1, as hls.js sends them) to
+ * /v1/sessions/ID/reports, cycling over the sessions, each record with
+ * the next sn of its session: scripts/bench-qoe; "stored_per_s" counts the
+ * 204 answers.
+ *
  * Used by scripts/bench-allocate; not installed.
  */
 #include <stdio.h>
@@ -39,6 +45,8 @@ struct conn {
 
 struct run {
     const char *host, *prefix, *log_path, *get;
+    char (*sessions)[72]; /* --sessions */
+    long long n_sessions;
     long long ids;
     char cohort[6][128];
     int port, connections;
@@ -76,8 +84,50 @@ static int more(const struct run *r)
     return since(&r->start) < r->duration;
 }
 
+/* The next report: one record for the next session in turn. */
+static void start_report(struct run *r, CURLM *m, struct conn *c)
+{
+    long long k = r->started++;
+    const char *sid = r->sessions[k % r->n_sessions];
+    snprintf(c->url, sizeof c->url, "http://%s:%d/v1/sessions/%s/reports", r->host, r->port, sid);
+    snprintf(c->id, sizeof c->id, "%.71s", sid);
+    snprintf(c->req, sizeof c->req, "e=t,sn=%lld,sta=p,ts=%lld,v=2",
+             k / r->n_sessions + 1, 1764600000000LL + k);
+    c->resp.len = 0;
+    curl_easy_setopt(c->h, CURLOPT_URL, c->url);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, c->req);
+    clock_gettime(CLOCK_MONOTONIC, &c->t0);
+    curl_multi_add_handle(m, c->h);
+}
+
+static int read_sessions(struct run *r, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[128];
+    long long cap = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        if (r->n_sessions == cap) {
+            cap = cap ? 2 * cap : 1024;
+            r->sessions = realloc(r->sessions, (size_t)cap * sizeof *r->sessions);
+            if (!r->sessions)
+                abort();
+        }
+        snprintf(r->sessions[r->n_sessions++], sizeof r->sessions[0], "%.71s", line);
+    }
+    if (f)
+        fclose(f);
+    return r->n_sessions > 0 ? 0 : -1;
+}
+
 static void start(struct run *r, CURLM *m, struct conn *c)
 {
+    if (r->sessions) {
+        start_report(r, m, c);
+        return;
+    }
     if (r->get) {
         char id[96];
         snprintf(id, sizeof id, "%s-%lld", r->prefix, r->started++ % r->ids);
@@ -146,10 +196,10 @@ static void report(struct run *r, double elapsed)
 {
     qsort(r->lat, (size_t)r->n_lat, sizeof *r->lat, cmp);
     printf("{\"requests\": %lld, \"elapsed_s\": %.3f, \"created_per_s\": %.1f, "
-           "\"ok_per_s\": %.1f, \"answers_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+           "\"ok_per_s\": %.1f, \"stored_per_s\": %.1f, \"answers_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
            "\"max_ms\": %.3f, \"connections\": %d, \"errors\": %lld, \"status\": {",
            r->done, elapsed, (double)r->status[201] / elapsed, (double)r->status[200] / elapsed,
-           (double)r->done / elapsed, pct(r, 0.5), pct(r, 0.99), pct(r, 1.0), r->connections,
+           (double)r->status[204] / elapsed, (double)r->done / elapsed, pct(r, 0.5), pct(r, 0.99), pct(r, 1.0), r->connections,
            r->errors);
     const char *sep = "";
     for (int s = 0; s < 600; s++)
@@ -164,7 +214,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: stepctl-loadgen --port P [--host H] [--connections N] "
                     "(--duration S | --requests N) [--prefix P] [--cohort c,r,i,cl,b,re] "
-                    "[--log FILE] [--get PATH-with-%%s --ids N]\n");
+                    "[--log FILE] [--get PATH-with-%%s --ids N] [--sessions FILE]\n");
     return 64;
 }
 
@@ -196,6 +246,10 @@ static int args(int argc, char **argv, struct run *r)
             r->get = v;
         else if (!strcmp(o, "--ids"))
             r->ids = atoll(v);
+        else if (!strcmp(o, "--sessions")) {
+            if (read_sessions(r, v) != 0)
+                return -1;
+        }
         else
             return -1;
     }

@@ -610,7 +610,7 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     sqlite3_close(db);
     /* A database of another schema version is refused, never reused. */
     sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL);
     sqlite3_close(db);
     assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_BAD_VERSION);
     ctl_tmp_remove(&t);

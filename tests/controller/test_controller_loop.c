@@ -123,7 +123,7 @@ static void ctl_39_schema_v2_and_forward_migration_of_v1(void **state)
      * replayable.  (Readers read it as it is: controller_58.) */
     assert_int_equal(rec_open(w.db, REC_WRITE, &db, err, sizeof err), REC_OK);
     sqlite3_close(db);
-    assert_int_equal(q(&w, "PRAGMA user_version"), 2);
+    assert_int_equal(q(&w, "PRAGMA user_version"), REC_SCHEMA_VERSION);
     assert_int_equal(q(&w, "PRAGMA application_id"), DBFILE_APPID_CONTROL);
     const char *tables[] = {"grants", "allocations", "reservations", "grant_events",
                             "decision_commitments", "next_decisions"};
@@ -154,11 +154,11 @@ static void ctl_39_schema_v2_and_forward_migration_of_v1(void **state)
     assert_int_equal(ctl_query_int(other, "SELECT count(*) FROM sqlite_master WHERE name = "
                                           "'grants'"),
                      0);
-    /* A fresh file is created at v2 directly. */
+    /* A fresh file is created at the current version directly. */
     ctl_tmp_path(&w.t, "fresh.db", other, sizeof other);
     assert_int_equal(rec_open(other, REC_CREATE, &db, err, sizeof err), REC_OK);
     sqlite3_close(db);
-    assert_int_equal(ctl_query_int(other, "PRAGMA user_version"), 2);
+    assert_int_equal(ctl_query_int(other, "PRAGMA user_version"), REC_SCHEMA_VERSION);
     assert_int_equal(ctl_query_int(other, "PRAGMA application_id"), DBFILE_APPID_CONTROL);
     /* Only decide and serve create one: grant, revoke, release and next
      * refuse a missing file and leave none behind. */
@@ -1076,7 +1076,7 @@ static void ctl_58_readers_read_a_v1_control_db_as_it_is_and_never_write_it(void
     assert_int_equal(q(&w, "PRAGMA application_id"), 0);
     /* A writer migrates it first (even one that then refuses). */
     assert_int_equal(ctl_run(&w.t, "revoke x --reason r --db '%s'", w.db), 65);
-    assert_int_equal(q(&w, "PRAGMA user_version"), 2);
+    assert_int_equal(q(&w, "PRAGMA user_version"), REC_SCHEMA_VERSION);
     assert_int_equal(q(&w, "PRAGMA application_id"), DBFILE_APPID_CONTROL);
     assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", id, w.db), 0);
     free(before);

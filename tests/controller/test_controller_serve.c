@@ -741,7 +741,7 @@ static void access_lines_ok(const char *log, int want, const char *const *secret
             fail_msg("the access log holds %s:\n%s", secrets[i], log);
 }
 
-static void ctl_90_serve_metrics_pass_promtool_and_the_access_log_redacts(void **state)
+static void ctl_98_serve_metrics_pass_promtool_and_the_access_log_redacts(void **state)
 {
     (void)state;
     promtool_skip_unless("promtool");
@@ -831,7 +831,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_56_serve_sigterm_drains_in_flight_requests, kill_leftovers),
         cmocka_unit_test_teardown(ctl_57_serve_kill9_at_random_moments_loses_and_duplicates_nothing, kill_leftovers),
         cmocka_unit_test_teardown(ctl_65_loop_on_an_evidence_db_written_by_the_current_exactav, kill_leftovers),
-        cmocka_unit_test_teardown(ctl_90_serve_metrics_pass_promtool_and_the_access_log_redacts, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_98_serve_metrics_pass_promtool_and_the_access_log_redacts, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
