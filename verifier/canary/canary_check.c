@@ -86,7 +86,7 @@ static void record(struct canary_env *env, const struct canary_target *t, struct
         snprintf(st->last_verdict, sizeof st->last_verdict, "%s", rc == 0 ? str_of(report, "verdict") : "UNKNOWN");
         snprintf(st->last_reason, sizeof st->last_reason, "%s", rc == 0 ? str_of(report, "reason") : "not_stored");
         snprintf(st->last_id, sizeof st->last_id, "%s", rc == 0 ? str_of(report, "evidence_id") : "");
-        snprintf(st->last_detail, sizeof st->last_detail, "%s",
+        snprintf(st->last_detail, sizeof st->last_detail, "%.300s",
                  rc == 0 ? str_of(json_object_get(json_object_get(report, "candidate"), "delivery_failure"), "detail")
                          : err);
         st->last_observed_ms = json_integer_value(json_object_get(report, "observed_at_ms"));
