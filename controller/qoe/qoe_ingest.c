@@ -71,10 +71,10 @@ static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 
 /* 1 stored, 0 a replay (its sn is stored already), -1 error. */
 static int insert(sqlite3 *db, struct stmtcache *cache, const char *sid, int64_t seq,
-                  const struct cmcd_record *r, bool query, int64_t now_ms)
+                  const struct cmcd_record *r, bool query, int64_t now_ms, const char *served_by)
 {
     static const char sql[] = "INSERT OR IGNORE INTO session_reports VALUES "
-                              "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
+                              "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)";
     sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
     if (!st)
         return -1;
@@ -88,6 +88,10 @@ static int insert(sqlite3 *db, struct stmtcache *cache, const char *sid, int64_t
     bind_opt_text(st, 8, r->sta);
     sqlite3_bind_int64(st, 9, r->invalid);
     sqlite3_bind_text(st, 10, r->text, (int)r->text_len, SQLITE_STATIC);
+    if (served_by)
+        sqlite3_bind_text(st, 11, served_by, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 11);
     int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(db) : -1;
     stmtcache_done(cache, st);
     return rc;
@@ -133,9 +137,20 @@ static int update(sqlite3 *db, struct stmtcache *cache, const char *sid,
 }
 
 /* Stores the records in order until one ends the session. */
+struct attribution {
+    qing_served_by_fn fn;
+    const void *ctx;
+};
+
+static const char *served_by(const struct attribution *at, const struct cmcd_record *r)
+{
+    return at->fn && !strcmp(r->e, "rr") && r->url[0] ? at->fn(at->ctx, r->url) : NULL;
+}
+
 static int store_records(sqlite3 *db, struct stmtcache *cache, const char *sid,
                          struct qing_session *s, const struct cmcd_batch *b, bool query,
-                         int64_t now_ms, struct qing_result *out, const char **ended)
+                         int64_t now_ms, const struct attribution *at, struct qing_result *out,
+                         const char **ended)
 {
     for (size_t i = 0; i < b->n; i++) {
         const struct cmcd_record *r = &b->r[i];
@@ -143,7 +158,7 @@ static int store_records(sqlite3 *db, struct stmtcache *cache, const char *sid,
             out->refused++;
             continue;
         }
-        int rc = insert(db, cache, sid, s->reports + 1, r, query, now_ms);
+        int rc = insert(db, cache, sid, s->reports + 1, r, query, now_ms, served_by(at, r));
         if (rc < 0)
             return -1;
         if (rc == 0) {
@@ -161,8 +176,10 @@ static int store_records(sqlite3 *db, struct stmtcache *cache, const char *sid,
 }
 
 int qing_store(sqlite3 *db, struct stmtcache *cache, const char *sid, const struct cmcd_batch *b,
-               bool query, int64_t now_ms, struct qing_result *out)
+               bool query, int64_t now_ms, qing_served_by_fn fn, const void *ctx,
+               struct qing_result *out)
 {
+    const struct attribution at = {fn, ctx};
     memset(out, 0, sizeof *out);
     struct qing_session s;
     int r = load(db, cache, sid, &s);
@@ -180,7 +197,7 @@ int qing_store(sqlite3 *db, struct stmtcache *cache, const char *sid, const stru
         return 0;
     }
     const char *ended = NULL;
-    if (store_records(db, cache, sid, &s, b, query, now_ms, out, &ended) != 0)
+    if (store_records(db, cache, sid, &s, b, query, now_ms, &at, out, &ended) != 0)
         return -1;
     return update(db, cache, sid, &s, b, out->refused, ended, now_ms);
 }

@@ -31,10 +31,15 @@ struct qing_result {
     unsigned stored, duplicates, refused;
 };
 
+/* Which path served a URL the player fetched (the path id), or NULL. */
+typedef const char *(*qing_served_by_fn)(const void *ctx, const char *url);
+
 /* Stores batch b for session sid received at now_ms (query: the ?CMCD=
- * form).  0 with *out set, or -1 on an SQLite failure (roll back). */
+ * form); an rr record's url is attributed by served_by (NULL: none is).
+ * 0 with *out set, or -1 on an SQLite failure (roll back). */
 int qing_store(sqlite3 *db, struct stmtcache *cache, const char *sid, const struct cmcd_batch *b,
-               bool query, int64_t now_ms, struct qing_result *out);
+               bool query, int64_t now_ms, qing_served_by_fn served_by, const void *ctx,
+               struct qing_result *out);
 
 /* The first fetch of an allocation's master playlist (kept once).  0 or -1. */
 int qing_master_fetched(sqlite3 *db, struct stmtcache *cache, const char *allocation_id,

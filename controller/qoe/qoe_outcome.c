@@ -88,9 +88,11 @@ void qoe_session_outcome(bool master_fetched, struct qoe_row *rows, size_t n,
                          struct qoe_session *out)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (rows[i].received_at_ms > out->newest_received_ms)
             out->newest_received_ms = rows[i].received_at_ms;
+        out->out_of_context |= rows[i].elsewhere;
+    }
     if (!master_fetched) {
         out->cls = QOE_UNUSED;
         return;
@@ -143,6 +145,12 @@ static void count_as(struct qoe_agg *a, enum qoe_count how)
 
 int qoe_agg_add(struct qoe_agg *a, const struct qoe_rules *r, const struct qoe_session *s)
 {
+    /* a session that landed elsewhere needs its applicability checked
+     * again: kept apart, never counted as the allocated path's */
+    if (s->out_of_context && s->cls != QOE_UNUSED) {
+        a->out_of_context++;
+        return 0;
+    }
     a->by_class[s->cls]++;
     a->sn_gaps += s->sn_gap;
     if (s->cls != QOE_UNUSED && s->newest_received_ms > a->observed_at_ms)

@@ -44,11 +44,13 @@ struct qoe_row {
     int64_t sn, ts, rvfc_ms, received_at_ms;
     char e[8], sta[4];
     bool autoplay_refused, exit_before_start; /* cen */
+    bool elsewhere; /* an rr record's media came from another path than the allocation's */
 };
 
 struct qoe_session {
     enum qoe_class cls;
     bool sn_gap; /* anywhere in the session */
+    bool out_of_context; /* some media came from another path: never this path's QoE */
     bool has_startup;
     int64_t startup_ms;
     int64_t playing_ms, rebuffer_ms, observed_ms, span_ms; /* success only */
@@ -71,7 +73,7 @@ struct qoe_rules {
 /* A step's QoE over many sessions. */
 struct qoe_agg {
     int64_t by_class[QOE_N_CLASSES];
-    int64_t attempts, successes, failures, unknown, excluded, sn_gaps;
+    int64_t attempts, successes, failures, unknown, excluded, sn_gaps, out_of_context;
     int64_t playing_ms, rebuffer_ms, observed_ms, span_ms;
     int64_t observed_at_ms; /* the newest record counted */
     int64_t *startups;

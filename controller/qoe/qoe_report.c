@@ -63,6 +63,7 @@ static void row_of(sqlite3_stmt *st, struct qoe_row *r, struct cmcd_record *scra
     snprintf(r->e, sizeof r->e, "%s", e ? e : "");
     snprintf(r->sta, sizeof r->sta, "%s", sta ? sta : "");
     r->received_at_ms = sqlite3_column_int64(st, 7);
+    r->elsewhere = sqlite3_column_int(st, 9) != 0;
     const char *text = (const char *)sqlite3_column_text(st, 6);
     if (!text || (!strstr(text, "cen=") && !strstr(text, "com.exactav-rvfc-ms")))
         return;
@@ -81,7 +82,8 @@ static void row_of(sqlite3_stmt *st, struct qoe_row *r, struct cmcd_record *scra
 
 static const char sessions_sql[] =
     "SELECT s.id, s.master_fetched_at_ms IS NOT NULL, r.sn, r.ts, r.event, r.sta, r.record, "
-    "r.received_at_ms, r.session_id IS NOT NULL FROM sessions s LEFT JOIN session_reports r ON "
+    "r.received_at_ms, r.session_id IS NOT NULL, r.served_by IS NOT NULL AND r.served_by != s.path_id "
+    "FROM sessions s LEFT JOIN session_reports r ON "
     "r.session_id = s.id" SCOPE_WHERE " ORDER BY s.id"; /* records: sorted by sn in C */
 
 static sqlite3_stmt *prepare_scope(sqlite3 *db, const char *sql, const struct qoe_scope *sc)
@@ -261,7 +263,7 @@ static json_t *qoe_object(const struct sit_cohort *cohort, const struct qoe_rule
     json_object_set_new(o, "complete",
                         json_boolean(qoe_agg_completeness(a) >= r->min_completeness));
     json_object_set_new(o, "unused", json_integer(a->by_class[QOE_UNUSED]));
-    json_object_set_new(o, "out_of_context", json_integer(0));
+    json_object_set_new(o, "out_of_context", json_integer(a->out_of_context));
     return o;
 }
 

@@ -253,6 +253,8 @@ int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct d
             json_object_foreach((json_t *)ps, id, v)
                 if (rc == 0)
                     rc = path(id, v, &out->p[out->n++], base_dir, err, errlen);
+        if (rc == 0)
+            rc = dlv_paths_check_apart(out, err, errlen);
     }
     json_decref(root);
     return rc;

@@ -70,6 +70,14 @@ int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct d
 int dlv_paths_load_keys(struct dlv_paths *ps, char *err, size_t errlen);
 void dlv_paths_free(struct dlv_paths *ps);
 
+/* Which path served url (a URL a player fetched): the path whose
+ * rendition has the same scheme, host and port and the longest directory
+ * that url is below; NULL when none is (dlv_servedby.c). */
+const char *dlv_paths_served_by(const struct dlv_paths *ps, const char *url);
+/* -1 (err naming both) when two paths have a rendition in the same place:
+ * their viewers' fetches could not be told apart.  dlv_paths_parse calls it. */
+int dlv_paths_check_apart(const struct dlv_paths *ps, char *err, size_t errlen);
+
 /* The path with this id, or NULL. */
 const struct dlv_path *dlv_paths_find(const struct dlv_paths *ps, const char *id);
 /* The rendition of p with this name, or NULL. */

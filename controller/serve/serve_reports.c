@@ -7,6 +7,7 @@
 
 #include "cliutil.h"
 #include "cmcd.h"
+#include "dlv_paths.h"
 #include "qoe_ingest.h"
 
 /* One report between its arrival and its answer. */
@@ -15,14 +16,21 @@ struct srep_request {
     struct srv_request *rq;
     char sid[AREQ_ID_MAX + 1];
     bool query; /* the ?CMCD= form */
+    const struct dlv_paths *paths; /* where each path's media is: served by */
     struct cmcd_batch batch;
     struct qing_result result;
 };
 
+static const char *served_by(const void *paths, const char *url)
+{
+    return dlv_paths_served_by(paths, url);
+}
+
 static int run(sqlite3 *db, struct stmtcache *cache, struct swr_job *j)
 {
     struct srep_request *r = j->arg;
-    return qing_store(db, cache, r->sid, &r->batch, r->query, cli_now_ms(), &r->result);
+    return qing_store(db, cache, r->sid, &r->batch, r->query, cli_now_ms(), served_by, r->paths,
+                      &r->result);
 }
 
 static void done(struct swr_job *j)
@@ -109,6 +117,7 @@ static enum MHD_Result report(struct srv *s, struct srv_request *rq)
     }
     snprintf(r->sid, sizeof r->sid, "%s", srv_param(rq));
     r->rq = rq;
+    r->paths = s->cfg->paths;
     r->job.run = run;
     r->job.done = done;
     r->job.arg = r;

@@ -51,6 +51,8 @@ CREATE TABLE session_reports (
   sta                 TEXT,                      -- `sta` play state, NULL likewise
   invalid_values      INTEGER NOT NULL CHECK (invalid_values >= 0), -- values ignored in it
   record              TEXT NOT NULL,             -- the record's valid key=value pairs, as received
+  served_by           TEXT,                      -- an rr record's url: the path of paths.json whose
+                                                 -- rendition place it is in; NULL: another record, or no path's
   PRIMARY KEY (session_id, seq));
 -- A replayed record (an sn already stored) is stored once.
 CREATE UNIQUE INDEX session_reports_sn ON session_reports (session_id, sn) WHERE sn IS NOT NULL;

@@ -18,6 +18,7 @@
 
 #include "cdn_rig.h"
 #include "cmcd.h"
+#include "dlv_paths.h"
 #include "qoe_outcome.h"
 #include "ctl_test.h"
 #include "serve_rig.h"
@@ -722,6 +723,77 @@ static void ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays(void
     ctl_world_end(&w);
 }
 
+/* paths.json with path A's rendition at url_a and B's at url_b, parsed. */
+static int two_paths(struct dlv_paths *ps, const char *url_a, const char *url_b, char *err, size_t n)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "{\"paths\": {\"A\": {\"renditions\": {\"r\": \"%s\"}, \"auth\": {\"type\": "
+             "\"none\"}}, \"B\": {\"renditions\": {\"r\": \"%s\"}, \"auth\": {\"type\": \"none\"}}}}",
+             url_a, url_b);
+    return dlv_paths_parse(text, strlen(text), NULL, ps, err, n);
+}
+
+/* A session that played, one segment response reported from url. */
+static char *played_from(int port, const char *id, const char *url)
+{
+    char *sid = played(port, id, NULL), body[512];
+    snprintf(body, sizeof body, "e=ps,sn=1,sta=s,ts=0\ne=ps,sn=2,sta=p,ts=500\ne=rr,sn=3,ts=400,rc=200,url=\"%s\"",
+             url);
+    struct answer a;
+    assert_int_equal(report(port, sid, body, &a), 204);
+    return sid;
+}
+
+/* Served by (issue 16): each rr record's url is attributed to the path
+ * whose rendition place it is in; a session whose media came from another
+ * path than its allocation's is out of context, kept apart and never the
+ * allocated path's QoE.  A url of no path's is not attributed.  Two paths
+ * in one place are refused when paths.json is read. */
+static void ctl_89_qoe_media_from_another_path_is_out_of_context(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start_with_classes(&w, &s, g, "failure");
+    char *sid = played_from(s.port, "q-here", "http://CDN-C.invalid:80/ch1/r360/s1.ts?Policy=x");
+    assert_int_equal(q(&w, "SELECT count(*) FROM sessions WHERE id = '%s' AND path_id = 'C'", sid), 1);
+    free(sid); /* the grant's path: C (SERVE_ORDER_CDE) */
+    sid = played_from(s.port, "q-there", "http://cdn-d.invalid/ch1/r360/s1.ts");
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE session_id = '%s' AND served_by = 'D'", sid),
+                     1);
+    free(sid);
+    sid = played_from(s.port, "q-nowhere", "http://elsewhere.invalid/x.ts");
+    assert_int_equal(q(&w, "SELECT count(*) FROM session_reports WHERE session_id = '%s' AND served_by IS NULL", sid),
+                     3);
+    free(sid);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM session_reports WHERE served_by = 'C'"), 1);
+    char args[96];
+    snprintf(args, sizeof args, "--grant %s", g);
+    json_t *j = qoe_json(&w, args);
+    assert_int_equal(member(j, "out_of_context"), 1);
+    assert_int_equal(member(j, "attempts"), 2);
+    assert_int_equal(member(j, "successes"), 2);
+    json_decref(j);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    /* two paths in one place cannot be told apart: refused */
+    struct dlv_paths ps;
+    char err[512];
+    assert_int_equal(two_paths(&ps, "https://cdn.example/ch1/a.m3u8", "https://CDN.example:443/ch1/b.m3u8", err,
+                               sizeof err), -1);
+    assert_non_null(strstr(err, "could not be told apart"));
+    /* nested directories stay apart: the longest wins */
+    assert_int_equal(two_paths(&ps, "https://cdn.example/ch1/a.m3u8", "https://cdn.example/ch1/b/b.m3u8", err,
+                               sizeof err), 0);
+    assert_string_equal(dlv_paths_served_by(&ps, "https://cdn.example/ch1/b/s1.ts"), "B");
+    assert_string_equal(dlv_paths_served_by(&ps, "https://cdn.example/ch1/s1.ts?x=1"), "A");
+    assert_null(dlv_paths_served_by(&ps, "https://cdn.example/other/s1.ts"));
+    assert_null(dlv_paths_served_by(&ps, "http://cdn.example/ch1/s1.ts")); /* another scheme */
+    assert_null(dlv_paths_served_by(&ps, "not a url"));
+    dlv_paths_free(&ps);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -738,6 +810,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays,
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_94_qoe_policy_without_classes_is_unknown_never_a_guess,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_89_qoe_media_from_another_path_is_out_of_context,
                                   kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
