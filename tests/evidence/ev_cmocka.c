@@ -1,6 +1,8 @@
 /* ev_cmocka.c - see ev_cmocka.h. */
 #include "ev_cmocka.h"
 
+#include "../test_named.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +39,5 @@ struct evidence_db *ev_open_rw(const char *path)
 int ev_run_tests(const char *group, const struct CMUnitTest *tests, size_t n, int argc,
                  char **argv)
 {
-    if (argc > 1) {
-        bool known = false;
-        for (size_t i = 0; i < n; i++)
-            known = known || strcmp(tests[i].name, argv[1]) == 0;
-        if (!known) {
-            fprintf(stderr, "no test named %s\n", argv[1]);
-            return 1;
-        }
-        cmocka_set_test_filter(argv[1]);
-    }
-    return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+    return test_run_named(group, tests, n, argc, argv);
 }
