@@ -294,6 +294,7 @@ static enum candidate_status refuse_url(const char *location, char *err, size_t 
 /* A local candidate must be a readable regular file: a directory, a FIFO or
  * a device is refused before anything is checked or stored. */
 #define LOCAL_PLAYLIST_MAX (1024 * 1024)
+#define LOCAL_PLAYLIST_HEAD 4096
 
 /* A local file that holds a playlist (by content, as for a URL): a master
  * playlist gets the usage error a master playlist URL gets, a media
@@ -304,11 +305,18 @@ static enum candidate_status local_playlist(const char *path, char *err, size_t 
     FILE *f = fopen(path, "rb");
     if (!f)
         return CANDIDATE_OK;   /* open_local's own read reports it */
-    char *buf = malloc(LOCAL_PLAYLIST_MAX);
-    size_t n = buf ? fread(buf, 1, LOCAL_PLAYLIST_MAX, f) : 0;
+    /* the head decides (hls_looks_like_playlist reads only the start): an
+     * MPEG-TS candidate costs one small read, a playlist is read whole */
+    char head[LOCAL_PLAYLIST_HEAD];
+    size_t n = fread(head, 1, sizeof head, f);
+    char *buf = hls_looks_like_playlist(head, n) ? malloc(LOCAL_PLAYLIST_MAX) : NULL;
+    if (buf) {
+        memcpy(buf, head, n);
+        n += fread(buf + n, 1, LOCAL_PLAYLIST_MAX - n, f);
+    }
     fclose(f);
     enum candidate_status rc = CANDIDATE_OK;
-    if (buf && hls_looks_like_playlist(buf, n)) {
+    if (buf) {
         struct hls_playlist pl;
         struct hls_error herr;
         enum hls_status st = hls_parse(buf, n, &pl, &herr);
