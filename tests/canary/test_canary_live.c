@@ -429,7 +429,7 @@ static void canary_32_credentials_and_browser_access(void **state)
     struct live l;
     live_start(&l, NULL);
     assert_int_equal(live_sh("cp -r %s %s/a", LIVE_SOURCE, l.dir), 0);
-    char t[4][1024], url[256], cfg[8192], args[512];
+    char t[5][1024], url[256], cfg[8192], args[512];
     static const char creds[] = ", \"headers\": [\"X-Token: tok-1\"], \"cookies\": [\"sess=ck-1\"]";
     snprintf(url, sizeof url, "http://127.0.0.1:%d/credential/a/playlist.m3u8", l.port);
     target(t[0], sizeof t[0], "cdn-k", url, LIVE_SOURCE, creds);
@@ -438,8 +438,10 @@ static void canary_32_credentials_and_browser_access(void **state)
     target(t[2], sizeof t[2], "cdn-n", url, LIVE_SOURCE, NULL);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/a/playlist.m3u8", l.port);
     target(t[3], sizeof t[3], "cdn-a", url, LIVE_SOURCE, NULL);
-    snprintf(cfg, sizeof cfg, "{\"player_origins\": [\"https://player.example\"], \"targets\": [%s, %s, %s, %s]}",
-             t[0], t[1], t[2], t[3]);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/originfail/a/playlist.m3u8", l.port);
+    target(t[4], sizeof t[4], "cdn-o", url, LIVE_SOURCE, NULL);
+    snprintf(cfg, sizeof cfg, "{\"player_origins\": [\"https://player.example\"], \"targets\": [%s, %s, %s, %s, %s]}",
+             t[0], t[1], t[2], t[3], t[4]);
     live_write(&l, "creds.json", cfg);
     snprintf(args, sizeof args, "--once --config %s/creds.json --evidence %s/ev.db", l.dir, l.dir);
     live_canary_run(&l, "creds", args);
@@ -461,6 +463,11 @@ static void canary_32_credentials_and_browser_access(void **state)
     assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-x' AND status = 'VIOLATION' AND "
                                 "reason = 'playlist_http_error'"), 1);
     assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-a' AND status = 'PASS'"), 1);
+    /* a request with Origin that fails is no CORS answer: never a PASS */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-o' AND status = 'VIOLATION' AND "
+                                "reason = 'cors_http_error' AND playlist_error = 'cors: a player at "
+                                "https://player.example: its request failed: http_error: HTTP status 403'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-o' AND verdict = 'MATCH'"), 1);
     /* the credentials are nowhere */
     static const char *const files[] = {"creds.out", "creds.err", NULL};
     assert_false(live_anywhere(&l, "tok-1", files));
@@ -555,6 +562,11 @@ static void canary_25_candidate_command_output_is_redacted(void **state)
     assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-f' AND status = 'UNKNOWN' "
                                 "AND reason = 'candidate_command_failed'"), 1);
     assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-a' AND status = 'PASS'"), 1);
+    /* a request with Origin that fails is no CORS answer: never a PASS */
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM probes WHERE path_id = 'cdn-o' AND status = 'VIOLATION' AND "
+                                "reason = 'cors_http_error' AND playlist_error = 'cors: a player at "
+                                "https://player.example: its request failed: http_error: HTTP status 403'"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-o' AND verdict = 'MATCH'"), 1);
     const char *files[] = {"run.err", "run.out", NULL};
     assert_false(live_anywhere(&l, "SECRET", files));
     live_stop(&l);

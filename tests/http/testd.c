@@ -18,6 +18,8 @@
  *   /norange/<path>     ignores Range: always 200 with the full body
  *   /nocors/<path>      the file without Access-Control-Allow-Origin
  *   /credential/<path>  403 unless "X-Token: tok-1" and the cookie sess=ck-1
+ *   /originfail/<path>  403 to a request with an Origin header (a CDN whose WAF
+ *                       refuses cross-origin requests), else the file
  *   /gzip/<path>        <path>.gz with Content-Encoding: gzip when the request's
  *                       Accept-Encoding names gzip, else <path> as it is
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
@@ -456,6 +458,10 @@ static enum MHD_Result route(struct MHD_Connection *c, const struct testd_config
         return serve_file_as(c, cfg, rest, SERVE_RANGE | SERVE_NO_CORS, NULL);
     if ((rest = after(url, "/credential/")))
         return route_credential(c, cfg, rest);
+    if ((rest = after(url, "/originfail/")))
+        return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")
+                   ? queue_text(c, MHD_HTTP_FORBIDDEN, "cross-origin requests refused\n")
+                   : serve_file(c, cfg, rest, 1);
     if ((rest = after(url, "/gzip/")))
         return route_gzip(c, cfg, rest);
     if (strcmp(url, "/location") == 0)

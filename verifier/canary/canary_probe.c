@@ -239,20 +239,30 @@ static void level_cors(struct canary_probe *p, const char *playlist, const char 
         for (int k = 0; k < 2 && !p->reason[0]; k++) {
             struct head_answer a;
             head_request(url[k], fo, po->origins[i], deadline_ms, &a);
-            if (a.rc != CURLE_OK || a.status < 200 || a.status > 399)
-                continue; /* the other levels report the request itself */
-            const char *why = cors_refusal(&a, po->origins[i], fo->cookie != NULL);
-            if (!why)
+            char why[160] = "";
+            const char *refusal = NULL;
+            /* the request with Origin failing is no CORS answer: never a PASS */
+            if (a.rc != CURLE_OK)
+                snprintf(why, sizeof why, "%s: %s", curl_code(a.rc), curl_easy_strerror(a.rc));
+            else if (a.status < 200 || a.status > 399)
+                snprintf(why, sizeof why, "http_error: HTTP status %ld", a.status);
+            else if (!(refusal = cors_refusal(&a, po->origins[i], fo->cookie != NULL)))
                 continue;
             char *err = k ? p->header_error : p->playlist_error;
             size_t cap = k ? sizeof p->header_error : sizeof p->playlist_error;
-            snprintf(err, cap, "cors: a player at %.200s is refused: %s", po->origins[i], why);
+            snprintf(err, cap, refusal ? "cors: a player at %.200s is refused: %s"
+                                       : "cors: a player at %.200s: its request failed: %s",
+                     po->origins[i], refusal ? refusal : why);
             if (k)
                 p->row.header_error = p->header_error;
             else
                 p->row.playlist_error = p->playlist_error;
-            p->row.status = EVIDENCE_PROBE_VIOLATION;
-            snprintf(p->reason, sizeof p->reason, "cors_%s_refused", what[k]);
+            if (refusal) {
+                p->row.status = EVIDENCE_PROBE_VIOLATION;
+                snprintf(p->reason, sizeof p->reason, "cors_%s_refused", what[k]);
+            } else {
+                failed(p, "cors", a.rc != CURLE_OK ? curl_code(a.rc) : "http_error", a.status);
+            }
         }
     }
 }
