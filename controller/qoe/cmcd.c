@@ -1,6 +1,7 @@
 /* cmcd.c - the CMCD v2 record parser (see cmcd.h). */
 #include "cmcd.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* One value's span and kind, found by the scanner. */
@@ -273,18 +274,38 @@ unsigned cmcd_parse_record(const char *p, size_t len, struct cmcd_record *r)
     return pairs;
 }
 
+/* The slot of the next kept record: NULL when the batch is full or out of
+ * memory (the record is then read into spill and refused). */
+static struct cmcd_record *next_slot(struct cmcd_batch *out)
+{
+    if (out->n == CMCD_MAX_RECORDS)
+        return NULL;
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 1;
+        cap = cap > CMCD_MAX_RECORDS ? CMCD_MAX_RECORDS : cap;
+        struct cmcd_record *r = realloc(out->r, cap * sizeof *r);
+        if (!r) {
+            out->oom = true;
+            return NULL;
+        }
+        out->r = r;
+        out->cap = cap;
+    }
+    return &out->r[out->n];
+}
+
 static void record(const char *p, size_t len, struct cmcd_batch *out)
 {
     while (len && (p[len - 1] == '\r' || p[len - 1] == ' '))
         len--;
     if (!len)
         return;
-    struct cmcd_record *r = out->n < CMCD_MAX_RECORDS ? &out->r[out->n] : &out->spill;
+    struct cmcd_record *slot = next_slot(out), *r = slot ? slot : &out->spill;
     unsigned pairs = cmcd_parse_record(p, len, r);
     out->invalid += r->invalid;
     if (!pairs)
         out->not_cmcd++;
-    else if ((r->has_v && r->v > 2) || out->n == CMCD_MAX_RECORDS)
+    else if ((r->has_v && r->v > 2) || !slot)
         out->refused++;
     else
         out->n++;
@@ -306,4 +327,10 @@ void cmcd_parse_query(const char *value, size_t len, struct cmcd_batch *out)
         if (value[k] == '\n' || value[k] == '\r') /* one record only: a newline is invalid */
             len = k;
     record(value, len, out);
+}
+
+void cmcd_batch_free(struct cmcd_batch *b)
+{
+    free(b->r);
+    memset(b, 0, sizeof *b);
 }

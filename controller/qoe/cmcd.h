@@ -35,9 +35,13 @@ struct cmcd_record {
     size_t text_len;
 };
 
+/* The records grow with the report (most reports hold one record: a batch
+ * of 64 fixed records would be 200 KB zeroed a request).  Zero-initialise,
+ * parse, then cmcd_batch_free(). */
 struct cmcd_batch {
-    struct cmcd_record r[CMCD_MAX_RECORDS];
-    size_t n;              /* records kept */
+    struct cmcd_record *r; /* n records kept, room for cap */
+    size_t n, cap;         /* n <= cap <= CMCD_MAX_RECORDS */
+    bool oom;              /* a record could not be kept: out of memory */
     unsigned invalid;      /* values ignored, over every record (kept or not) */
     unsigned refused;      /* records refused whole: v above 2 */
     unsigned not_cmcd;     /* non-empty lines with no valid pair at all */
@@ -55,5 +59,8 @@ void cmcd_parse_body(const char *body, size_t len, struct cmcd_batch *out);
 /* Parses one record of the query form (the CMCD argument, already
  * percent-decoded).  Appends to *out. */
 void cmcd_parse_query(const char *value, size_t len, struct cmcd_batch *out);
+
+/* Frees the records and zeroes *b (ready for another parse). */
+void cmcd_batch_free(struct cmcd_batch *b);
 
 #endif

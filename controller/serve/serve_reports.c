@@ -39,6 +39,13 @@ static void done(struct swr_job *j)
     srv_resume(r->rq);
 }
 
+static void request_free(void *arg)
+{
+    struct srep_request *r = arg;
+    cmcd_batch_free(&r->batch);
+    free(r);
+}
+
 static enum MHD_Result error(struct srv_request *rq, unsigned status, const char *code,
                              const char *detail, const char *retry_after)
 {
@@ -102,16 +109,19 @@ static enum MHD_Result report(struct srv *s, struct srv_request *rq)
     struct srep_request *r = calloc(1, sizeof *r);
     if (!r)
         return MHD_NO;
-    if (!parse(rq, r, body, len)) {
-        free(r);
-        return error(rq, MHD_HTTP_BAD_REQUEST, "not_cmcd",
-                     "the report is not CMCD: no record with a valid key=value pair", NULL);
+    bool cmcd = parse(rq, r, body, len), oom = r->batch.oom;
+    if (!cmcd || oom) {
+        request_free(r);
+        return oom ? error(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "out_of_memory",
+                           "the report could not be read; nothing was written, retry", NULL)
+                   : error(rq, MHD_HTTP_BAD_REQUEST, "not_cmcd",
+                           "the report is not CMCD: no record with a valid key=value pair", NULL);
     }
     pthread_mutex_lock(&s->mu);
     bool draining = s->draining;
     pthread_mutex_unlock(&s->mu);
     if (draining) {
-        free(r);
+        request_free(r);
         return error(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "draining",
                      "the service is shutting down; retry later", NULL);
     }
@@ -121,7 +131,7 @@ static enum MHD_Result report(struct srv *s, struct srv_request *rq)
     r->job.run = run;
     r->job.done = done;
     r->job.arg = r;
-    srv_set_user(rq, r, free);
+    srv_set_user(rq, r, request_free);
     srv_defer(rq, answered);
     swr_submit(s->writer, &r->job);
     return MHD_YES;

@@ -50,22 +50,38 @@ static bool exec(sqlite3 *db, const char *sql)
     return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
 }
 
+/* A job's savepoint statements, prepared once (stmtcache keys them by
+ * address): parsing them again for every job was a tenth of a report's cost. */
+static const char savepoint_sql[] = "SAVEPOINT job";
+static const char rollback_sql[] = "ROLLBACK TO job";
+static const char release_sql[] = "RELEASE job";
+
+static bool exec_cached(sqlite3 *db, struct stmtcache *cache, const char *sql)
+{
+    sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
+    if (!st)
+        return false;
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
+    stmtcache_done(cache, st);
+    return ok;
+}
+
 /* One job in its own savepoint: a failing job never takes the others down. */
 static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_delivery *d,
                     struct swr_job *j)
 {
     memset(&j->reply, 0, sizeof j->reply);
-    j->failed = !exec(db, "SAVEPOINT job");
+    j->failed = !exec_cached(db, cache, savepoint_sql);
     if (j->failed)
         return;
     int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, cli_now_ms(), d, &j->reply);
     if (rc != 0) {
         fprintf(stderr, "stepctl serve: %s %s failed: %s\n", j->run ? "report of" : "allocation",
                 j->run ? "a session" : j->req.allocation_id, sqlite3_errmsg(db));
-        exec(db, "ROLLBACK TO job");
+        exec_cached(db, cache, rollback_sql);
         j->failed = true;
     }
-    exec(db, "RELEASE job");
+    exec_cached(db, cache, release_sql);
 }
 
 static void run_batch(struct swr *w, struct swr_job *batch)

@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#define STMTCACHE_SIZE 16
+#define STMTCACHE_SIZE 32
 
 struct stmtcache {
     const char *sql[STMTCACHE_SIZE];

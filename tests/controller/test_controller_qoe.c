@@ -51,6 +51,7 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     assert_string_equal(b->r[1].url, "http://cdn/a/seg1.ts");
     assert_true(b->r[1].has_rc && b->r[1].rc == 200);
     assert_string_equal(b->r[0].text, "e=ps,sn=1,sta=s,ts=1764600000000,v=2");
+    cmcd_batch_free(b);
     free(b);
     /* Unknown keys ignored (kept in the text), invalid values ignored and
      * counted: a string where an integer goes, a huge number, a negative
@@ -63,6 +64,7 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     assert_false(b->r[0].has_ts);
     assert_int_equal(b->invalid, 6);
     assert_string_equal(b->r[0].text, "zz=1,com.other-k=\"y\",e=ps,sta=p,x=-5");
+    cmcd_batch_free(b);
     free(b);
     /* v above 2: the record is refused whole and counted; the others stay. */
     static const char v3[] = "e=ps,sta=p,sn=4,v=3\ne=ps,sta=p,sn=5,v=2\n\n";
@@ -70,12 +72,14 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     assert_int_equal(b->n, 1);
     assert_int_equal(b->refused, 1);
     assert_int_equal(b->r[0].sn, 5);
+    cmcd_batch_free(b);
     free(b);
     /* Not CMCD at all. */
     static const char json[] = "{\"hello\": [1, 2]}";
     b = parse(json, strlen(json));
     assert_int_equal(b->n, 0);
     assert_int_equal(b->not_cmcd, 1);
+    cmcd_batch_free(b);
     free(b);
     /* More records than a report may carry: the rest refused, counted. */
     char many[CMCD_MAX_RECORDS * 8 + 64];
@@ -85,6 +89,7 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     b = parse(many, k);
     assert_int_equal(b->n, CMCD_MAX_RECORDS);
     assert_int_equal(b->refused, 3);
+    cmcd_batch_free(b);
     free(b);
     /* The query form: one record; a boolean key alone. */
     b = calloc(1, sizeof *b);
@@ -92,6 +97,7 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     cmcd_parse_query(q, strlen(q), b);
     assert_int_equal(b->n, 1);
     assert_string_equal(b->r[0].cen, "com.exactav-exit-before-start");
+    cmcd_batch_free(b);
     free(b);
 }
 

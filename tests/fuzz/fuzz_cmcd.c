@@ -28,10 +28,10 @@ static void check(const struct cmcd_batch *b, struct cmcd_batch *back)
         const struct cmcd_record *r = &b->r[i];
         assert(r->text_len == strlen(r->text) && r->text_len <= CMCD_MAX_TEXT);
         assert(!r->has_v || r->v <= 2);
-        memset(back, 0, sizeof *back);
         cmcd_parse_body(r->text, r->text_len, back);
         assert(back->n == 1 && back->invalid == 0 && back->refused == 0);
         same_facts(r, &back->r[0]);
+        cmcd_batch_free(back);
     }
 }
 
@@ -42,10 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     cmcd_parse_body((const char *)data, size, b);
     check(b, back);
-    memset(b, 0, sizeof *b);
+    cmcd_batch_free(b);
     cmcd_parse_query((const char *)data, size, b);
     assert(b->n <= 1);
     check(b, back);
+    cmcd_batch_free(b);
     free(b);
     free(back);
     return 0;
