@@ -36,6 +36,11 @@ static const char *unusable(const struct sit_situation *s, const struct sit_qoe 
 {
     const struct sit_qoe_policy *p = &s->policy.qoe;
     const char *field;
+    if (!q->present && q->classes_missing)
+        return cond_set(out, COND_UNKNOWN, "qoe_classes_missing",
+                        "the candidate's viewer sessions cannot be judged: the policy lacks "
+                        "policy.qoe.classes or policy.qoe.min_completeness"),
+               "";
     if (!q->present || !q->has_observed)
         return cond_set(out, COND_UNKNOWN, "qoe_missing", "no dated QoE report"), "";
     int age = cond_freshness(t, q->observed_at_ms, p->max_age_s);

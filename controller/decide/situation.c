@@ -298,8 +298,13 @@ static int parse_qoe(struct pctx *c, const json_t *cand, const char *path, struc
     const json_t *o = get_obj(c, cand, path, "qoe", 0, &bad);
     if (bad)
         return -1;
-    if (!o)
+    if (!o) {
+        const json_t *src = json_object_get(cand, "qoe_source");
+        q->classes_missing = json_is_object(src) &&
+                             json_is_string(json_object_get(src, "reason")) &&
+                             !strcmp(json_string_value(json_object_get(src, "reason")), "qoe_classes_missing");
         return 0;
+    }
     q->present = true;
     sub(p, sizeof p, path, "qoe");
     const json_t *coh = get_obj(c, o, p, "cohort", 0, &bad);

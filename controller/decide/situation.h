@@ -72,6 +72,9 @@ struct sit_access {
 
 /* QoE report of one candidate; every metric may be absent. */
 struct sit_qoe {
+    /* qoe left out and the candidate's qoe_source (written by decide's
+     * fill from sessions) says the policy lacks its classes. */
+    bool classes_missing;
     bool present, has_observed, has_cohort, has_counts, has_p50, has_p90, has_rebuffer,
         has_complete;
     int64_t observed_at_ms;

@@ -701,8 +701,10 @@ static void ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays(void
     json_object_del(ctl_cand(sit, "C"), "qoe");
     json_object_del(ctl_cand(sit, "C"), "decision_time_ms");
     json_object_del(sit, "decision_time_ms");
-    char path[256];
+    char path[256], no_classes[256];
     ctl_write_json(&w.t, "sit2.json", sit, path, sizeof path);
+    json_object_del(json_object_get(json_object_get(sit, "policy"), "qoe"), "classes");
+    ctl_write_json(&w.t, "sit3.json", sit, no_classes, sizeof no_classes);
     json_decref(sit);
     int rc = ctl_run(&w.t, "decide --input '%s' --evidence '%s' --db '%s' --json", path, w.ev,
                      w.db);
@@ -725,6 +727,21 @@ static void ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays(void
     assert_int_equal(q(&w, "SELECT count(*) FROM decision_conditions WHERE decision_id = '%s' "
                            "AND path_id = 'C' AND condition = 'qoe' AND reason <> 'qoe_missing'",
                        did), 1);
+    assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", did, w.db), 0);
+    /* Without policy.qoe.classes the sessions cannot be judged: the
+     * condition names that, never a guess and never plain qoe_missing. */
+    rc = ctl_run(&w.t, "decide --input '%s' --evidence '%s' --db '%s' --json", no_classes, w.ev,
+                 w.db);
+    out = ctl_out(&w.t, "out");
+    r = json_loads(out, 0, NULL);
+    if (!r || rc > 4)
+        fail_msg("decide without classes: exit %d: %s", rc, out);
+    free(out);
+    snprintf(did, sizeof did, "%s", json_string_value(json_object_get(r, "decision_id")));
+    json_decref(r);
+    assert_int_equal(q(&w, "SELECT count(*) FROM decision_conditions WHERE decision_id = '%s' "
+                           "AND path_id = 'C' AND condition = 'qoe' AND status = 'UNKNOWN' AND "
+                           "reason = 'qoe_classes_missing'", did), 1);
     assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", did, w.db), 0);
     ctl_world_end(&w);
 }
