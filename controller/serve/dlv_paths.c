@@ -254,7 +254,7 @@ int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct d
                 if (rc == 0)
                     rc = path(id, v, &out->p[out->n++], base_dir, err, errlen);
         if (rc == 0)
-            rc = dlv_paths_check_apart(out, err, errlen);
+            rc = dlv_paths_locate(out, err, errlen);
     }
     json_decref(root);
     return rc;

@@ -33,12 +33,23 @@
 /* The zero value signs nothing and serves nothing. */
 enum dlv_auth { DLV_AUTH_UNSET = 0, DLV_AUTH_NONE, DLV_AUTH_CF_URL, DLV_AUTH_CF_COOKIES };
 
+/* Where a rendition's media is, for telling which path served a fetch
+ * (dlv_servedby.c): filled once when paths.json is read. */
+struct dlv_place {
+    bool ok; /* the URL has a place (an absolute http(s) URL) */
+    char scheme[8];
+    char host[256];
+    long port;
+    char dir[DLV_URL_MAX + 1];
+};
+
 struct dlv_rendition {
     char name[DLV_ID_MAX + 1];
     char url[DLV_URL_MAX + 1];     /* absolute http(s), no fragment */
     char resource[DLV_URL_MAX + 2]; /* the URL's directory + "*": the wildcard policy */
     int64_t bandwidth;             /* BANDWIDTH of the variant (default 1000000) */
     char codecs[129], resolution[33]; /* "" when not given */
+    struct dlv_place place;
 };
 
 struct dlv_path {
@@ -74,9 +85,10 @@ void dlv_paths_free(struct dlv_paths *ps);
  * rendition has the same scheme, host and port and the longest directory
  * that url is below; NULL when none is (dlv_servedby.c). */
 const char *dlv_paths_served_by(const struct dlv_paths *ps, const char *url);
-/* -1 (err naming both) when two paths have a rendition in the same place:
- * their viewers' fetches could not be told apart.  dlv_paths_parse calls it. */
-int dlv_paths_check_apart(const struct dlv_paths *ps, char *err, size_t errlen);
+/* Fills every rendition's place; -1 (err naming both) when two paths have
+ * a rendition in the same place: their viewers' fetches could not be told
+ * apart.  dlv_paths_parse calls it. */
+int dlv_paths_locate(struct dlv_paths *ps, char *err, size_t errlen);
 
 /* The path with this id, or NULL. */
 const struct dlv_path *dlv_paths_find(const struct dlv_paths *ps, const char *id);

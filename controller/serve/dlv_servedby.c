@@ -5,7 +5,10 @@
  * below its playlist's directory; a signed URL's query does not matter).
  * The longest matching directory wins, so nested directories of two
  * paths stay apart; two paths with one same place cannot be told apart
- * and are refused when paths.json is read. */
+ * and are refused when paths.json is read.  The renditions' places are
+ * parsed once, when paths.json is read: a report is attributed on the
+ * writer thread, where parsing every rendition URL per record was the
+ * larger part of an rr record's cost. */
 #include "dlv_paths.h"
 
 #include <ctype.h>
@@ -16,15 +19,8 @@
 
 #include <curl/curl.h>
 
-struct place {
-    char scheme[8];
-    char host[256];
-    long port;
-    char dir[DLV_URL_MAX + 1];
-};
-
 /* 0 when url is an absolute http(s) URL, its place filled. */
-static int place_of(const char *url, struct place *p)
+static int place_of(const char *url, struct dlv_place *p)
 {
     CURLU *u = curl_url();
     char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
@@ -56,24 +52,25 @@ static int place_of(const char *url, struct place *p)
     return rc;
 }
 
-static bool same_origin(const struct place *a, const struct place *b)
+static bool same_origin(const struct dlv_place *a, const struct dlv_place *b)
 {
     return !strcmp(a->scheme, b->scheme) && !strcmp(a->host, b->host) && a->port == b->port;
 }
 
 const char *dlv_paths_served_by(const struct dlv_paths *ps, const char *url)
 {
-    struct place got, r;
+    struct dlv_place got;
     if (!ps || place_of(url, &got) != 0)
         return NULL;
     const char *best = NULL;
     size_t best_len = 0;
     for (size_t i = 0; i < ps->n; i++)
         for (size_t k = 0; k < ps->p[i].n; k++) {
-            if (place_of(ps->p[i].r[k].url, &r) != 0 || !same_origin(&got, &r))
+            const struct dlv_place *r = &ps->p[i].r[k].place;
+            if (!r->ok || !same_origin(&got, r))
                 continue;
-            size_t n = strlen(r.dir);
-            if (!strncmp(got.dir, r.dir, n) && n > best_len) {
+            size_t n = strlen(r->dir);
+            if (!strncmp(got.dir, r->dir, n) && n > best_len) {
                 best = ps->p[i].id;
                 best_len = n;
             }
@@ -81,22 +78,27 @@ const char *dlv_paths_served_by(const struct dlv_paths *ps, const char *url)
     return best;
 }
 
-int dlv_paths_check_apart(const struct dlv_paths *ps, char *err, size_t errlen)
+int dlv_paths_locate(struct dlv_paths *ps, char *err, size_t errlen)
 {
-    struct place a, b;
+    for (size_t i = 0; i < ps->n; i++)
+        for (size_t k = 0; k < ps->p[i].n; k++)
+            ps->p[i].r[k].place.ok = place_of(ps->p[i].r[k].url, &ps->p[i].r[k].place) == 0;
     for (size_t i = 0; i < ps->n; i++)
         for (size_t k = 0; k < ps->p[i].n; k++) {
-            if (place_of(ps->p[i].r[k].url, &a) != 0)
+            const struct dlv_place *a = &ps->p[i].r[k].place;
+            if (!a->ok)
                 continue;
             for (size_t j = i + 1; j < ps->n; j++)
-                for (size_t m = 0; m < ps->p[j].n; m++)
-                    if (place_of(ps->p[j].r[m].url, &b) == 0 && same_origin(&a, &b) && !strcmp(a.dir, b.dir)) {
+                for (size_t m = 0; m < ps->p[j].n; m++) {
+                    const struct dlv_place *b = &ps->p[j].r[m].place;
+                    if (b->ok && same_origin(a, b) && !strcmp(a->dir, b->dir)) {
                         snprintf(err, errlen, "paths.%s.renditions.%s and paths.%s.renditions.%s are in the same "
                                  "place (scheme, host, port and directory): what a viewer fetched could not be "
                                  "told apart; give each path its own host or directory", ps->p[i].id,
                                  ps->p[i].r[k].name, ps->p[j].id, ps->p[j].r[m].name);
                         return -1;
                     }
+                }
         }
     return 0;
 }

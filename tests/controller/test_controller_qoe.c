@@ -800,7 +800,7 @@ static void ctl_89_qoe_media_from_another_path_is_out_of_context(void **state)
     json_decref(j);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     /* two paths in one place cannot be told apart: refused */
-    struct dlv_paths ps;
+    static struct dlv_paths ps; /* large: not on the stack */
     char err[512];
     assert_int_equal(two_paths(&ps, "https://cdn.example/ch1/a.m3u8", "https://CDN.example:443/ch1/b.m3u8", err,
                                sizeof err), -1);
