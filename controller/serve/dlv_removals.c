@@ -6,22 +6,14 @@
  * process's memory would then come back after a restart.  Recorded once,
  * it is read before evidence.db on every later look, by every process.
  *
- * The table is additive to control.db schema 2: `stepctl serve` creates it
- * (CREATE TABLE IF NOT EXISTS) the first time it records a removal; a file
- * without it has removed nothing, and readers that predate it never read it. */
+ * The table is control.db schema 4 (controller/store/migrate_v4.sql): every
+ * file this build writes has it.  A read-only look at an older file without
+ * it (schema 3 serve created it only when it first removed a path) finds
+ * that nothing was removed. */
 #include <stdio.h>
 
 #include "dlv_internal.h"
 #include "record.h"
-
-static const char CREATE_REMOVALS[] =
-    "CREATE TABLE IF NOT EXISTS delivery_removals ("
-    " decision_id TEXT NOT NULL REFERENCES decisions(id),"
-    " path_id TEXT NOT NULL,"
-    " evidence_id TEXT NOT NULL,"      /* the MISMATCH that removed it */
-    " observed_at_ms INTEGER NOT NULL," /* that row's observation time */
-    " removed_at_ms INTEGER NOT NULL,"
-    " PRIMARY KEY (decision_id, path_id))";
 
 int dlv_removal_find(sqlite3 *ro, const char *decision_id, const char *path_id)
 {
@@ -51,8 +43,6 @@ int dlv_removal_record(const char *db_path, const char *decision_id, const char 
     }
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, CREATE_REMOVALS, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO delivery_removals VALUES (?1, ?2, ?3, ?4, ?5)", -1,
                                 &st, NULL);

@@ -13,6 +13,7 @@
 #include "evidence_text.h"
 #include "migrate_v2.h"
 #include "migrate_v3.h"
+#include "migrate_v4.h"
 
 #define REC_BUSY_MS 5000
 
@@ -88,6 +89,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = migrate_v2(db);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 2)
         rc = migrate_v3(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 3)
+        rc = migrate_v4(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED

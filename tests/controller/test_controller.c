@@ -610,7 +610,7 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     sqlite3_close(db);
     /* A database of another schema version is refused, never reused. */
     sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
     sqlite3_close(db);
     assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_BAD_VERSION);
     ctl_tmp_remove(&t);
@@ -930,6 +930,44 @@ static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
     }
 }
 
+/* control.db schema 4 (issue 22): delivery_removals is a numbered
+ * migration.  A v3 file without the table gains it; a v3 file in which the
+ * schema-3 service had created it ad hoc keeps its rows; a removal is never
+ * deleted. */
+static void ctl_99_schema_v4_keeps_removals_made_before_it(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    char path[128], err[256], id[REC_ID_LEN];
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    ctl_tmp_path(&t, "control.db", path, sizeof path);
+    sqlite3 *db;
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
+    record_main(db, id);
+    char sql[512];
+    /* as schema 3 left it: the ad hoc table with one row, no trigger */
+    snprintf(sql, sizeof sql, "DROP TRIGGER delivery_removals_kept; "
+             "INSERT INTO delivery_removals VALUES ('%s', 'B', 'ev-1', 10, 20); "
+             "PRAGMA user_version = 3;", id);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(rec_open(path, REC_WRITE, &db, err, sizeof err), REC_OK);
+    assert_int_equal(count(db, "PRAGMA user_version"), 4);
+    assert_int_equal(count(db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'B' AND "
+                               "evidence_id = 'ev-1' AND removed_at_ms = 20"), 1);
+    assert_int_not_equal(sqlite3_exec(db, "DELETE FROM delivery_removals", NULL, NULL, NULL),
+                         SQLITE_OK);
+    /* as schema 3 left a file where nothing was removed: no table at all */
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE delivery_removals; PRAGMA user_version = 3;",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(rec_open(path, REC_WRITE, &db, err, sizeof err), REC_OK);
+    assert_int_equal(count(db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
+    assert_int_equal(count(db, "SELECT count(*) FROM delivery_removals"), 0);
+    sqlite3_close(db);
+    ctl_tmp_remove(&t);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -958,6 +996,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_31_content_tie_never_lets_a_match_hide_a_mismatch),
         cmocka_unit_test(ctl_32_numbers_are_read_exactly_or_refused),
         cmocka_unit_test(ctl_33_prop_one_step_above_a_limit_never_passes),
+        cmocka_unit_test(ctl_99_schema_v4_keeps_removals_made_before_it),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

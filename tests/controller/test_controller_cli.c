@@ -384,14 +384,14 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
         assert_false(exists(f, "-shm"));
     }
     /* a schema version this build does not know: 66 in every command
-     * (control.db: this build writes version 3 and reads 1 to 3) */
-    ctl_sql(e.db, "PRAGMA user_version = 4");
-    refused(&e, "schema version 4", args, e.ev, e.db);
-    refused(&e, "schema version 4", "decisions list --db '%s'%s", e.db, "");
-    refused(&e, "schema version 4", "replay %s --db '%s'", id, e.db);
-    refused(&e, "schema version 4", "explain %s --db '%s'", id, e.db);
-    refused(&e, "schema version 4", "grants list --db '%s'%s", e.db, "");
-    refused(&e, "schema version 4", "revoke x --reason r --db '%s'%s", e.db, "");
+     * (control.db: this build writes REC_SCHEMA_VERSION and reads 1 to it) */
+    ctl_sql(e.db, "PRAGMA user_version = 99");
+    refused(&e, "schema version 99", args, e.ev, e.db);
+    refused(&e, "schema version 99", "decisions list --db '%s'%s", e.db, "");
+    refused(&e, "schema version 99", "replay %s --db '%s'", id, e.db);
+    refused(&e, "schema version 99", "explain %s --db '%s'", id, e.db);
+    refused(&e, "schema version 99", "grants list --db '%s'%s", e.db, "");
+    refused(&e, "schema version 99", "revoke x --reason r --db '%s'%s", e.db, "");
     ctl_sql(e.ev, "PRAGMA user_version = 4"); /* evidence.db: this build reads 1 to 3 */
     char other[160];
     ctl_tmp_path(&e.t, "other-control.db", other, sizeof other);
@@ -399,7 +399,7 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
     assert_false(exists(other, "")); /* nothing decided, nothing created */
     /* a control.db from before application_id (v1, exactly our v1 tables):
      * read as it is, adopted (and migrated to v2) by the next writer */
-    ctl_sql(e.db, "DROP TABLE session_reports; DROP TABLE sessions;"
+    ctl_sql(e.db, "DROP TABLE delivery_removals; DROP TABLE session_reports; DROP TABLE sessions;"
                   "DROP TABLE next_decisions; DROP TABLE decision_commitments;"
                   "DROP TABLE grant_events; DROP TABLE reservations; DROP TABLE allocations;"
                   "DROP TABLE grants; DROP INDEX decisions_policy; DROP INDEX decisions_scope;"
