@@ -616,16 +616,25 @@ static void ctl_19_record_is_complete_and_versioned(void **state)
     ctl_tmp_remove(&t);
 }
 
+/* A new control.db in a private temp dir (its path in path) holding the
+ * main fixture's decision (its id in id). */
+static sqlite3 *new_store_with_main(struct ctl_tmp *t, char *path, size_t len, char id[REC_ID_LEN])
+{
+    char err[256];
+    sqlite3 *db;
+    assert_int_equal(ctl_tmp_make(t), 0);
+    ctl_tmp_path(t, "control.db", path, len);
+    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
+    record_main(db, id);
+    return db;
+}
+
 static void ctl_20_replay_reproduces_and_detects_tampering(void **state)
 {
     (void)state;
     struct ctl_tmp t;
     char path[128], err[256], id[REC_ID_LEN];
-    assert_int_equal(ctl_tmp_make(&t), 0);
-    ctl_tmp_path(&t, "control.db", path, sizeof path);
-    sqlite3 *db;
-    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
-    record_main(db, id);
+    sqlite3 *db = new_store_with_main(&t, path, sizeof path, id);
     struct rec_loaded l;
     assert_int_equal(rec_load(db, id, &l, err, sizeof err), REC_OK);
     struct sit_situation s;
@@ -939,11 +948,7 @@ static void ctl_99_schema_v4_keeps_removals_made_before_it(void **state)
     (void)state;
     struct ctl_tmp t;
     char path[128], err[256], id[REC_ID_LEN];
-    assert_int_equal(ctl_tmp_make(&t), 0);
-    ctl_tmp_path(&t, "control.db", path, sizeof path);
-    sqlite3 *db;
-    assert_int_equal(rec_open(path, REC_CREATE, &db, err, sizeof err), REC_OK);
-    record_main(db, id);
+    sqlite3 *db = new_store_with_main(&t, path, sizeof path, id);
     char sql[512];
     /* as schema 3 left it: the ad hoc table with one row, no trigger */
     snprintf(sql, sizeof sql, "DROP TRIGGER delivery_removals_kept; "
