@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -416,6 +419,88 @@ static void config_22_retention_prunes_the_store_at_start(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A file under dir/rel, its mtime age_s seconds ago (a link's own time). */
+static void aged_file(const char *dir, const char *rel, int64_t age_s, bool link_to_outside)
+{
+    char path[256], target[256];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (link_to_outside) {
+        snprintf(target, sizeof target, "%s/outside.png", dir);
+        assert_int_equal(symlink(target, path), 0);
+    } else {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("png", f);
+        fclose(f);
+    }
+    struct timespec t[2] = {{time(NULL) - age_s, 0}, {time(NULL) - age_s, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static bool present(const char *dir, const char *rel)
+{
+    char path[256];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return lstat(path, &st) == 0;
+}
+
+/* "diff_dir" in the configuration (issue 22): parsed like --diff-dir, and
+ * the scheduled prune removes the MISMATCH pictures older than
+ * keep_mismatch from each target folder, nothing else: not a newer PNG,
+ * not a file of another kind, not a link (nor what it points to), not a
+ * file outside the target folders. */
+static void config_23_diff_dir_pictures_are_pruned_with_their_mismatches(void **state)
+{
+    (void)state;
+    struct canary_config c;
+    accepted(false, "diff_dir", "\"/var/lib/exactav/pictures\"", &c);
+    assert_string_equal(c.diff_dir, "/var/lib/exactav/pictures");
+    canary_config_free(&c);
+    refused(false, "diff_dir", "\"\"", "diff_dir: must be a non-empty string");
+    refused(false, "diff_dir", "7", "diff_dir: must be a non-empty string");
+    char dir[] = "/tmp/canary-pics-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pics[128], cfg_path[128], db_path[128], log_path[128], cmd[1024];
+    snprintf(pics, sizeof pics, "%s/pics", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/t1", pics);
+    assert_int_equal(system(cmd), 0);
+    int64_t day = 86400;
+    aged_file(dir, "outside.png", 3 * day, false);
+    aged_file(pics, "t1/old-video-candidate.png", 3 * day, false);
+    aged_file(pics, "t1/new-video-candidate.png", 60, false);
+    aged_file(pics, "t1/old-notes.txt", 3 * day, false);
+    aged_file(pics, "t1/old-link.png", 3 * day, true);
+    aged_file(pics, "top-level.png", 3 * day, false);
+    char *text = with(false, "retention", "{\"keep\": \"7d\", \"keep_mismatch\": \"1d\"}");
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(root, "diff_dir", json_string(pics));
+    snprintf(cfg_path, sizeof cfg_path, "%s/c.json", dir);
+    snprintf(db_path, sizeof db_path, "%s/ev.db", dir);
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    assert_int_equal(json_dump_file(root, cfg_path, 0), 0);
+    json_decref(root);
+    snprintf(cmd, sizeof cmd, "%s canary --config %s --evidence %s --duration 1 --json >%s 2>&1", EXACTAV_BIN,
+             cfg_path, db_path, log_path);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    snprintf(cmd, sizeof cmd, "grep -F '\"event\":\"prune\"' %s | grep -qF 'pictures_removed\\\":1'", log_path);
+    if (system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "cat %s >&2", log_path);
+        assert_int_equal(system(cmd), 0);
+        fail_msg("no prune event with 1 picture removed in the log");
+    }
+    assert_false(present(pics, "t1/old-video-candidate.png"));
+    assert_true(present(pics, "t1/new-video-candidate.png"));
+    assert_true(present(pics, "t1/old-notes.txt"));
+    assert_true(present(pics, "t1/old-link.png"));
+    assert_true(present(dir, "outside.png"));
+    assert_true(present(pics, "top-level.png"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +514,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(config_20_usage_errors_exit_64_and_name_the_key),
         cmocka_unit_test(config_21_retention_parsed_and_refused),
         cmocka_unit_test(config_22_retention_prunes_the_store_at_start),
+        cmocka_unit_test(config_23_diff_dir_pictures_are_pruned_with_their_mismatches),
     };
     return canary_test_main("canary_config", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -346,7 +346,8 @@ static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cf
 {
     static const char *const keys[] = {"concurrency", "period_s", "timeout_s", "lag_segments", "catchup_segments",
                                        "probe_period_s", "max_backoff_s", "command_timeout_s", "redact_params",
-                                       "keep_params", "max_behind_s", "player_origins", "targets", "retention", NULL};
+                                       "keep_params", "max_behind_s", "player_origins", "targets", "retention",
+                                       "diff_dir", NULL};
     int64_t conc = DEFAULT_CONCURRENCY, lag = DEFAULT_LAG_SEGMENTS, catchup = DEFAULT_CATCHUP_SEGMENTS;
     cfg->period_ms = DEFAULT_PERIOD_MS;
     cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
@@ -368,7 +369,9 @@ static int parse_run(struct ctx *c, const json_t *root, struct canary_config *cf
         parse_names(c, json_object_get(root, "keep_params"), "keep_params", true, &cfg->keep_params,
                     &cfg->n_keep) ||
         parse_origins(c, json_object_get(root, "player_origins"), cfg) ||
-        parse_retention(c, json_object_get(root, "retention"), &cfg->retention))
+        parse_retention(c, json_object_get(root, "retention"), &cfg->retention) ||
+        (json_object_get(root, "diff_dir") &&
+         location(c, json_object_get(root, "diff_dir"), "diff_dir", &cfg->diff_dir)))
         return -1;
     cfg->concurrency = (int)conc;
     cfg->lag_segments = (unsigned)lag;
@@ -445,5 +448,6 @@ void canary_config_free(struct canary_config *c)
     free_strv(c->redact_params);
     free_strv(c->keep_params);
     free_strv(c->player_origins);
+    free(c->diff_dir);
     memset(c, 0, sizeof *c);
 }

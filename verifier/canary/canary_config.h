@@ -70,6 +70,7 @@ struct canary_config {
     /* The origins of the pages that play the targets ("https://player.example"):
      * probes check what a browser there would be allowed (CORS).  NULL: none. */
     char **player_origins;
+    char *diff_dir;              /* "diff_dir": pictures of a MISMATCH (as --diff-dir, which wins), or NULL */
     size_t n_player_origins;
     struct canary_target *targets;
     size_t n_targets;

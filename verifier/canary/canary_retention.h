@@ -14,8 +14,11 @@
 #include "canary_log.h"
 
 /* One prune of evidence_path under r at now_ms; logs one "prune" event
- * (the counts, or why it failed).  0, or -1 when it failed. */
-int canary_retention_run(const char *evidence_path, const struct canary_retention *r, int64_t now_ms,
-                         const struct canary_log *log);
+ * (the counts, or why it failed).  With diff_dir (NULL: none), the MISMATCH
+ * pictures older than keep_mismatch go too: the PNGs (regular files named
+ * *.png, never a link) directly in each target's folder DIR/<target>/, the
+ * only files the canary writes there.  0, or -1 when the prune failed. */
+int canary_retention_run(const char *evidence_path, const char *diff_dir, const struct canary_retention *r,
+                         int64_t now_ms, const struct canary_log *log);
 
 #endif

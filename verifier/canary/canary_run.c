@@ -243,6 +243,7 @@ static void reload(struct runner *r)
     size_t nold = r->nw;
     struct canary_config prev = r->cfg;
     r->cfg = nc;
+    r->run.diff_dir = r->o->diff_dir ? r->o->diff_dir : r->cfg.diff_dir; /* prev's is freed below */
     int rc = make_workers(r, old, nold);
     free(old);
     canary_config_free(&prev);
@@ -328,7 +329,7 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     }
     profile_fingerprint(&r->profile, r->run.runtime, r->run.fingerprint);
     r->run.compare = r->o->compare_full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO;
-    r->run.diff_dir = r->o->diff_dir;
+    r->run.diff_dir = r->o->diff_dir ? r->o->diff_dir : r->cfg.diff_dir;
     int rc = 0;
     r->env.store = canary_store_open(r->o->evidence_path, &rc, err, errlen);
     if (!r->env.store)
@@ -351,7 +352,7 @@ static void retention_due(struct runner *r, int64_t *next_ms)
 {
     if (!r->cfg.retention.on || r->o->once || mono_ms() < *next_ms)
         return;
-    canary_retention_run(r->o->evidence_path, &r->cfg.retention, util_now_ms(), &r->log);
+    canary_retention_run(r->o->evidence_path, r->run.diff_dir, &r->cfg.retention, util_now_ms(), &r->log);
     *next_ms = mono_ms() + r->cfg.retention.every_ms;
 }
 
