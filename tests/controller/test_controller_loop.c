@@ -189,6 +189,15 @@ static void ctl_40_grant_defaults_caps_durations_and_record(void **state)
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "--url-ttl 121", g), 65);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "--valid-for 100000", g), 65);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "--max-rate abc", g), 64);
+    /* an actor longer than its field is refused, never cut (issue 19) */
+    char long_actor[160];
+    memset(long_actor, 'a', 128);
+    strcpy(long_actor + 128, "");
+    char args[200];
+    snprintf(args, sizeof args, "--actor %s", long_actor);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, args, g), 64);
+    assert_err_has(&w, "--actor must be 1 to 127 bytes (got 128)");
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "--actor ''", g), 64);
     assert_int_equal(q(&w, "SELECT count(*) FROM grants"), 0);
     assert_int_equal(q(&w, "SELECT count(*) FROM reservations"), 0);
     /* Defaults from the step and the policy. */
