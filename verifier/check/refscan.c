@@ -24,6 +24,7 @@ struct vinfo {
     int recovery;                /* random access point: frames to recovery, else -1 */
     bool ref;                    /* a reference picture (nal_ref_idc != 0) */
     bool ps_ready;               /* an SPS and a PPS were seen by the end of this unit */
+    bool intra;                  /* every slice is I or SI (h264_au_intra) */
 };
 
 struct ainfo {
@@ -126,6 +127,7 @@ static bool on_au(void *opaque, const struct au *au)
         v->t = au->pts != AU_NO_TS ? rel_ticks(s, au->pts) : NO_TIME;
         v->recovery = au->h264.idr ? 0 : au->h264.recovery_cnt;
         v->ref = au->h264.ref_idc > 0;
+        v->intra = h264_au_intra(&au->h264);
         s->have_sps |= au->h264.has_sps;
         s->have_pps |= au->h264.has_pps;
         v->ps_ready = s->have_sps && s->have_pps;
@@ -337,6 +339,24 @@ static struct access video_access(const struct scan *s, int64_t *start)
     return best;
 }
 
+/* An intra picture that comes, in decode order, before the first usable
+ * random access point but is not one: an open-GOP I picture without a
+ * recovery point SEI.  A player shows it (hls.js builds its decoder
+ * configuration from the segment's parameter sets, wherever they are, so
+ * it decodes the I picture even when they come only with the later IDR);
+ * FFmpeg, and so the check, decodes nothing before the random access
+ * point.  Starting the default interval there would leave those pictures
+ * uncompared without saying so (issue 18, class 11). */
+static bool starts_with_unmarked_intra(const struct scan *s, int64_t rap_at)
+{
+    if (!s->have_sps || !s->have_pps)
+        return false;
+    for (size_t i = 0; i < s->nv && !(s->v[i].recovery >= 0 && s->v[i].t == rap_at); i++)
+        if (s->v[i].intra && s->v[i].recovery < 0 && s->v[i].t != NO_TIME && s->v[i].t < rap_at)
+            return true;
+    return false;
+}
+
 /* ---- the interval ---- */
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -392,6 +412,12 @@ static enum refscan_status place(struct scan *s, bool have_interval, int64_t sta
                               "before it) to start decoding from");
         return REFSCAN_UNUSABLE;
     }
+    /* The default interval is the whole reference when pictures a player
+     * shows come before its first random access point: the check then says
+     * UNKNOWN no_random_access_before_interval (as for an interval given
+     * over them), never a MATCH of only what follows. */
+    if (!have_interval && starts_with_unmarked_intra(s, va.at))
+        ds = vfirst;
     int64_t de = have_interval ? ds + ts33_interval_len(start, end) : max64(vend, aend);
     int64_t vs = max64(ds, vfirst), ve = min64(de, vend);
     if (have_interval && vs > ds) {
