@@ -17,8 +17,11 @@
  *   cut             path C: the page cuts the reports off
  *                   after the first sta=s record              -> unknown
  *   unused          path C: allocated, never played           -> unused
+ *   no_playlist     path M: its level playlist 404            -> failure (for the kit's
+ *                   fatal-error record: hls.js sends none)
  * The six scenarios of the issue together: 3 successes (the stalled one
- * among them), 1 failure, 1 exit before start, 1 unknown, 1 unused.  The
+ * among them), 1 failure, 1 exit before start, 1 unknown, 1 unused (the
+ * two extra sessions, stall_loose and no_playlist, are counted apart).  The
  * stalled session's rebuffering is within 25 % of the 90 s held (and of what the
  * page's own <video> element saw) (the only
  * timing asserted, the issue's tolerance); `next` closes issuance of the
@@ -55,7 +58,9 @@
 #define STRICT_REBUFFER "0.05"
 #define LOOSE_REBUFFER "0.95"
 
-enum scenario_id { CLEAN1, CLEAN2, STALL, STALL_LOOSE, NOTFOUND, EXIT, CUT, UNUSED, N_SCENARIOS };
+enum scenario_id {
+    CLEAN1, CLEAN2, STALL, STALL_LOOSE, NOTFOUND, EXIT, CUT, UNUSED, NO_PLAYLIST, N_SCENARIOS
+};
 
 struct scenario {
     const char *name, *path, *page_params; /* page_params: NULL, "cut=1" or "leave=1" */
@@ -75,6 +80,7 @@ static struct scenario scenarios[N_SCENARIOS] = {
     [EXIT] = {"exit", "H", "leave=1", STRICT_REBUFFER},
     [CUT] = {"cut", "C", "cut=1", STRICT_REBUFFER},
     [UNUSED] = {"unused", "C", NULL, STRICT_REBUFFER},
+    [NO_PLAYLIST] = {"no_playlist", "M", NULL, STRICT_REBUFFER},
 };
 
 /* ---- the world: decisions, grants, the CDN, the service ------------------------------- */
@@ -140,7 +146,7 @@ static void start_cdn(struct ctl_world *w, struct cdn_proc *cdn)
 static void start_service(struct ctl_world *w, const struct cdn_proc *cdn, struct server *s)
 {
     static const char *const dirs[][2] = {
-        {"C", ""}, {"S", "/stall"}, {"T", "/stall2"}, {"N", "/nf"}, {"H", "/hold"}};
+        {"C", ""}, {"S", "/stall"}, {"T", "/stall2"}, {"N", "/nf"}, {"H", "/hold"}, {"M", "/missing"}};
     char paths[4096], file[256];
     int n = snprintf(paths, sizeof paths, "{\"paths\": {");
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
@@ -311,13 +317,14 @@ static json_t *play_one(struct ctl_world *w, struct scenario *sc, const char *co
     return q;
 }
 
-/* Every segment 404 and no fallback: hls.js gives up (fatal), one failure. */
+/* Every segment 404 (or the level playlist 404) and no fallback: hls.js
+ * gives up (a fatal error, reported by the kit), one failure. */
 static void play_notfound(struct ctl_world *w, struct scenario *sc)
 {
     json_decref(play_one(w, sc, "failures", "successes"));
     assert_false(page_saw(sc, "playing"));
     /* hls.js's records carry no sid (not in the target's keys); the kit's does */
-    printf("notfound: fatal records (sta=f or e=e): %lld, of them sent by the kit: %lld\n",
+    printf("%s: fatal records (sta=f or e=e): %lld, of them sent by the kit: %lld\n", sc->name,
            session_count(w, sc, "(sta = 'f' OR event = 'e')"),
            session_count(w, sc, "event = 'e' AND record LIKE '%sid=%'"));
 }
@@ -447,6 +454,7 @@ static void player_04_six_sessions_qoe_counts_each_scenario_and_next_decides(voi
     play_notfound(&w, &scenarios[NOTFOUND]);
     play_exit(&w, &scenarios[EXIT]);
     play_cut(&w, &scenarios[CUT]);
+    play_notfound(&w, &scenarios[NO_PLAYLIST]);
     json_t *stall = finish_stall(&w, &scenarios[STALL]);
     json_decref(finish_stall(&w, &scenarios[STALL_LOOSE]));
 
@@ -455,7 +463,7 @@ static void player_04_six_sessions_qoe_counts_each_scenario_and_next_decides(voi
     static const char *const keys[6] = {"successes", "failures", "unknown", "unused",
                                         "provenance.classes.exit_before_start", "out_of_context"};
     for (int i = 0; i < N_SCENARIOS; i++) {
-        if (i == STALL_LOOSE)
+        if (i == STALL_LOOSE || i == NO_PLAYLIST)
             continue;
         json_t *q = qoe_of(&w, &scenarios[i]);
         assert_non_null(q);
