@@ -2,6 +2,7 @@
  *
  *   exactav-cdnd [--root DIR] [--live DIR] [--live-prefix /live] [--live-window N]
  *                [--live-epoch-ms MS] [--public-key ID=PUB.pem]... [--cors-origin O]
+ *                [--fault PREFIX=404|hold|stall:K:MS]...
  *                [--log FILE] [--report FILE] [--port N] [--port-file F] [--bind 127.0.0.1]
  *
  * Like a CloudFront edge in front of a live channel:
@@ -10,6 +11,18 @@
  *   OPTIONS                           a CORS preflight
  *   POST /report                      a JSON body appended as one line to --report
  *   GET /_cdn/answer?status=N         from now on answer N (0: serve normally)
+ * Faults for one session each (the end-to-end player test, player_04): with
+ * --fault PREFIX=KIND, PREFIX/<anything> is served as <anything> (so
+ * /stall/ch1/r360/live.m3u8 is the live channel's playlist: a path of its own
+ * in paths.json) except its segments (*.ts):
+ *   404         every segment answers 404 (reason fault_404);
+ *   hold        every segment is held: its headers and first KiB are sent at
+ *               once, the rest never (until the client goes or cdnd stops);
+ *   stall:K:MS  the K-th segment request under PREFIX (1-based) is held so,
+ *               for MS ms, then completed (reason held_ms_MS); the others
+ *               are served normally.
+ * The headers go first on purpose: a player's time-to-first-byte timeout
+ * (hls.js: 10 s) does not end the hold, the body's stall is what it sees.
  * With --public-key every GET/HEAD needs a valid CloudFront-style signature
  * (cdn_auth.h), else 403 with the reason.  Every answer carries CORS headers.
  * Each answer is logged to --log as one JSON line (signing values redacted).
@@ -45,6 +58,19 @@
 #define REPORT_MAX (256 * 1024)
 #define PLAYLIST_CAP (64 * 1024)
 #define QUERY_LOG_MAX 2048
+#define FAULT_MAX 8
+#define HELD_FIRST_BYTES 1024
+
+enum fault_kind { FAULT_404, FAULT_HOLD, FAULT_STALL };
+
+struct fault {
+    char prefix[64];
+    enum fault_kind kind;
+    long k;            /* stall: the K-th segment request */
+    int64_t ms;        /* stall: how long it is held */
+    atomic_long count; /* segment requests seen under prefix */
+    char reason[32];   /* stall: logged as held_ms_MS */
+};
 
 struct cdnd {
     char root[PATH_MAX]; /* realpath of --root, "" when none */
@@ -58,6 +84,9 @@ struct cdnd {
     FILE *log, *report;
     pthread_mutex_t lock; /* log and report lines */
     atomic_int forced_status;
+    struct fault faults[FAULT_MAX];
+    size_t n_faults;
+    atomic_bool stopping; /* held bodies give up */
 };
 
 /* Per request: the raw URI (query undecoded) and a POST body. */
@@ -182,6 +211,64 @@ static enum MHD_Result file(struct cdnd *d, struct MHD_Connection *c, const char
     return queue(d, c, method, path, rq, &a, r);
 }
 
+/* A body held by a fault: the first bytes at once, the rest after
+ * release_ms (INT64_MAX: never). */
+struct held {
+    int fd;
+    int64_t release_ms;
+    const atomic_bool *stopping;
+};
+
+static ssize_t held_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct held *h = cls;
+    bool first = pos < HELD_FIRST_BYTES;
+    while (!first && now_ms() < h->release_ms && !atomic_load(h->stopping)) {
+        struct timespec step = {0, 50 * 1000000L};
+        nanosleep(&step, NULL);
+    }
+    if (!first && now_ms() < h->release_ms) /* cdnd stops: the body is never completed */
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t want = first && max > HELD_FIRST_BYTES - pos ? HELD_FIRST_BYTES - (size_t)pos : max;
+    ssize_t got = pread(h->fd, buf, want, (off_t)pos);
+    return got <= 0 ? MHD_CONTENT_READER_END_WITH_ERROR : got;
+}
+
+/* MHD's free callback of a held body (and file_held's on failure). */
+static void held_free(void *cls)
+{
+    if (!cls)
+        return;
+    close(((struct held *)cls)->fd);
+    free(cls);
+}
+
+static enum MHD_Result file_held(struct cdnd *d, struct MHD_Connection *c, const char *method,
+                                 const char *path, const struct req *rq, struct answer a,
+                                 const char *fspath, int64_t release_ms)
+{
+    struct held *h = malloc(sizeof *h);
+    struct stat st;
+    int fd = open(fspath, O_RDONLY | O_CLOEXEC);
+    if (!h || fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= HELD_FIRST_BYTES) {
+        free(h);
+        if (fd >= 0)
+            close(fd);
+        return MHD_NO;
+    }
+    *h = (struct held){fd, release_ms, &d->stopping};
+    struct MHD_Response *r =
+        MHD_create_response_from_callback((uint64_t)st.st_size, 64 * 1024, held_read, h, held_free);
+    if (!r) {
+        held_free(h);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(fspath));
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    return queue(d, c, method, path, rq, &a, r);
+}
+
 /* ---- routes ---------------------------------------------------------------------- */
 
 /* root/rel when it resolves to a regular file inside root. */
@@ -198,9 +285,30 @@ static bool inside_root(const struct cdnd *d, const char *rel, char *out)
     return !strncmp(out, d->root, rl) && out[rl] == '/';
 }
 
+/* A live segment under a --fault prefix. */
+static enum MHD_Result segment_fault(struct cdnd *d, struct MHD_Connection *c, const char *method,
+                                     const char *path, const struct req *rq, struct answer a,
+                                     const char *fspath, struct fault *fault)
+{
+    long nth = atomic_fetch_add(&fault->count, 1) + 1;
+    if (fault->kind == FAULT_404) {
+        a.status = MHD_HTTP_NOT_FOUND;
+        a.reason = "fault_404";
+        return text(d, c, method, path, rq, a, "not found (fault)\n");
+    }
+    if (fault->kind == FAULT_HOLD) {
+        a.reason = "held";
+        return file_held(d, c, method, path, rq, a, fspath, INT64_MAX);
+    }
+    if (nth != fault->k)
+        return file(d, c, method, path, rq, a, fspath, "max-age=60");
+    a.reason = fault->reason;
+    return file_held(d, c, method, path, rq, a, fspath, now_ms() + fault->ms);
+}
+
 static enum MHD_Result route_live(struct cdnd *d, struct MHD_Connection *c, const char *method,
                                   const char *path, const struct req *rq, struct answer a,
-                                  const char *rest)
+                                  const char *rest, struct fault *fault)
 {
     int64_t now = now_ms();
     if (!strcmp(rest, "live.m3u8")) {
@@ -232,7 +340,8 @@ static enum MHD_Result route_live(struct cdnd *d, struct MHD_Connection *c, cons
         a.reason = "not_in_window";
         return text(d, c, method, path, rq, a, "not in the live window\n");
     }
-    return file(d, c, method, path, rq, a, f, "max-age=60");
+    return fault ? segment_fault(d, c, method, path, rq, a, f, fault)
+                 : file(d, c, method, path, rq, a, f, "max-age=60");
 }
 
 static enum MHD_Result route_control(struct cdnd *d, struct MHD_Connection *c, const char *method,
@@ -275,6 +384,19 @@ static const char *cookie_of(void *ctx, const char *name)
     return MHD_lookup_connection_value(ctx, MHD_COOKIE_KIND, name);
 }
 
+/* The fault whose prefix path is under (and the path without it), or NULL. */
+static struct fault *fault_of(struct cdnd *d, const char *path, const char **rest)
+{
+    for (size_t i = 0; i < d->n_faults; i++) {
+        size_t n = strlen(d->faults[i].prefix);
+        if (!strncmp(path, d->faults[i].prefix, n) && path[n] == '/') {
+            *rest = path + n;
+            return &d->faults[i];
+        }
+    }
+    return NULL;
+}
+
 static enum MHD_Result route_get(struct cdnd *d, struct MHD_Connection *c, const char *method,
                                  const char *path, const struct req *rq)
 {
@@ -306,11 +428,13 @@ static enum MHD_Result route_get(struct cdnd *d, struct MHD_Connection *c, const
             return text(d, c, method, path, rq, a, body);
         }
     }
+    const char *served = path; /* what is served: the path without a fault prefix */
+    struct fault *fault = fault_of(d, path, &served);
     size_t pl = d->has_live ? strlen(d->live_prefix) : 0;
-    if (pl && !strncmp(path, d->live_prefix, pl) && path[pl] == '/')
-        return route_live(d, c, method, path, rq, a, path + pl + 1);
+    if (pl && !strncmp(served, d->live_prefix, pl) && served[pl] == '/')
+        return route_live(d, c, method, path, rq, a, served + pl + 1, fault);
     char fs[PATH_MAX];
-    if (!inside_root(d, path, fs)) {
+    if (!inside_root(d, served, fs)) {
         a.status = MHD_HTTP_NOT_FOUND;
         a.reason = "not_found";
         return text(d, c, method, path, rq, a, "not found\n");
@@ -408,7 +532,35 @@ static void usage(void)
     fprintf(stderr,
             "usage: " CDND " [--root DIR] [--live DIR] [--live-prefix /live] [--live-window N]\n"
             "       [--live-epoch-ms MS] [--public-key ID=PUB.pem]... [--cors-origin ORIGIN]\n"
+            "       [--fault PREFIX=404|hold|stall:K:MS]...\n"
             "       [--log FILE] [--report FILE] [--port N] [--port-file FILE] [--bind 127.0.0.1]\n");
+}
+
+/* PREFIX=404|hold|stall:K:MS (PREFIX: /name, no further slash). 0 or -1. */
+static int parse_fault(struct cdnd *d, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (d->n_faults == FAULT_MAX || !eq || arg[0] != '/' || eq - arg < 2 ||
+        (size_t)(eq - arg) >= sizeof d->faults[0].prefix || memchr(arg + 1, '/', (size_t)(eq - arg - 1)))
+        return -1;
+    struct fault *f = &d->faults[d->n_faults];
+    memcpy(f->prefix, arg, (size_t)(eq - arg));
+    f->prefix[eq - arg] = '\0';
+    const char *kind = eq + 1;
+    char tail;
+    if (!strcmp(kind, "404"))
+        f->kind = FAULT_404;
+    else if (!strcmp(kind, "hold"))
+        f->kind = FAULT_HOLD;
+    else if (sscanf(kind, "stall:%ld:%" SCNd64 "%c", &f->k, &f->ms, &tail) == 2 && f->k > 0 &&
+             f->ms > 0 && f->ms <= 600000) {
+        f->kind = FAULT_STALL;
+        snprintf(f->reason, sizeof f->reason, "held_ms_%" PRId64, f->ms);
+    } else {
+        return -1;
+    }
+    d->n_faults++;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, struct cdnd *d)
@@ -420,7 +572,8 @@ static int parse_args(int argc, char **argv, struct cdnd *d)
         {"cors-origin", required_argument, NULL, 'o'}, {"log", required_argument, NULL, 'l'},
         {"report", required_argument, NULL, 'R'},      {"port", required_argument, NULL, 'p'},
         {"port-file", required_argument, NULL, 'f'},   {"bind", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
+        {"fault", required_argument, NULL, 'F'},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *root = NULL;
     char err[512];
     int ch;
@@ -438,6 +591,12 @@ static int parse_args(int argc, char **argv, struct cdnd *d)
         case 'k':
             if (cdn_auth_add_key(&d->keys, optarg, err, sizeof err) != 0) {
                 fprintf(stderr, CDND ": %s\n", err);
+                return -1;
+            }
+            break;
+        case 'F':
+            if (parse_fault(d, optarg) != 0) {
+                fprintf(stderr, CDND ": --fault %s: PREFIX=404|hold|stall:K:MS expected\n", optarg);
                 return -1;
             }
             break;
@@ -519,6 +678,7 @@ int main(int argc, char **argv)
             d.has_live ? d.live_prefix : "");
     int sig = 0;
     sigwait(&stop, &sig);
+    atomic_store(&d.stopping, true); /* held bodies end, so their threads can be joined */
     MHD_stop_daemon(m);
     if (d.port_file)
         unlink(d.port_file);

@@ -528,6 +528,112 @@ static void cdn_07_reports_are_json_lines(void **state)
     teardown(&f);
 }
 
+/* Bytes of a GET that gives up after timeout_ms (a held body): the HTTP
+ * status into status, the bytes received returned. */
+static size_t get_within(const char *url, long timeout_ms, long *status)
+{
+    CURL *c = curl_easy_init();
+    assert_non_null(c);
+    FILE *sink = fopen("/dev/null", "w");
+    curl_off_t got = 0;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
+    curl_easy_cleanup(c);
+    fclose(sink);
+    assert_int_equal(rc, CURLE_OPERATION_TIMEDOUT);
+    return (size_t)got;
+}
+
+/* The reason logged for the n-th request (0-based) of the log whose path is path. */
+static const char *reason_of(const json_t *log, const char *path, size_t n)
+{
+    size_t i, k = 0;
+    json_t *e;
+    json_array_foreach(log, i, e)
+        if (!strcmp(json_string_value(json_object_get(e, "path")), path) && k++ == n)
+            return json_string_value(json_object_get(e, "reason"));
+    return NULL;
+}
+
+static void cdn_08_faults_touch_their_prefix_only(void **state)
+{
+    (void)state;
+    test_skip_unless(ROLLOVER "/playlist.m3u8");
+    char dir[] = "/tmp/cdntest.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* a malformed fault is refused at start (usage, exit 2) */
+    assert_int_equal(sh("'%s' --fault /a/b=404 2>/dev/null", CDND_BIN), 2);
+    assert_int_equal(sh("'%s' --fault /a=stall:0:10 2>/dev/null", CDND_BIN), 2);
+    assert_int_equal(sh("'%s' --fault /a=slow 2>/dev/null", CDND_BIN), 2);
+    const char *args[] = {"--live", ROLLOVER, "--live-prefix", "/ch1/r360", "--fault", "/nf=404",
+                          "--fault", "/hold=hold", "--fault", "/st=stall:2:1500", NULL};
+    struct cdn_proc cdn;
+    assert_int_equal(cdn_start(&cdn, CDND_BIN, dir, "cdn", args), 0);
+    char url[256], seg[64];
+    snprintf(url, sizeof url, "%s/ch1/r360/live.m3u8", cdn.base);
+    struct cdn_http h;
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    const char *last = strrchr(h.body, '\n');
+    while (last > h.body && last[-1] != '\n')
+        last--;
+    snprintf(seg, sizeof seg, "%.*s", (int)strcspn(last, "\n"), last);
+    cdn_http_free(&h);
+    assert_non_null(strstr(seg, ".ts"));
+    static const char *const prefixes[] = {"", "/nf", "/hold", "/st"};
+    /* every prefix serves the live playlist itself */
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(url, sizeof url, "%s%s/ch1/r360/live.m3u8", cdn.base, prefixes[i]);
+        assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+        assert_int_equal(h.status, 200);
+        assert_non_null(strstr(h.body, seg));
+        cdn_http_free(&h);
+    }
+    /* the channel itself: the segment; /nf: 404 */
+    size_t full;
+    snprintf(url, sizeof url, "%s/ch1/r360/%s", cdn.base, seg);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    full = h.len;
+    cdn_http_free(&h);
+    assert_true(full > 1024);
+    snprintf(url, sizeof url, "%s/nf/ch1/r360/%s", cdn.base, seg);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 404);
+    cdn_http_free(&h);
+    /* /hold: the headers (200) and the first KiB, then nothing */
+    long status = 0;
+    snprintf(url, sizeof url, "%s/hold/ch1/r360/%s", cdn.base, seg);
+    assert_int_equal(get_within(url, 1500, &status), 1024);
+    assert_int_equal(status, 200);
+    /* /st: the second segment request is held, then completed; the others not */
+    char path[128];
+    snprintf(url, sizeof url, "%s/st/ch1/r360/%s", cdn.base, seg);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+        assert_int_equal(h.status, 200);
+        assert_int_equal(h.len, full);
+        cdn_http_free(&h);
+    }
+    json_t *log = cdn_jsonl(cdn.log);
+    snprintf(path, sizeof path, "/nf/ch1/r360/%s", seg);
+    assert_string_equal(reason_of(log, path, 0), "fault_404");
+    snprintf(path, sizeof path, "/hold/ch1/r360/%s", seg);
+    assert_string_equal(reason_of(log, path, 0), "held");
+    snprintf(path, sizeof path, "/st/ch1/r360/%s", seg);
+    assert_string_equal(reason_of(log, path, 0), "ok");
+    assert_string_equal(reason_of(log, path, 1), "held_ms_1500");
+    assert_string_equal(reason_of(log, path, 2), "ok");
+    json_decref(log);
+    cdn_stop(&cdn); /* a held body does not keep it from stopping */
+    assert_int_equal(sh("rm -rf '%s'", dir), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +644,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(cdn_05_live_rollover_behind_signatures),
         cmocka_unit_test(cdn_06_cors_everywhere_and_503_on_command),
         cmocka_unit_test(cdn_07_reports_are_json_lines),
+        cmocka_unit_test(cdn_08_faults_touch_their_prefix_only),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)

@@ -128,13 +128,18 @@ void serve_world_granted(struct ctl_world *w, char g[33])
 /* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
 json_t *serve_allocate(int port, const char *id)
 {
+    return serve_allocate_isp(port, id, "isp-x");
+}
+
+json_t *serve_allocate_isp(int port, const char *id, const char *isp)
+{
     char url[128], body[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
     snprintf(body, sizeof body,
              "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
-             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"isp\":\"%s\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
              "\"720p\"}}",
-             id);
+             id, isp);
     struct cdn_http h;
     assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
     if (h.status != 201)

@@ -40,5 +40,7 @@ void serve_world_granted(struct ctl_world *w, char g[33]);
 /* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
  * 201 and returns its body (caller decrefs). */
 json_t *serve_allocate(int port, const char *id);
+/* The same for the fixtures' cohort with another ISP (one cohort per grant). */
+json_t *serve_allocate_isp(int port, const char *id, const char *isp);
 
 #endif

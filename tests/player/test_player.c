@@ -419,9 +419,9 @@ static long long qoe_member(struct ctl_world *w, const char *g, const char *key)
 
 /* One world: a grant whose only path C serves live_suffix of the loopback
  * CDN, one allocation played through the kit and one never played; the
- * QoE counts are checked.  (A 404 playlist is not a scenario yet: hls.js
- * 1.7.4 then kept sending sta=s timed reports and no e or sta=f event for
- * 120 s, so the session stays unknown; see docs/player.md.) */
+ * QoE counts are checked.  (404 playlists and segments are player_04's
+ * scenarios: hls.js 1.7.4 then sends no e or sta=f record itself, the kit
+ * does; see docs/player.md.) */
 static void kit_world(const char *live_suffix, const char *count_key)
 {
     struct ctl_world w;
