@@ -20,6 +20,8 @@
 #include "output.h"
 #include "record.h"
 #include "replay.h"
+#include "feedback.h"
+#include "next.h"
 #include "situation.h"
 #include "stepctl.h"
 
@@ -122,6 +124,11 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
         return CLI_DATA;
     }
     if (lpol_parse(text, len, &s, &lp, err, sizeof err) != 0) { /* checked now, used by grant */
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        sit_free(&s);
+        return CLI_DATA;
+    }
+    if (fb_policy_check(text, len, err, sizeof err) != 0) { /* checked now, used by next */
         fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
         sit_free(&s);
         return CLI_DATA;
@@ -318,7 +325,9 @@ static const char replay_help[] =
     "decision time, the evidence rows as read, and the commitments decide took from the\n"
     "ledger; neither evidence.db nor today's ledger is read) and compares the result with\n"
     "the recorded answer, field by field (tool_version is ignored), and with every stored\n"
-    "column and decision_conditions row derived from it.\n"
+    "column and decision_conditions row derived from it.  ID may also name a `next` review\n"
+    "that recorded resource feedback from Prometheus: its verdict is recomputed from the\n"
+    "recorded queries and answers alone (Prometheus is not asked) and compared.\n"
     "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID, or\n"
     "      the recorded situation or ledger values no longer valid, 66 control.db cannot be\n"
     "      opened or is not usable, 70 internal\n";
@@ -372,7 +381,13 @@ int stepctl_cmd_replay(int argc, char **argv)
     sqlite3 *db = NULL;
     if ((rc = open_existing(&a, "replay", &db)) != CLI_OK)
         return rc;
-    rc = replay_one(db, a.id, a.json);
+    json_t *review = NULL; /* a next review with resource feedback (feedback.h) */
+    if (nxt_load(db, a.id, &review) == 0 && json_object_get(review, "resource_feedback")) {
+        int same = fb_replay(db, review, a.json, stdout);
+        rc = same == 0 ? CLI_OK : same == 1 ? RPL_EXIT_DIFFERENT : CLI_SOFTWARE;
+    } else
+        rc = replay_one(db, a.id, a.json);
+    json_decref(review);
     sqlite3_close(db);
     return rc;
 }

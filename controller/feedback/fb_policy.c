@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "num.h"
@@ -163,4 +164,16 @@ int fb_expand(const char *promql, const char *path_id, char *out, size_t n)
     }
     out[o] = '\0';
     return 0;
+}
+
+int fb_policy_check(const char *json, size_t len, char *err, size_t errlen)
+{
+    struct fb_policy *p = malloc(sizeof *p); /* 16 queries of 2 KiB: not on the stack */
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = fb_policy_parse(json, len, p, err, errlen);
+    free(p);
+    return rc;
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -100,6 +101,9 @@ struct fb_policy {
  * a situation text (absent: present false).  0, or -1 with err naming the
  * field. */
 int fb_policy_parse(const char *json, size_t len, struct fb_policy *p, char *err, size_t errlen);
+
+/* The same, only checked (decide refuses a situation that fails it). */
+int fb_policy_check(const char *json, size_t len, char *err, size_t errlen);
 
 /* promql with every ${path_id} replaced by path_id.  0, -1 when too long. */
 int fb_expand(const char *promql, const char *path_id, char *out, size_t n);
@@ -190,5 +194,10 @@ void fb_result_free(struct fb_result *r);
  * be read: used false (`next` itself says why).  0 or -1. */
 int fb_for_grant(sqlite3 *db, const char *grant_id, int64_t now_ms, const json_t *recorded,
                  struct fb_result *out);
+
+/* fb_replay.c: recomputes a recorded review's resource_feedback (review:
+ * the next record) and prints whether it is identical.  0 identical, 1
+ * different, -1 not a review with feedback or an error. */
+int fb_replay(sqlite3 *db, const json_t *review, bool as_json, FILE *out);
 
 #endif

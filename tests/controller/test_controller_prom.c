@@ -424,6 +424,15 @@ static void ctl_122_load_above_the_forecast_closes_issuance(void **state)
     promtool_server_stop(r.prom);
     r.prom = -1;
     assert_recheck_identical(&r.w, g, a);
+    /* stepctl replay of the review: identical; an edited record: different */
+    assert_int_equal(ctl_run(&r.w.t, "replay %s --db '%s'", s_(a, "next_id"), r.w.db), 0);
+    char *out = ctl_out(&r.w.t, "out");
+    assert_non_null(strstr(out, "resource feedback identical (VIOLATION resources_outside_model)"));
+    free(out);
+    assert_int_equal(ctl_sql(r.w.db, "UPDATE next_decisions SET result = json_set(result, "
+                                     "'$.resource_feedback.checks[0].observed_max', '0')"),
+                     0);
+    assert_int_equal(ctl_run(&r.w.t, "replay %s --db '%s'", s_(a, "next_id"), r.w.db), 3);
     json_decref(a);
     json_decref(sit);
     rig_end(&r);
@@ -529,6 +538,47 @@ static void ctl_125_slow_huge_or_html_prometheus_is_cut_off(void **state)
     ctl_world_end(&w);
 }
 
+/* A policy.feedback or policy.loop.per_allocation_upper that cannot be
+ * used is refused by decide (exit 65, the field named), nothing written. */
+static void ctl_126_invalid_feedback_policy_is_refused_by_decide(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    static const struct {
+        const char *dotted, *value, *field;
+    } cases[] = {
+        {"policy.feedback", "[]", "policy.feedback"},
+        {"policy.feedback.prometheus.url", "\"ftp://127.0.0.1\"", "policy.feedback.prometheus.url"},
+        {"policy.feedback.prometheus.timeout_ms", "0", "timeout_ms"},
+        {"policy.feedback.prometheus.step_s", "\"1\"", "step_s"},
+        {"policy.feedback.prometheus.queries", "[]", "queries"},
+        {"policy.feedback.prometheus.queries",
+         "[{\"resource\":\"edge\",\"metric\":\"rps\",\"promql\":\"up\"}]", "queries[0]"},
+        {"policy.feedback.prometheus.queries",
+         "[{\"resource\":\"origin\",\"metric\":\"rps\",\"promql\":\"\"}]", "promql"},
+        {"policy.feedback.prometheus.queries",
+         "[{\"resource\":\"origin\",\"metric\":\"rps\",\"promql\":\"up\"},"
+         "{\"resource\":\"origin\",\"metric\":\"rps\",\"promql\":\"up\"}]", "queries[1]"},
+        {"policy.loop.per_allocation_upper", "{\"origin\":{\"rps\":\"0.0000001\"}}",
+         "per_allocation_upper"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *sit = ctl_world_situation(&w);
+        ctl_set(sit, "policy.feedback", feedback_policy(9, NULL, 1000));
+        ctl_set(sit, cases[i].dotted, json_loads(cases[i].value, JSON_DECODE_ANY, NULL));
+        char d[33];
+        assert_int_equal(ctl_decide_cli(&w.t, "bad.json", sit, w.ev, w.db, d), 65);
+        char *err = ctl_out(&w.t, "err");
+        if (!strstr(err, cases[i].field))
+            fail_msg("case %zu: stderr lacks '%s': %s", i, cases[i].field, err);
+        free(err);
+        json_decref(sit);
+    }
+    assert_true(ctl_query_int(w.db, "SELECT count(*) FROM decisions") <= 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +591,7 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_125_slow_huge_or_html_prometheus_is_cut_off,
                                   kill_leftovers),
+        cmocka_unit_test(ctl_126_invalid_feedback_policy_is_refused_by_decide),
     };
     return test_run_named("controller_prom", tests, sizeof tests / sizeof tests[0], argc, argv);
 }
