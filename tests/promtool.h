@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +77,7 @@ static inline int promtool_ready(int port)
  * dir/prometheus.yml) and data directory (dir/tsdb), on 127.0.0.1:*port
  * (chosen here), its output in dir/prometheus.log.  Returns its pid once
  * /-/ready answers 200 (at most 60 s), or -1.  Stop it with
- * promtool_server_stop. */
+ * promtool_server_stop; it is killed when the test process ends. */
 static inline pid_t promtool_server_start(const char *dir, const char *yaml, int *port)
 {
     char path[512], cmd[2048];
@@ -87,6 +88,7 @@ static inline pid_t promtool_server_start(const char *dir, const char *yaml, int
     *port = promtool_free_port();
     pid_t pid = fork();
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
         snprintf(cmd, sizeof cmd, "exec prometheus --config.file=%s/prometheus.yml "
                  "--storage.tsdb.path=%s/tsdb --web.listen-address=127.0.0.1:%d "
                  ">%s/prometheus.log 2>&1", dir, dir, *port, dir);
