@@ -184,7 +184,17 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
         free(filled);
         return CLI_SOFTWARE;
     }
-    int rc = decide_text(a, with_qoe ? with_qoe : text, with_qoe ? qoe_len : len, answer);
+    if (with_qoe)
+        text = with_qoe, len = qoe_len;
+    /* Items without background_upper: Prometheus, when declared (feedback.h). */
+    char *with_bg = NULL, err[512];
+    size_t bg_len = 0;
+    int bg = fb_fill_background(text, len, &with_bg, &bg_len, err, sizeof err);
+    if (bg == 1)
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+    int rc = bg != 0 ? (bg == 1 ? CLI_DATA : CLI_SOFTWARE)
+                     : decide_text(a, with_bg ? with_bg : text, with_bg ? bg_len : len, answer);
+    free(with_bg);
     free(with_qoe);
     free(filled);
     return rc;

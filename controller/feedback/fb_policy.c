@@ -46,11 +46,12 @@ static int metric_of(const char *s, enum sit_metric *m)
     return -1;
 }
 
-static int one_query(const json_t *q, size_t i, struct fb_policy *p, char *err, size_t errlen)
+static int one_query(const json_t *q, size_t i, struct fb_query *all, const char *base,
+                     char *err, size_t errlen)
 {
-    char field[64];
-    snprintf(field, sizeof field, "policy.feedback.prometheus.queries[%zu]", i);
-    struct fb_query *d = &p->q[i];
+    char field[96];
+    snprintf(field, sizeof field, "%s[%zu]", base, i);
+    struct fb_query *d = &all[i];
     const char *promql = json_string_value(json_object_get(q, "promql"));
     if (!json_is_object(q) ||
         resource_of(json_string_value(json_object_get(q, "resource")), &d->resource) != 0)
@@ -61,9 +62,35 @@ static int one_query(const json_t *q, size_t i, struct fb_policy *p, char *err, 
         strlen(promql) != json_string_length(json_object_get(q, "promql")))
         return bad(err, errlen, field, "promql must be a non-empty string of at most 2047 bytes");
     for (size_t k = 0; k < i; k++)
-        if (p->q[k].resource == d->resource && p->q[k].metric == d->metric)
+        if (all[k].resource == d->resource && all[k].metric == d->metric)
             return bad(err, errlen, field, "a second query for the same resource and metric");
     snprintf(d->promql, sizeof d->promql, "%s", promql);
+    return 0;
+}
+
+/* {"range_s": 3600, "factor": "1.2", "queries": [...]}: decide's background_upper. */
+static int background(const json_t *bg, struct fb_policy *p, char *err, size_t errlen)
+{
+    static const char base[] = "policy.feedback.prometheus.background";
+    const json_t *qs = json_object_get(bg, "queries"), *f = json_object_get(bg, "factor");
+    p->bg_range_s = 3600;
+    p->bg_factor_micro = NUM_MICRO;
+    if (!json_is_object(bg))
+        return bad(err, errlen, base, "must be an object");
+    if (json_object_get(bg, "range_s") &&
+        int_in(bg, "range_s", 1, 7 * 86400, &p->bg_range_s) != 0)
+        return bad(err, errlen, "policy.feedback.prometheus.background.range_s",
+                   "must be an integer in [1, 604800]");
+    if (f && (num_from_json(f, 1000, &p->bg_factor_micro) != 0 || p->bg_factor_micro < NUM_MICRO))
+        return bad(err, errlen, "policy.feedback.prometheus.background.factor",
+                   "must be a decimal in [1, 1000] that micro-units hold exactly");
+    if (!json_is_array(qs) || json_array_size(qs) == 0 || json_array_size(qs) > FB_MAX_QUERIES)
+        return bad(err, errlen, "policy.feedback.prometheus.background.queries",
+                   "must be an array of 1 to 16 queries");
+    for (p->n_bg = 0; p->n_bg < json_array_size(qs); p->n_bg++)
+        if (one_query(json_array_get(qs, p->n_bg), p->n_bg, p->bg,
+                      "policy.feedback.prometheus.background.queries", err, errlen) != 0)
+            return -1;
     return 0;
 }
 
@@ -88,10 +115,12 @@ static int prometheus(const json_t *pr, struct fb_policy *p, char *err, size_t e
         return bad(err, errlen, "policy.feedback.prometheus.queries",
                    "must be an array of 1 to 16 queries");
     for (p->n = 0; p->n < json_array_size(qs); p->n++)
-        if (one_query(json_array_get(qs, p->n), p->n, p, err, errlen) != 0)
+        if (one_query(json_array_get(qs, p->n), p->n, p->q, "policy.feedback.prometheus.queries",
+                      err, errlen) != 0)
             return -1;
     p->present = true;
-    return 0;
+    const json_t *bg = json_object_get(pr, "background");
+    return bg ? background(bg, p, err, errlen) : 0;
 }
 
 /* {"origin": {"rps": "0.5", "bytes_per_s": 250000}, ...}: exact decimals. */

@@ -92,6 +92,10 @@ struct fb_policy {
     int64_t timeout_ms, step_s;
     struct fb_query q[FB_MAX_QUERIES];
     size_t n;
+    /* background: decide's background_upper where the situation leaves it out */
+    struct fb_query bg[FB_MAX_QUERIES];
+    size_t n_bg;
+    int64_t bg_range_s, bg_factor_micro;
     /* policy.loop.per_allocation_upper: resource x metric, micro; has_ marks given */
     bool has_per_alloc[SIT_RES_N][SIT_MET_N];
     int64_t per_alloc[SIT_RES_N][SIT_MET_N];
@@ -188,6 +192,16 @@ int fb_run(const struct fb_step *st, struct fb_result *out);
  * Prometheus: *out->record is a fresh copy with the recomputed checks. */
 int fb_recheck(const struct fb_step *st, const json_t *recorded, struct fb_result *out);
 void fb_result_free(struct fb_result *r);
+
+/* fb_background.c: for `stepctl decide`, every resource item without
+ * background_upper whose resource and metric has a background query gets
+ * max(query over [decision time - range_s, decision time]) x factor,
+ * rounded up, and a background_source member holding the query and the
+ * answer (the completed situation is recorded, so replay needs no
+ * Prometheus).  0 (*out NULL when nothing was filled; else free() it), 1
+ * refused with err (Prometheus could not give a usable value), -1. */
+int fb_fill_background(const char *text, size_t len, char **out, size_t *out_len, char *err,
+                       size_t errlen);
 
 /* fb_grant.c: fb_run (recorded NULL) or fb_recheck for the step of a
  * grant, reviewed at now_ms.  A grant without an allocation or that cannot

@@ -578,6 +578,55 @@ static void ctl_126_invalid_feedback_policy_is_refused_by_decide(void **state)
     assert_true(ctl_query_int(w.db, "SELECT count(*) FROM decisions") <= 0);
     ctl_world_end(&w);
 }
+/* decide takes a left-out background_upper from the declared background
+ * query (its maximum over range_s, times the factor, rounded up), records
+ * the query and answer in the situation it decided, and that replays;
+ * with Prometheus stopped it is refused (65), nothing written. */
+static void ctl_127_decide_takes_background_upper_from_prometheus(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_begin(&r, 50);
+    sleep(2);
+    r.w.now = ctl_now_ms(); /* decided (1 s ago) once Prometheus has had rates */
+    json_t *sit = ctl_world_situation(&r.w), *fb = feedback_policy(r.prom_port, NULL, 5000);
+    json_object_set_new(json_object_get(fb, "prometheus"), "background",
+                        json_pack("{s:i,s:s,s:[{s:s,s:s,s:s}]}", "range_s", 60, "factor", "1.5",
+                                  "queries", "resource", "origin", "metric", "rps", "promql",
+                                  "sum(rate(exactav_test_requests_total{tier=\"origin\"}[2s]))"));
+    ctl_set(sit, "policy.feedback", fb);
+    json_t *win, *it;
+    size_t i, j;
+    json_array_foreach(json_object_get(json_object_get(ctl_cand(sit, "C"), "resources"),
+                                       "windows"), i, win)
+        json_array_foreach(json_object_get(win, "items"), j, it)
+            if (!strcmp(s_(it, "resource"), "origin") && !strcmp(s_(it, "metric"), "rps"))
+                json_object_del(it, "background_upper");
+    char d[33];
+    if (ctl_decide_cli(&r.w.t, "bg.json", sit, r.w.ev, r.w.db, d) != 0)
+        fail_msg("decide: %s", ctl_out(&r.w.t, "err"));
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM decisions, json_each(json_extract(situation, "
+             "'$.candidates')) c, json_each(json_extract(c.value, '$.resources.windows')) w, "
+             "json_each(json_extract(w.value, '$.items')) it WHERE decisions.id = '%s' AND "
+             "json_extract(c.value, '$.path_id') = 'C' AND json_extract(it.value, "
+             "'$.background_source.promql') LIKE 'sum(rate(%%' AND CAST(json_extract(it.value, "
+             "'$.background_upper') AS REAL) >= 1 AND json_extract(it.value, "
+             "'$.background_source.answer') LIKE '%%matrix%%'", d);
+    assert_int_equal(ctl_query_int(r.w.db, sql), 2); /* both windows */
+    promtool_server_stop(r.prom);
+    r.prom = -1;
+    assert_int_equal(ctl_run(&r.w.t, "replay %s --db '%s'", d, r.w.db), 0);
+    long long before = ctl_query_int(r.w.db, "SELECT count(*) FROM decisions");
+    assert_int_equal(ctl_decide_cli(&r.w.t, "bg.json", sit, r.w.ev, r.w.db, d), 65);
+    char *err = ctl_out(&r.w.t, "err");
+    assert_non_null(strstr(err, "background_upper of C origin/rps from Prometheus"));
+    free(err);
+    assert_int_equal(ctl_query_int(r.w.db, "SELECT count(*) FROM decisions"), before);
+    json_decref(sit);
+    rig_end(&r);
+}
 
 int main(int argc, char **argv)
 {
@@ -592,6 +641,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_125_slow_huge_or_html_prometheus_is_cut_off,
                                   kill_leftovers),
         cmocka_unit_test(ctl_126_invalid_feedback_policy_is_refused_by_decide),
+        cmocka_unit_test_teardown(ctl_127_decide_takes_background_upper_from_prometheus,
+                                  kill_leftovers),
     };
     return test_run_named("controller_prom", tests, sizeof tests / sizeof tests[0], argc, argv);
 }
