@@ -77,7 +77,9 @@ static const char decide_help[] =
     "cost, then QoE, then policy.order, records the decision in control.db (one transaction)\n"
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
-    "  --input F     situation JSON (schema: docs/controller.md)\n"
+    "  --input F     situation JSON (schema: docs/controller.md; a resources item without\n"
+    "                background_upper takes it from Prometheus when the policy declares\n"
+    "                policy.feedback.prometheus.background)\n"
     "  --evidence F  evidence store, schema v1 or v2 (read-only; rows that break the rules\n"
     "                of a valid evidence row are never applicable, the reason is printed;\n"
     "                a candidate without `access` takes the newest availability probe of\n"
@@ -88,7 +90,7 @@ static const char decide_help[] =
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
     "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
-    "      refused), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      refused; a background_upper Prometheus cannot give), 66 a file cannot be opened or a store is not usable (missing, not\n"
     "      ours, the other store, another schema version), 70 internal\n";
 
 /* Rows that break the rules of a valid row make the content condition
