@@ -627,6 +627,64 @@ static void ctl_127_decide_takes_background_upper_from_prometheus(void **state)
     json_decref(sit);
     rig_end(&r);
 }
+/* The next step's forecast from the feedback, recomputed from a record
+ * (no Prometheus): background_upper the step's observed maximum,
+ * step_upper policy.loop.per_allocation_upper x the next allocations where
+ * given, else the decision's step_upper scaled per allocation (rounded up);
+ * no commitments_upper (the ledger's); one window from the review time. */
+static void ctl_128_next_forecast_uses_per_allocation_upper(void **state)
+{
+    (void)state;
+    json_t *sit = ctl_fixture_json("main_situation.json");
+    ctl_set(sit, "policy.feedback", feedback_policy(9, NULL, 1000));
+    ctl_set(sit, "policy.loop.per_allocation_upper",
+            json_pack("{s:{s:s}}", "origin", "rps", "0.5"));
+    char *text = json_dumps(sit, JSON_COMPACT), perr[256];
+    struct sit_situation s;
+    assert_int_equal(sit_parse(text, strlen(text), &s, perr, sizeof perr), 0);
+    json_t *queries = json_array();
+    for (int i = 0; i < 5; i++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{"
+                 "\"metric\":{},\"values\":[[%lld,\"2\"],[%lld,\"3.0000001\"],[%lld,\"1\"]]}]}}",
+                 (long long)(CTL_T / 1000 + 1), (long long)(CTL_T / 1000 + 2),
+                 (long long)(CTL_T / 1000 + 3));
+        json_array_append_new(queries, json_pack("{s:s,s:i,s:s,s:I}", "promql", "x",
+                                                 "http_status", 200, "answer", body,
+                                                 "queried_at_ms", (json_int_t)CTL_T + 3000));
+    }
+    json_t *rec = json_pack("{s:i,s:o}", "step_s", 1, "queries", queries);
+    struct fb_step st = {text, strlen(text), &s, "C", CTL_T, CTL_T + 3000, 20, 40,
+                         s.action.window_s};
+    struct fb_result out;
+    assert_int_equal(fb_recheck(&st, rec, &out), 0);
+    assert_int_equal(out.status, COND_PASS);
+    const json_t *w = json_array_get(json_object_get(out.resources, "windows"), 0);
+    assert_int_equal(json_integer_value(json_object_get(w, "start_ms")), CTL_T + 3000);
+    const json_t *it;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(w, "items"), i, it)
+    {
+        assert_null(json_object_get(it, "commitments_upper"));
+        assert_string_equal(s_(it, "background_upper"), "3.000001"); /* rounded up */
+        bool orps = !strcmp(s_(it, "resource"), "origin") && !strcmp(s_(it, "metric"), "rps");
+        bool obytes = !strcmp(s_(it, "resource"), "origin") && !strcmp(s_(it, "metric"),
+                                                                       "bytes_per_s");
+        if (orps)
+            assert_string_equal(s_(it, "step_upper"), "20"); /* 0.5 x 40 */
+        if (obytes)
+            assert_string_equal(s_(it, "step_upper"), "200000000"); /* 1e8 / 20 x 40 */
+        seen += orps + obytes;
+    }
+    assert_int_equal(seen, 2);
+    fb_result_free(&out);
+    json_decref(rec);
+    sit_free(&s);
+    free(text);
+    json_decref(sit);
+}
 
 int main(int argc, char **argv)
 {
@@ -643,6 +701,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_126_invalid_feedback_policy_is_refused_by_decide),
         cmocka_unit_test_teardown(ctl_127_decide_takes_background_upper_from_prometheus,
                                   kill_leftovers),
+        cmocka_unit_test(ctl_128_next_forecast_uses_per_allocation_upper),
     };
     return test_run_named("controller_prom", tests, sizeof tests / sizeof tests[0], argc, argv);
 }
