@@ -20,6 +20,8 @@
 #include "output.h"
 #include "record.h"
 #include "replay.h"
+#include "feedback.h"
+#include "next.h"
 #include "situation.h"
 #include "stepctl.h"
 
@@ -75,7 +77,9 @@ static const char decide_help[] =
     "cost, then QoE, then policy.order, records the decision in control.db (one transaction)\n"
     "and only then prints it.  evidence.db is opened read-only.\n"
     "\n"
-    "  --input F     situation JSON (schema: docs/controller.md)\n"
+    "  --input F     situation JSON (schema: docs/controller.md; a resources item without\n"
+    "                background_upper takes it from Prometheus when the policy declares\n"
+    "                policy.feedback.prometheus.background)\n"
     "  --evidence F  evidence store, schema v1 or v2 (read-only; rows that break the rules\n"
     "                of a valid evidence row are never applicable, the reason is printed;\n"
     "                a candidate without `access` takes the newest availability probe of\n"
@@ -86,7 +90,7 @@ static const char decide_help[] =
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
     "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
-    "      refused), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      refused; a background_upper Prometheus cannot give), 66 a file cannot be opened or a store is not usable (missing, not\n"
     "      ours, the other store, another schema version), 70 internal\n";
 
 /* Rows that break the rules of a valid row make the content condition
@@ -122,6 +126,11 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
         return CLI_DATA;
     }
     if (lpol_parse(text, len, &s, &lp, err, sizeof err) != 0) { /* checked now, used by grant */
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+        sit_free(&s);
+        return CLI_DATA;
+    }
+    if (fb_policy_check(text, len, err, sizeof err) != 0) { /* checked now, used by next */
         fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
         sit_free(&s);
         return CLI_DATA;
@@ -177,7 +186,17 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
         free(filled);
         return CLI_SOFTWARE;
     }
-    int rc = decide_text(a, with_qoe ? with_qoe : text, with_qoe ? qoe_len : len, answer);
+    if (with_qoe)
+        text = with_qoe, len = qoe_len;
+    /* Items without background_upper: Prometheus, when declared (feedback.h). */
+    char *with_bg = NULL, err[512];
+    size_t bg_len = 0;
+    int bg = fb_fill_background(text, len, &with_bg, &bg_len, err, sizeof err);
+    if (bg == 1)
+        fprintf(stderr, "stepctl decide: invalid situation: %s\n", err);
+    int rc = bg != 0 ? (bg == 1 ? CLI_DATA : CLI_SOFTWARE)
+                     : decide_text(a, with_bg ? with_bg : text, with_bg ? bg_len : len, answer);
+    free(with_bg);
     free(with_qoe);
     free(filled);
     return rc;
@@ -318,7 +337,9 @@ static const char replay_help[] =
     "decision time, the evidence rows as read, and the commitments decide took from the\n"
     "ledger; neither evidence.db nor today's ledger is read) and compares the result with\n"
     "the recorded answer, field by field (tool_version is ignored), and with every stored\n"
-    "column and decision_conditions row derived from it.\n"
+    "column and decision_conditions row derived from it.  ID may also name a `next` review\n"
+    "that recorded resource feedback from Prometheus: its verdict is recomputed from the\n"
+    "recorded queries and answers alone (Prometheus is not asked) and compared.\n"
     "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID, or\n"
     "      the recorded situation or ledger values no longer valid, 66 control.db cannot be\n"
     "      opened or is not usable, 70 internal\n";
@@ -372,7 +393,13 @@ int stepctl_cmd_replay(int argc, char **argv)
     sqlite3 *db = NULL;
     if ((rc = open_existing(&a, "replay", &db)) != CLI_OK)
         return rc;
-    rc = replay_one(db, a.id, a.json);
+    json_t *review = NULL; /* a next review with resource feedback (feedback.h) */
+    if (nxt_load(db, a.id, &review) == 0 && json_object_get(review, "resource_feedback")) {
+        int same = fb_replay(db, review, a.json, stdout);
+        rc = same == 0 ? CLI_OK : same == 1 ? RPL_EXIT_DIFFERENT : CLI_SOFTWARE;
+    } else
+        rc = replay_one(db, a.id, a.json);
+    json_decref(review);
     sqlite3_close(db);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cond.h"
+#include "feedback.h"
 #include "grant.h"
 #include "ledger.h"
 #include "loop_policy.h"
@@ -33,6 +34,7 @@ struct review {
     json_t *eval; /* the evaluation: a decision answer */
     json_t *qoe_source; /* the QoE taken from the step's sessions (qoe_fill.h), or NULL */
     bool qoe_rules_missing;
+    struct fb_result fb; /* resource feedback from Prometheus (feedback.h) */
 };
 
 static void review_free(struct review *r)
@@ -46,6 +48,7 @@ static void review_free(struct review *r)
     ldg_fills_free(&r->fills);
     json_decref(r->eval);
     json_decref(r->qoe_source);
+    fb_result_free(&r->fb);
     free(r);
 }
 
@@ -232,7 +235,7 @@ static bool positive(const struct review *r)
 {
     const char *o = json_string_value(json_object_get(r->eval, "outcome"));
     return r->policy_current == 1 && r->content.status == COND_PASS && o &&
-           !strcmp(o, "step_proposed");
+           !strcmp(o, "step_proposed") && (!r->fb.used || r->fb.status == COND_PASS);
 }
 
 /* VIOLATION when anything was confirmed wrong, else UNKNOWN; the reason
@@ -250,6 +253,11 @@ static enum cond_status negative_status(const struct review *r, char *reason, si
         snprintf(reason, len, "content %s %s: %s", cond_status_name(r->content.status),
                  r->content.reason, r->content.detail);
         return r->content.status;
+    }
+    if (r->fb.used && r->fb.status != COND_PASS) {
+        snprintf(reason, len, "resources %s %s: %s", cond_status_name(r->fb.status),
+                 r->fb.reason, r->fb.detail);
+        return r->fb.status;
     }
     const json_t *cand = json_array_get(json_object_get(r->eval, "candidates"), 0);
     const json_t *conds = json_object_get(cand, "conditions");
@@ -297,6 +305,8 @@ static json_t *answer(const struct review *r, bool pos, enum cond_status st, con
     json_object_set_new(o, "authorizes", json_false());
     if (r->qoe_source) /* new member: only where the step's sessions were read */
         json_object_set(o, "qoe_source", r->qoe_source);
+    if (r->fb.record) /* new member: only where policy.feedback.prometheus is declared */
+        json_object_set(o, "resource_feedback", r->fb.record);
     return o;
 }
 
@@ -419,6 +429,8 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     json_t *obs = observations(rq, why, len);
     if (!obs)
         return NXT_REFUSED;
+    if (r->fb.resources && !json_object_get(obs, "resources")) /* the forecast from Prometheus */
+        json_object_set(obs, "resources", r->fb.resources);
     if (qoe_from_sessions(db, r, obs) != 0) {
         json_decref(obs);
         return NXT_FAILED;
@@ -455,6 +467,13 @@ enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_
     if (!r)
         return NXT_FAILED;
     r->now = now_ms;
+    /* Prometheus is asked before the write transaction: its answer time
+     * never holds control.db's lock. */
+    if (fb_for_grant(db, rq->grant_id, now_ms, NULL, &r->fb) != 0) {
+        snprintf(why, whylen, "resource feedback: out of memory or control.db unreadable");
+        review_free(r);
+        return NXT_FAILED;
+    }
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(why, whylen, "control.db: begin: %s", sqlite3_errmsg(db));
         review_free(r);

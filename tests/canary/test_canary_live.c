@@ -896,19 +896,16 @@ static void canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch(v
     int port = atoi(strchr(m + strlen("serving http://"), ':') + 1);
     free(log);
     /* Prometheus on a free port, scraping the worker, the rules loaded */
-    int prom_port = 0, hole = blackhole(&prom_port);
-    close(hole);
-    char prom_cfg[1024], cmd[1024];
+    int prom_port = 0;
+    char prom_cfg[1024];
     snprintf(prom_cfg, sizeof prom_cfg,
              "global: {scrape_interval: 250ms, evaluation_interval: 250ms}\n"
              "rule_files: ['" EXAMPLES_DIR "/alerts.yml']\n"
              "scrape_configs:\n"
              "  - job_name: exactav-canary\n"
              "    static_configs: [{targets: ['127.0.0.1:%d']}]\n", port);
-    live_write(&l, "prometheus.yml", prom_cfg);
-    snprintf(cmd, sizeof cmd, "prometheus --config.file=%s/prometheus.yml --storage.tsdb.path=%s/tsdb "
-             "--web.listen-address=127.0.0.1:%d", l.dir, l.dir, prom_port);
-    pid_t prom = live_spawn(&l, "prometheus", cmd);
+    pid_t prom = promtool_server_start(l.dir, prom_cfg, &prom_port); /* tests/promtool.h */
+    assert_true(prom > 0);
     live_wait_count(&l, 1, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND verdict = 'MISMATCH'");
     live_wait_count(&l, 2, 60, "SELECT count(*) FROM probes");
     bool fired = mismatch_fired(prom_port, "cdn-b", 60);
@@ -940,12 +937,11 @@ static void canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch(v
     json_array_foreach(alerts, k, a) /* the MATCH path never alerts */
         assert_string_not_equal(jstr(json_object_get(a, "labels"), "path_id"), "cdn-a");
     json_decref(alerts);
-    kill(prom, SIGTERM);
-    live_canary_wait(prom);
+    promtool_server_stop(prom);
     kill(pid, SIGTERM);
     assert_int_equal(live_canary_wait(pid), 0);
     if (!fired)
-        fail_msg("ExactavCanaryMismatch never fired for cdn-b:\n%s", live_read(&l, "prometheus.err"));
+        fail_msg("ExactavCanaryMismatch never fired for cdn-b:\n%s", live_read(&l, "prometheus.log"));
     live_stop(&l);
 }
 
