@@ -440,6 +440,8 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
                  "allocations PASS",
                  r->content.detail, (long long)r->next_max);
     *result = answer(r, pos, st, reason);
+    if (*result && rq->dry_run) /* computed, nothing recorded */
+        return nxt_dry_mark(*result) == 0 ? (pos ? NXT_POSITIVE : NXT_NEGATIVE) : NXT_FAILED;
     if (!*result || record(db, r, rq, *result, pos, st, reason) != 0)
         return NXT_FAILED;
     return pos ? NXT_POSITIVE : NXT_NEGATIVE;
@@ -455,14 +457,18 @@ enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_
     if (!r)
         return NXT_FAILED;
     r->now = now_ms;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    /* A dry run reads one snapshot (its connection may be read-only). */
+    if (sqlite3_exec(db, rq->dry_run ? "BEGIN" : "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+        SQLITE_OK) {
         snprintf(why, whylen, "control.db: begin: %s", sqlite3_errmsg(db));
         review_free(r);
         return NXT_FAILED;
     }
     enum nxt_outcome rc = review(db, r, rq, result, why, whylen);
     bool ok = rc == NXT_POSITIVE || rc == NXT_NEGATIVE;
-    if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (ok && rq->dry_run)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* nothing was written */
+    else if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         ok = false, rc = NXT_FAILED;
     if (!ok) {
         if (rc == NXT_FAILED && !why[0])

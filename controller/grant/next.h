@@ -18,6 +18,7 @@
 #ifndef NEXT_H
 #define NEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ struct nxt_request {
     const char *grant_id, *evidence_path, *actor;
     const char *observations; /* the --input text, NULL without */
     size_t observations_len;
+    bool dry_run; /* --dry-run: the whole answer, nothing written (next_dry.c) */
 };
 
 /* FAILED is the zero value: nothing is ever read as a positive review. */
@@ -44,6 +46,11 @@ enum nxt_outcome {
  * new decision).  *result: the recorded answer (caller decrefs). */
 enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_ms,
                          json_t **result, char *why, size_t whylen);
+
+/* The answer of a dry run (next_dry.c): the answer `next` would record,
+ * marked as not recorded: "dry_run": true, no next_id nor next_decision_id
+ * (nothing was stored under them), "issuance_closed": false.  0 or -1. */
+int nxt_dry_mark(json_t *answer);
 
 /* The review of one grant as recorded, loaded by its id or by the grant's
  * id.  0, 1 none, -1. */

@@ -517,3 +517,13 @@ void ctl_fast(json_t *sit)
     ctl_set(sit, "action.max_rate_per_s", json_integer(100000));
     ctl_set(sit, "policy.grant.max_burst", json_integer(100000));
 }
+
+json_t *ctl_out_json(const struct ctl_tmp *t)
+{
+    char *text = ctl_out(t, "out");
+    json_t *j = json_loads(text, 0, NULL);
+    if (!j)
+        fail_msg("stdout is not JSON: %s", text);
+    free(text);
+    return j;
+}
