@@ -32,6 +32,7 @@ struct review {
     char decision_id[REC_ID_LEN], next_id[REC_ID_LEN];
     json_t *eval; /* the evaluation: a decision answer */
     json_t *qoe_source; /* the QoE taken from the step's sessions (qoe_fill.h), or NULL */
+    json_t *access_source; /* the access taken from a probe (next_access.c), or NULL */
     bool qoe_rules_missing;
 };
 
@@ -46,6 +47,7 @@ static void review_free(struct review *r)
     ldg_fills_free(&r->fills);
     json_decref(r->eval);
     json_decref(r->qoe_source);
+    json_decref(r->access_source);
     free(r);
 }
 
@@ -297,6 +299,8 @@ static json_t *answer(const struct review *r, bool pos, enum cond_status st, con
     json_object_set_new(o, "authorizes", json_false());
     if (r->qoe_source) /* new member: only where the step's sessions were read */
         json_object_set(o, "qoe_source", r->qoe_source);
+    if (r->access_source) /* new member: only where a probe gave the access */
+        json_object_set(o, "access_source", r->access_source);
     return o;
 }
 
@@ -419,7 +423,8 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     json_t *obs = observations(rq, why, len);
     if (!obs)
         return NXT_REFUSED;
-    if (qoe_from_sessions(db, r, obs) != 0) {
+    if (qoe_from_sessions(db, r, obs) != 0 ||
+        nxt_access_fill(rq->evidence_path, &r->g, r->now, obs, &r->access_source) != 0) {
         json_decref(obs);
         return NXT_FAILED;
     }

@@ -25,6 +25,8 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "grant.h"
+
 struct nxt_request {
     const char *grant_id, *evidence_path, *actor;
     const char *observations; /* the --input text, NULL without */
@@ -51,6 +53,13 @@ enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_
  * marked as not recorded: "dry_run": true, no next_id nor next_decision_id
  * (nothing was stored under them), "issuance_closed": false.  0 or -1. */
 int nxt_dry_mark(json_t *answer);
+
+/* When obs has no `access`: the newest availability probe of the granted
+ * path (next_access.c, as decide takes it: access_probe.h) becomes obs's
+ * access and *source a reference to it (the caller records and decrefs
+ * it); no probe leaves both alone.  0, or -1 out of memory. */
+int nxt_access_fill(const char *evidence_path, const struct grt_grant *g, int64_t now_ms,
+                    json_t *obs, json_t **source);
 
 /* The review of one grant as recorded, loaded by its id or by the grant's
  * id.  0, 1 none, -1. */

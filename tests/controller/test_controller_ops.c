@@ -60,6 +60,15 @@ static void allocate(struct ops *o, int n)
     assert_int_equal(server_stop(&s, SIGTERM), 0);
 }
 
+/* The world granted, n allocations made, then a MATCH of C observed. */
+static void ops_step(struct ops *o, int n)
+{
+    ops_begin(o);
+    allocate(o, n);
+    usleep(2000);
+    ctl_world_evidence(&o->w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
+}
+
 static void assert_err_has(struct ctl_world *w, const char *needle)
 {
     char *e = ctl_out(&w->t, "err");
@@ -131,10 +140,7 @@ static void ctl_140_next_dry_run_writes_nothing_and_exits_as_next_would(void **s
 {
     (void)state;
     struct ops o;
-    ops_begin(&o);
-    allocate(&o, 2);
-    usleep(2000);
-    ctl_world_evidence(&o.w, "ev-step-1", "C", "MATCH", ctl_now_ms(), true);
+    ops_step(&o, 2);
     char obs[160];
     ctl_observations(&o.w.t, o.sit, "obs.json", obs, sizeof obs);
 
@@ -210,10 +216,118 @@ static void ctl_140_next_dry_run_writes_nothing_and_exits_as_next_would(void **s
     ops_end(&o);
 }
 
+/* ---- 2: access from probes ------------------------------------------------------- */
+
+static void probe(struct ops *o, const char *id, const char *path, enum evidence_probe_status st,
+                  int64_t observed)
+{
+    struct evidence_db *e = NULL;
+    char err[256] = "";
+    assert_int_equal(evidence_open(o->w.ev, EVIDENCE_OPEN_RW, &e, err, sizeof err), EVIDENCE_OK);
+    struct evidence_probe p = {
+        .id = id, .path_id = path, .channel = "news-1", .rendition = "720p",
+        .object = "https://cdn/x.m3u8", .status = st,
+        .reason = st == EVIDENCE_PROBE_PASS ? "ok" : "download_http_error",
+        .observed_at_ms = observed, .observed_end_ms = observed + 10,
+    };
+    assert_int_equal(evidence_probe_insert(e, &p, err, sizeof err), EVIDENCE_OK);
+    evidence_close(e);
+}
+
+/* The step's observations without access. */
+static void observations_without_access(struct ops *o, char *path, size_t n)
+{
+    ctl_observations(&o->w.t, o->sit, "obs-full.json", path, n);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    json_object_del(j, "access");
+    ctl_write_json(&o->w.t, "obs-noaccess.json", j, path, n);
+    json_decref(j);
+}
+
+static void ctl_141_next_takes_access_from_the_newest_probe_and_records_it(void **state)
+{
+    (void)state;
+    struct ops o;
+    ops_step(&o, 2);
+    char obs[160];
+    observations_without_access(&o, obs, sizeof obs);
+    /* Without a probe the access is missing: UNKNOWN (dry run). */
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s' --dry-run "
+                                     "--json", o.g, o.w.db, o.w.ev, obs),
+                     4);
+    json_t *r = ctl_out_json(&o.w.t);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "access_missing"));
+    assert_null(json_object_get(r, "access_source"));
+    json_decref(r);
+    /* A fresh PASS probe of C gives it: positive, and the answer names it. */
+    probe(&o, "pc-pass", "C", EVIDENCE_PROBE_PASS, ctl_now_ms() - 1000);
+    probe(&o, "pd-viol", "D", EVIDENCE_PROBE_VIOLATION, ctl_now_ms() - 500); /* another path */
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s' --dry-run "
+                                     "--json", o.g, o.w.db, o.w.ev, obs),
+                     0);
+    r = ctl_out_json(&o.w.t);
+    const json_t *src = json_object_get(r, "access_source");
+    assert_string_equal(json_string_value(json_object_get(src, "probe_id")), "pc-pass");
+    assert_string_equal(json_string_value(json_object_get(src, "source")), "probe");
+    json_decref(r);
+    /* A newer VIOLATION probe, and no observations file at all: next
+     * closes issuance with access as the reason. */
+    probe(&o, "pc-viol", "C", EVIDENCE_PROBE_VIOLATION, ctl_now_ms() - 100);
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --json", o.g, o.w.db,
+                             o.w.ev),
+                     4);
+    r = ctl_out_json(&o.w.t);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "VIOLATION");
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    assert_true(!strncmp(reason, "access VIOLATION access_incompatible", 36));
+    src = json_object_get(r, "access_source");
+    assert_string_equal(json_string_value(json_object_get(src, "probe_id")), "pc-viol");
+    json_decref(r);
+    assert_int_equal(q(&o, "SELECT count(*) FROM grants WHERE id = '%s' AND status = 'closed' AND "
+                           "close_status = 'VIOLATION' AND close_reason LIKE 'access VIOLATION%%'",
+                       o.g),
+                     1);
+    assert_int_equal(q(&o, "SELECT count(*) FROM next_decisions WHERE grant_id = '%s' AND "
+                           "observations IS NULL AND result LIKE '%%\"probe_id\":\"pc-viol\"%%'",
+                       o.g),
+                     1);
+    ops_end(&o);
+}
+
+/* A positive review whose access came from a probe records it in the new
+ * decision's situation, which replays without evidence.db. */
+static void ctl_142_next_with_probe_access_proposes_a_decision_that_replays(void **state)
+{
+    (void)state;
+    struct ops o;
+    ops_step(&o, 1);
+    probe(&o, "pc-pass", "C", EVIDENCE_PROBE_PASS, ctl_now_ms() - 1000);
+    char obs[160];
+    observations_without_access(&o, obs, sizeof obs);
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s' --json", o.g,
+                             o.w.db, o.w.ev, obs),
+                     0);
+    json_t *r = ctl_out_json(&o.w.t);
+    char nd[33];
+    snprintf(nd, sizeof nd, "%s", json_string_value(json_object_get(r, "next_decision_id")));
+    json_decref(r);
+    assert_int_equal(q(&o, "SELECT count(*) FROM decisions WHERE id = '%s' AND situation LIKE "
+                           "'%%\"probe_id\":\"pc-pass\"%%'", nd),
+                     1);
+    assert_int_equal(unlink(o.w.ev), 0); /* replay needs no store */
+    assert_int_equal(ctl_run(&o.w.t, "replay %s --db '%s'", nd, o.w.db), 0);
+    ops_end(&o);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(ctl_140_next_dry_run_writes_nothing_and_exits_as_next_would,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_141_next_takes_access_from_the_newest_probe_and_records_it,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_142_next_with_probe_access_proposes_a_decision_that_replays,
                                   kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
