@@ -225,6 +225,7 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
             ok = put(&b, "#EXT-X-STREAM-INF:BANDWIDTH=%" PRId64, v->bandwidth) &&
                  (!v->codecs[0] || put(&b, ",CODECS=\"%s\"", v->codecs)) &&
                  (!v->resolution[0] || put(&b, ",RESOLUTION=%s", v->resolution)) &&
+                 (!v->frame_rate[0] || put(&b, ",FRAME-RATE=%s", v->frame_rate)) &&
                  put(&b, ",STABLE-VARIANT-ID=\"%s\",PATHWAY-ID=\"%s\"\n", v->name, p->id) &&
                  (p->auth == DLV_AUTH_CF_URL
                       ? put(&b, "/v1/allocations/%s/%s/%s.m3u8\n", id, p->id, v->name)

@@ -705,21 +705,25 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
     live_epoch(epoch, sizeof epoch);
     struct cdn_proc c;
     live_cdn(&w, &c, "C", epoch, true);
-    /* C: cookies for the CDN that checks them, sha1, a Domain; D: open; E:
-     * cookies, sha256, two renditions, no Domain (never fetched). */
+    /* C: cookies for the CDN that checks them, sha1, a Domain (its second
+     * rendition in the same directory, so the cookies' Path stays r360's);
+     * D: open; E: cookies, sha256, no Domain (never fetched); two renditions
+     * each. */
     char text[4096];
     snprintf(text, sizeof text,
-             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\", "
+             "\"r720\": \"%s/ch1/r360/hd.m3u8\"}, "
              "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
              "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"cookie_domain\": \"example.test\"}, "
              "\"url_ttl_s\": 120}, "
-             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\", "
+             "\"r720\": \"http://cdn-d.invalid/ch1/r720/live.m3u8\"}, "
              "\"auth\": {\"type\": \"none\"}}, "
              "\"E\": {\"renditions\": {\"r360\": \"http://cdn-e.invalid/ch1/r360/live.m3u8\", "
              "\"r720\": \"http://cdn-e.invalid/ch1/r720/live.m3u8\"}, "
              "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
              "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"hash\": \"sha256\"}}}}\n",
-             c.base);
+             c.base, c.base); /* every pathway carries the same renditions (dlv_variants.c) */
     write_text(&w, "paths.json", text, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--cors-origin", "http://player.example", NULL};
     struct server s;

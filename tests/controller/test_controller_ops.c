@@ -320,6 +320,100 @@ static void ctl_142_next_with_probe_access_proposes_a_decision_that_replays(void
     ops_end(&o);
 }
 
+/* ---- 3: paths.json whose pathways offer other variants -------------------------- */
+
+/* paths.json with C's two renditions as given and D's as given. */
+static void two_paths(const struct ops *o, const char *c_r, const char *d_r, char *path,
+                      size_t n)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {%s}, \"auth\": {\"type\": \"none\"}}, "
+             "\"D\": {\"renditions\": {%s}, \"auth\": {\"type\": \"none\"}}}}",
+             c_r, d_r);
+    ctl_tmp_path(&o->w.t, "paths.json", path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define V360(host, bw, extra)                                                                       \
+    "\"r360\": {\"url\": \"http://" host "/ch1/r360/live.m3u8\", \"bandwidth\": " bw             \
+    ", \"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"" extra "}"
+#define V720(host, bw, extra)                                                                       \
+    "\"r720\": {\"url\": \"http://" host "/ch1/r720/live.m3u8\", \"bandwidth\": " bw             \
+    ", \"codecs\": \"avc1.64001f,mp4a.40.2\", \"resolution\": \"1280x720\"" extra "}"
+#define C_SET V360("cdn-c.invalid", "900000", ", \"frame_rate\": \"25\"") ", " \
+              V720("cdn-c.invalid", "2500000", ", \"frame_rate\": \"25\"")
+
+static void ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused(void **state)
+{
+    (void)state;
+    struct ops o;
+    ctl_world_begin(&o.w);
+    static const struct {
+        const char *d, *message;
+    } cases[] = {
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\"") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\", \"codecs\": \"x\""),
+         "duplicate object key"}, /* a duplicate member */
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\"") ", " \
+         "\"r720\": {\"url\": \"http://cdn-d.invalid/ch1/r720/live.m3u8\", \"bandwidth\": "
+         "2500000, \"codecs\": \"avc1.640028,mp4a.40.2\", \"resolution\": \"1280x720\", "
+         "\"frame_rate\": \"25\"}",
+         "paths.D.renditions.r720.codecs: \"avc1.640028,mp4a.40.2\" differs from "
+         "paths.C.renditions.r720.codecs \"avc1.64001f,mp4a.40.2\""},
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\"") ", " \
+         "\"r720\": {\"url\": \"http://cdn-d.invalid/ch1/r720/live.m3u8\", \"bandwidth\": "
+         "2500000, \"codecs\": \"avc1.64001f,mp4a.40.2\", \"resolution\": \"1280x718\", "
+         "\"frame_rate\": \"25\"}",
+         "paths.D.renditions.r720.resolution: \"1280x718\" differs"},
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"30\"") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r360.frame_rate: \"30\" differs"},
+        {V360("cdn-d.invalid", "900000", "") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r360.frame_rate: \"\" differs"},
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r720: missing (paths.C has it)"},
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\"") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\"") ", "
+         "\"r1080\": \"http://cdn-d.invalid/ch1/r1080/live.m3u8\"",
+         "paths.D.renditions.r1080: paths.C has no such rendition"},
+        {V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\"") ", " \
+         V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r720: listed where paths.C lists r360"},
+        {V360("cdn-d.invalid", "3000000", ", \"frame_rate\": \"25\"") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r720.bandwidth: orders r360 and r720 otherwise than paths.C"},
+        {V360("cdn-d.invalid", "900000", ", \"frame_rate\": \"25 fps\"") ", " \
+         V720("cdn-d.invalid", "2500000", ", \"frame_rate\": \"25\""),
+         "paths.D.renditions.r360.frame_rate: a decimal string expected"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[160];
+        two_paths(&o, C_SET, cases[i].d, p, sizeof p);
+        int rc = ctl_run(&o.w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", o.w.db, p);
+        char *err = ctl_out(&o.w.t, "err");
+        if (rc != 65 || !strstr(err, cases[i].message))
+            fail_msg("case %zu: exit %d, stderr: %s", i, rc, err);
+        free(err);
+        assert_int_equal(access(o.w.db, F_OK), -1); /* nothing written */
+    }
+    /* BANDWIDTH may differ when its order does not: accepted. */
+    char p[160];
+    two_paths(&o, C_SET,
+              V360("cdn-d.invalid", "800000", ", \"frame_rate\": \"25\"") ", " \
+              V720("cdn-d.invalid", "2000000", ", \"frame_rate\": \"25\""),
+              p, sizeof p);
+    const char *extra[] = {"--paths", p, NULL};
+    struct server s;
+    server_start_with(&o.w, &s, extra);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&o.w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +423,8 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_142_next_with_probe_access_proposes_a_decision_that_replays,
                                   kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
