@@ -125,8 +125,7 @@ void serve_world_granted(struct ctl_world *w, char g[33])
     assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
 }
 
-/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
-json_t *serve_allocate(int port, const char *id)
+void serve_post_allocation(int port, const char *id, struct cdn_http *h)
 {
     char url[128], body[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
@@ -135,8 +134,14 @@ json_t *serve_allocate(int port, const char *id)
              "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
              "\"720p\"}}",
              id);
+    assert_int_equal(cdn_http("POST", url, NULL, body, h), 0);
+}
+
+/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
+json_t *serve_allocate(int port, const char *id)
+{
     struct cdn_http h;
-    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
+    serve_post_allocation(port, id, &h);
     if (h.status != 201)
         printf("allocation %s: %ld %s\n", id, h.status, h.body);
     assert_int_equal(h.status, 201);
@@ -145,4 +150,3 @@ json_t *serve_allocate(int port, const char *id)
     cdn_http_free(&h);
     return j;
 }
-

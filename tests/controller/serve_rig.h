@@ -40,5 +40,8 @@ void serve_world_granted(struct ctl_world *w, char g[33]);
 /* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
  * 201 and returns its body (caller decrefs). */
 json_t *serve_allocate(int port, const char *id);
+/* The same POST, any answer (the caller frees h). */
+struct cdn_http;
+void serve_post_allocation(int port, const char *id, struct cdn_http *h);
 
 #endif

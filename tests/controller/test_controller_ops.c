@@ -414,6 +414,91 @@ static void ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused
     ctl_world_end(&o.w);
 }
 
+/* ---- 4: the pre-declared refusal answered as declared ------------------------------ */
+
+/* The world's situation with no eligible path, its refusal replaced. */
+static json_t *refused_situation(const struct ctl_world *w, json_t *refusal)
+{
+    json_t *sit = ctl_world_situation(w);
+    ctl_set(ctl_cand(sit, "C"), "access.status", json_string("VIOLATION"));
+    ctl_set(sit, "policy.refusal", refusal);
+    return sit;
+}
+
+static void ctl_144_serve_answers_the_refusal_as_the_policy_declares_it(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    ctl_world_begin(&w);
+    char d[33];
+    /* Bad declarations: exit 65 naming the field, nothing written. */
+    static const char *const bad[][2] = {
+        {"{\"id\": \"r\", \"http_status\": 200}", "policy.refusal.http_status: must be an integer in [400, 599]"},
+        {"{\"id\": \"r\", \"http_status\": 600}", "policy.refusal.http_status: must be an integer in [0, 599]"},
+        {"{\"id\": \"r\", \"http_status\": \"503\"}", "policy.refusal.http_status: must be an integer"},
+        {"{\"id\": \"r\", \"http_status\": 403, \"retry_after_s\": 5}", "policy.refusal.retry_after_s: only with an http_status of 429 or 503"},
+        {"{\"id\": \"r\", \"retry_after_s\": 5}", "policy.refusal.retry_after_s: only with"},
+        {"{\"id\": \"r\", \"http_status\": 503, \"retry_after_s\": 86401}", "policy.refusal.retry_after_s: must be an integer in [0, 86400]"},
+        {"{\"id\": \"r\", \"http_status\": 503, \"retry_after_s\": 1.5}", "policy.refusal.retry_after_s: must be an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *sit = refused_situation(&w, json_loads(bad[i][0], 0, NULL));
+        int rc = ctl_decide_cli(&w.t, "bad.json", sit, w.ev, w.db, d);
+        json_decref(sit);
+        char *err = ctl_out(&w.t, "err");
+        if (rc != 65 || !strstr(err, bad[i][1]))
+            fail_msg("case %zu: exit %d: %s", i, rc, err);
+        free(err);
+        assert_int_equal(access(w.db, F_OK), -1);
+    }
+    /* Declared 503 with Retry-After: 30: the service answers exactly that. */
+    json_t *sit = refused_situation(
+        &w, json_pack("{s:s,s:s,s:i,s:i}", "id", "refuse-503", "description",
+                      "new sessions get HTTP 503 with Retry-After: 30", "http_status", 503,
+                      "retry_after_s", 30));
+    assert_int_equal(ctl_decide_cli(&w.t, "none.json", sit, w.ev, w.db, d), 4);
+    json_decref(sit);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM decisions WHERE json_extract(result,"
+                                         " '$.refusal.http_status') = 503"),
+                     1);
+    struct server s;
+    server_start(&w, &s);
+    struct cdn_http h;
+    serve_post_allocation(s.port, "r-1", &h);
+    assert_int_equal(h.status, 503);
+    char *v = cdn_http_header(&h, "Retry-After");
+    assert_non_null(v);
+    assert_string_equal(v, "30");
+    free(v);
+    json_t *b = json_loads(h.body, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(b, "error")), "no_eligible_path");
+    json_t *rf = json_object_get(b, "refusal");
+    assert_string_equal(json_string_value(json_object_get(rf, "id")), "refuse-503");
+    assert_int_equal(json_integer_value(json_object_get(rf, "http_status")), 503);
+    assert_int_equal(json_integer_value(json_object_get(rf, "retry_after_s")), 30);
+    json_decref(b);
+    cdn_http_free(&h);
+    /* Nothing declared: 403 as before, no Retry-After, and the decision's
+     * refusal object has no new member (records replay as they were). */
+    sit = refused_situation(&w, json_pack("{s:s}", "id", "refuse-plain"));
+    usleep(2000);
+    assert_int_equal(ctl_decide_cli(&w.t, "none2.json", sit, w.ev, w.db, d), 4);
+    json_decref(sit);
+    serve_post_allocation(s.port, "r-2", &h);
+    assert_int_equal(h.status, 403);
+    v = cdn_http_header(&h, "Retry-After");
+    assert_null(v);
+    assert_non_null(strstr(h.body, "refuse-plain"));
+    assert_null(strstr(h.body, "http_status"));
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM decisions WHERE result LIKE "
+                                         "'%refuse-plain%' AND result NOT LIKE '%http_status%'"),
+                     1);
+    assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", d, w.db), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +510,8 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_144_serve_answers_the_refusal_as_the_policy_declares_it,
+                                  kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
