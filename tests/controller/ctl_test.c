@@ -527,3 +527,13 @@ json_t *ctl_out_json(const struct ctl_tmp *t)
     free(text);
     return j;
 }
+
+void ctl_write_text(const struct ctl_tmp *t, const char *name, const char *text, char *path,
+                    size_t n)
+{
+    ctl_tmp_path(t, name, path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}

@@ -86,6 +86,9 @@ int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, 
 void ctl_assert_seven_answers(const char *out);
 /* Contents of dir/out.txt or dir/err.txt (malloc'd). */
 char *ctl_out(const struct ctl_tmp *t, const char *which);
+/* Writes text to dir/name; full path to path. */
+void ctl_write_text(const struct ctl_tmp *t, const char *name, const char *text, char *path,
+                    size_t n);
 /* dir/out.txt parsed as JSON; fails the test when it is not (caller decrefs). */
 json_t *ctl_out_json(const struct ctl_tmp *t);
 

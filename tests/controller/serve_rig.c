@@ -150,3 +150,20 @@ json_t *serve_allocate(int port, const char *id)
     cdn_http_free(&h);
     return j;
 }
+
+/* paths.json with every path A..E delivered without signatures. */
+void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n)
+{
+    char text[4096];
+    int k = snprintf(text, sizeof text, "{\"paths\": {");
+    for (char id = 'A'; id <= 'E'; id++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "%s\"%c\": {\"renditions\": {\"r360\": {\"url\": "
+                      "\"http://cdn-%c.invalid/ch1/r360/live.m3u8\", \"bandwidth\": 900000, "
+                      "\"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"}, "
+                      "\"r720\": \"http://cdn-%c.invalid/ch1/r720/live.m3u8\"}, "
+                      "\"auth\": {\"type\": \"none\"}}",
+                      id == 'A' ? "" : ", ", id, id + 32, id + 32);
+    snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
+    ctl_write_text(&w->t, "paths.json", text, path, n);
+}

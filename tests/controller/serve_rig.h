@@ -40,6 +40,9 @@ void serve_world_granted(struct ctl_world *w, char g[33]);
 /* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
  * 201 and returns its body (caller decrefs). */
 json_t *serve_allocate(int port, const char *id);
+/* paths.json (dir/paths.json, its path into path) delivering every path
+ * A..E without signatures: r360 (with attributes) and r720. */
+void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n);
 /* The same POST, any answer (the caller frees h). */
 struct cdn_http;
 void serve_post_allocation(int port, const char *id, struct cdn_http *h);

@@ -331,11 +331,7 @@ static void two_paths(const struct ops *o, const char *c_r, const char *d_r, cha
              "{\"paths\": {\"C\": {\"renditions\": {%s}, \"auth\": {\"type\": \"none\"}}, "
              "\"D\": {\"renditions\": {%s}, \"auth\": {\"type\": \"none\"}}}}",
              c_r, d_r);
-    ctl_tmp_path(&o->w.t, "paths.json", path, n);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    ctl_write_text(&o->w.t, "paths.json", text, path, n);
 }
 
 #define V360(host, bw, extra)                                                                       \
@@ -499,6 +495,114 @@ static void ctl_144_serve_answers_the_refusal_as_the_policy_declares_it(void **s
     ctl_world_end(&w);
 }
 
+/* ---- 5: the next decision keeps its eligible fallbacks ------------------------------ */
+
+/* The step's observations of C, with paths.D a copy of them (D's
+ * startup_p90_ms set to p90 when p90 > 0); extra: more members of paths
+ * (JSON text inside the object, or ""). */
+static void observations_with_d(struct ops *o, int p90, const char *extra, char *path, size_t n)
+{
+    ctl_observations(&o->w.t, o->sit, "obs-c.json", path, n);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    json_t *d = json_deep_copy(j);
+    if (p90 > 0)
+        ctl_set(d, "qoe.startup_p90_ms", json_integer(p90));
+    char text[256];
+    snprintf(text, sizeof text, "{%s}", extra);
+    json_t *paths = json_loads(text, 0, NULL);
+    assert_non_null(paths);
+    json_object_set_new(paths, "D", d);
+    json_object_set_new(j, "paths", paths);
+    ctl_write_json(&o->w.t, "obs-cd.json", j, path, n);
+    json_decref(j);
+}
+
+static long get(int port, const char *path, struct cdn_http *h)
+{
+    char url[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
+    return h->status;
+}
+
+static void ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant(void **state)
+{
+    (void)state;
+    struct ops o;
+    ops_step(&o, 2);
+    char obs[160];
+    /* Bad "paths": refused naming the member, nothing written. */
+    static const struct {
+        const char *extra, *message;
+    } bad[] = {
+        {"\"Z\": {}", "invalid_observations: paths.Z: not a candidate of the grant's decision"},
+        {"\"C\": {}", "invalid_observations: paths.C: the granted path's observations are"},
+        {"\"E\": {\"latency\": {}}", "invalid_observations: paths.E.latency: unknown member"},
+        {"\"E\": {\"qoe\": 3}", "invalid_observations: paths.E.qoe: must be an object"},
+        {"\"E\": []", "invalid_observations: paths.E: must be an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        observations_with_d(&o, 0, bad[i].extra, obs, sizeof obs);
+        int rc = ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s'", o.g, o.w.db,
+                         o.w.ev, obs);
+        char *err = ctl_out(&o.w.t, "err");
+        if (rc != 65 || !strstr(err, bad[i].message))
+            fail_msg("case %zu: exit %d: %s", i, rc, err);
+        free(err);
+    }
+    assert_int_equal(q(&o, "SELECT count(*) FROM next_decisions"), 0);
+    assert_int_equal(q(&o, "SELECT count(*) FROM grants WHERE status = 'active'"), 1);
+
+    /* D observed better (startup p90 1000 ms against C's 1200, tie 150):
+     * the rule prefers D now; that is no fallback but a new decision. */
+    observations_with_d(&o, 1000, "", obs, sizeof obs);
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s' --dry-run "
+                                     "--json", o.g, o.w.db, o.w.ev, obs),
+                     4);
+    json_t *r = ctl_out_json(&o.w.t);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "reason")),
+                           "preference UNKNOWN preferred_other_path"));
+    json_decref(r);
+
+    /* D observed like C, E not observed at all (no probe: access missing):
+     * the next decision has C chosen and D eligible beside it. */
+    observations_with_d(&o, 0, "", obs, sizeof obs);
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s' --json",
+                             o.g, o.w.db, o.w.ev, obs),
+                     0);
+    r = ctl_out_json(&o.w.t);
+    char nd[33];
+    snprintf(nd, sizeof nd, "%s", json_string_value(json_object_get(r, "next_decision_id")));
+    const json_t *ev = json_object_get(r, "evaluation");
+    assert_string_equal(json_string_value(json_object_get(ev, "chosen")), "C");
+    const json_t *elig = json_object_get(ev, "eligible");
+    assert_int_equal(json_array_size(elig), 2);
+    assert_string_equal(json_string_value(json_array_get(elig, 1)), "D");
+    json_decref(r);
+    assert_int_equal(ctl_run(&o.w.t, "replay %s --db '%s'", nd, o.w.db), 0);
+    char g2[33];
+    assert_int_equal(ctl_grant_cli(&o.w.t, o.w.db, nd, NULL, g2), 0);
+    assert_int_equal(q(&o, "SELECT count(*) FROM grants WHERE id = '%s' AND fallback_path_ids = "
+                           "'[\"D\"]'", g2),
+                     1);
+    /* The next step's master playlist still has the fallback (and not E). */
+    char paths[160];
+    serve_paths_unsigned(&o.w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", o.w.ev, NULL};
+    struct server s;
+    server_start_with(&o.w, &s, extra);
+    json_decref(serve_allocate(s.port, "next-1"));
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/next-1/master.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
+    assert_null(strstr(h.body, "cdn-e"));
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ops_end(&o);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +615,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(
             ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused, kill_leftovers),
         cmocka_unit_test_teardown(ctl_144_serve_answers_the_refusal_as_the_policy_declares_it,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant,
                                   kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
