@@ -603,6 +603,106 @@ static void ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant(void *
     ops_end(&o);
 }
 
+/* ---- 7: stepctl status -------------------------------------------------------------- */
+
+static const json_t *only_cohort(const json_t *st)
+{
+    const json_t *cs = json_object_get(st, "cohorts");
+    assert_int_equal(json_array_size(cs), 1);
+    return json_array_get(cs, 0);
+}
+
+static void ctl_146_status_shows_decision_grant_evidence_and_what_next_would_do(void **state)
+{
+    (void)state;
+    struct ops o;
+    ops_step(&o, 2);
+    struct snapshot before;
+    snap(&o, &before);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidence '%s' --json", o.w.db, o.w.ev),
+                     0);
+    assert_same_snapshot(&o, &before);
+    json_t *st = ctl_out_json(&o.w.t);
+    const json_t *c = only_cohort(st);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "cohort"), "isp")),
+                        "isp-x");
+    const json_t *d = json_object_get(c, "decision"), *g = json_object_get(c, "grant");
+    assert_string_equal(json_string_value(json_object_get(d, "id")), o.d);
+    assert_string_equal(json_string_value(json_object_get(d, "chosen")), "C");
+    assert_string_equal(json_string_value(json_object_get(g, "id")), o.g);
+    assert_string_equal(json_string_value(json_object_get(g, "state")), "active");
+    assert_int_equal(json_integer_value(json_object_get(g, "allocated")), 2);
+    assert_int_equal(json_integer_value(json_object_get(g, "remaining")),
+                     json_integer_value(json_object_get(g, "max_allocations")) - 2);
+    const json_t *n = json_object_get(g, "next");
+    assert_string_equal(json_string_value(json_object_get(n, "review")), "dry_run");
+    assert_string_equal(json_string_value(json_object_get(n, "branch")), "negative");
+    size_t i;
+    const json_t *e;
+    int seen_c = 0;
+    json_array_foreach(json_object_get(c, "evidence"), i, e) if (
+        !strcmp(json_string_value(json_object_get(e, "path_id")), "C"))
+    {
+        assert_string_equal(json_string_value(json_object_get(e, "id")), "ev-step-1");
+        assert_string_equal(json_string_value(json_object_get(e, "verdict")), "MATCH");
+        seen_c++;
+    }
+    assert_int_equal(seen_c, 1);
+    assert_int_equal(json_array_size(json_object_get(c, "evidence")), 4); /* B has none */
+    json_decref(st);
+    /* The human view. */
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidence '%s'", o.w.db, o.w.ev), 0);
+    char *out = ctl_out(&o.w.t, "out");
+    assert_non_null(strstr(out, "cohort news-1/eu-west/isp-x/web-hlsjs/2026.11.3/720p\n"));
+    assert_non_null(strstr(out, ": active, 2 of "));
+    assert_non_null(strstr(out, "next now (dry run): negative (UNKNOWN): "));
+    assert_non_null(strstr(out, "evidence C: MATCH (720p, pv-42)"));
+    free(out);
+    /* Without evidence.db: no evidence and no dry run. */
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --json", o.w.db), 0);
+    st = ctl_out_json(&o.w.t);
+    c = only_cohort(st);
+    assert_null(json_object_get(c, "evidence"));
+    assert_true(json_is_null(json_object_get(json_object_get(c, "grant"), "next")));
+    json_decref(st);
+    /* After the review: the proposed decision is the cohort's newest, the
+     * reviewed grant is closed and its review is shown as recorded. */
+    char obs[160];
+    ctl_observations(&o.w.t, o.sit, "obs.json", obs, sizeof obs);
+    assert_int_equal(ctl_run(&o.w.t, "next %s --db '%s' --evidence '%s' --input '%s'", o.g,
+                             o.w.db, o.w.ev, obs),
+                     0);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidence '%s' --json", o.w.db, o.w.ev),
+                     0);
+    st = ctl_out_json(&o.w.t);
+    c = only_cohort(st);
+    assert_string_not_equal(json_string_value(json_object_get(json_object_get(c, "decision"),
+                                                              "id")),
+                            o.d);
+    g = json_object_get(c, "grant");
+    assert_string_equal(json_string_value(json_object_get(g, "state")), "closed");
+    n = json_object_get(g, "next");
+    assert_string_equal(json_string_value(json_object_get(n, "review")), "recorded");
+    assert_string_equal(json_string_value(json_object_get(n, "branch")), "positive");
+    json_decref(st);
+    /* Bad input: a clear error, nothing written. */
+    snap(&o, &before);
+    assert_int_equal(ctl_run(&o.w.t, "status"), 64);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' extra", o.w.db), 64);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidnce x", o.w.db), 64);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s/absent.db'", o.w.t.dir), 66);
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidence '%s'", o.w.db, o.w.db), 66);
+    assert_err_has(&o.w, "evidence.db --evidence");
+    assert_int_equal(ctl_run(&o.w.t, "status --db '%s' --evidence '%s/none.db'", o.w.db,
+                             o.w.t.dir),
+                     66);
+    assert_same_snapshot(&o, &before);
+    char absent[160];
+    snprintf(absent, sizeof absent, "%s/none.db", o.w.t.dir);
+    assert_int_equal(access(absent, F_OK), -1);
+    ops_end(&o);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +718,8 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant,
                                   kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_146_status_shows_decision_grant_evidence_and_what_next_would_do, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
