@@ -222,6 +222,8 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
             ok = false;
         for (size_t k = 0; ok && k < p->n; k++) {
             const struct dlv_rendition *v = &p->r[k];
+            if (dlv_rendition_dropped(d, &a, p->id, v->name, now_ms))
+                continue; /* a MISMATCH after the decision: not delivered (issue 17) */
             ok = put(&b, "#EXT-X-STREAM-INF:BANDWIDTH=%" PRId64, v->bandwidth) &&
                  (!v->codecs[0] || put(&b, ",CODECS=\"%s\"", v->codecs)) &&
                  (!v->resolution[0] || put(&b, ",RESOLUTION=%s", v->resolution)) &&

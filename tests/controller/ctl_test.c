@@ -414,6 +414,12 @@ long long ctl_query_int(const char *db, const char *sql)
 void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
                         const char *verdict, int64_t at, bool tracks)
 {
+    ctl_world_evidence_of(w, id, path, NULL, verdict, at, tracks);
+}
+
+void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
+                           const char *rendition, const char *verdict, int64_t at, bool tracks)
+{
     /* A real `exactav verify` report (fixtures/controller/README.md) moved to
      * this id, path and time, which the rules of a valid report leave free. */
     bool mismatch = !strcmp(verdict, "MISMATCH");
@@ -428,6 +434,8 @@ void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
     snprintf(iso + k, sizeof iso - k, ".%03dZ", (int)(at % 1000));
     json_object_set_new(rep, "evidence_id", json_string(id));
     ctl_set(rep, "context.path_id", json_string(path));
+    if (rendition)
+        ctl_set(rep, "context.rendition", json_string(rendition));
     json_object_set_new(rep, "observed_at", json_string(iso));
     json_object_set_new(rep, "observed_at_ms", json_integer(at));
     json_object_set_new(rep, "observed_end_ms", json_integer(at + 150));

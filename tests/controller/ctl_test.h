@@ -134,6 +134,9 @@ void ctl_world_end(struct ctl_world *w);
  * without audio (only the video track shows MATCH). */
 void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
                         const char *verdict, int64_t at, bool tracks);
+/* The same for another rendition than the fixtures' (NULL: theirs). */
+void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
+                           const char *rendition, const char *verdict, int64_t at, bool tracks);
 /* One forged row (ctl_evidence_sql) in the world's evidence.db. */
 void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, const char *verdict,
                       int64_t at);

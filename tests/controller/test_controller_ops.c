@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -526,6 +527,29 @@ static long get(int port, const char *path, struct cdn_http *h)
     return h->status;
 }
 
+/* stepctl serve delivering paths A..E, reading the world's evidence. */
+static void serve_delivering(struct ops *o, struct server *s)
+{
+    char paths[160];
+    serve_paths_unsigned(&o->w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", o->w.ev, NULL};
+    server_start_with(&o->w, s, extra);
+}
+
+/* The master playlist of allocation id, allocated first when new (caller frees). */
+static char *master_of(int port, const char *id, bool allocate_first)
+{
+    if (allocate_first)
+        json_decref(serve_allocate(port, id));
+    char path[128];
+    snprintf(path, sizeof path, "/v1/allocations/%s/master.m3u8", id);
+    struct cdn_http h;
+    assert_int_equal(get(port, path, &h), 200);
+    char *body = strdup(h.body);
+    cdn_http_free(&h);
+    return body;
+}
+
 static void ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant(void **state)
 {
     (void)state;
@@ -587,18 +611,44 @@ static void ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant(void *
                            "'[\"D\"]'", g2),
                      1);
     /* The next step's master playlist still has the fallback (and not E). */
-    char paths[160];
-    serve_paths_unsigned(&o.w, paths, sizeof paths);
-    const char *extra[] = {"--paths", paths, "--evidence", o.w.ev, NULL};
     struct server s;
-    server_start_with(&o.w, &s, extra);
-    json_decref(serve_allocate(s.port, "next-1"));
-    struct cdn_http h;
-    assert_int_equal(get(s.port, "/v1/allocations/next-1/master.m3u8", &h), 200);
-    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
-    assert_non_null(strstr(h.body, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
-    assert_null(strstr(h.body, "cdn-e"));
-    cdn_http_free(&h);
+    serve_delivering(&o, &s);
+    char *m = master_of(s.port, "next-1", true);
+    assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
+    assert_non_null(strstr(m, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
+    assert_null(strstr(m, "cdn-e"));
+    free(m);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ops_end(&o);
+}
+
+/* ---- 6: delivery of admitted renditions only ----------------------------------------- */
+
+static void ctl_147_a_rendition_mismatch_removes_it_from_new_master_playlists(void **state)
+{
+    (void)state;
+    struct ops o;
+    ops_begin(&o);
+    struct server s;
+    serve_delivering(&o, &s);
+    char *m = master_of(s.port, "m-1", true);
+    assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
+    free(m);
+    /* A MISMATCH of C's r720 after the decision (and a MATCH of C's r360). */
+    ctl_world_evidence_of(&o.w, "ev-c-r720", "C", "r720", "MISMATCH", ctl_now_ms(), true);
+    ctl_world_evidence_of(&o.w, "ev-c-r360", "C", "r360", "MATCH", ctl_now_ms(), true);
+    usleep(1100 * 1000); /* evidence.db is read at most once a second */
+    m = master_of(s.port, "m-2", true);
+    assert_null(strstr(m, "http://cdn-c.invalid/ch1/r720/"));
+    assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r360/"));
+    assert_non_null(strstr(m, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
+    free(m);
+    /* A later MATCH brings nothing back under this decision. */
+    ctl_world_evidence_of(&o.w, "ev-c-r720-ok", "C", "r720", "MATCH", ctl_now_ms() + 1, true);
+    usleep(1100 * 1000);
+    m = master_of(s.port, "m-2", false);
+    assert_null(strstr(m, "http://cdn-c.invalid/ch1/r720/"));
+    free(m);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ops_end(&o);
 }
@@ -718,6 +768,8 @@ int main(int argc, char **argv)
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant,
                                   kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_147_a_rendition_mismatch_removes_it_from_new_master_playlists, kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_146_status_shows_decision_grant_evidence_and_what_next_would_do, kill_leftovers),
     };
