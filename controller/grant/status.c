@@ -51,11 +51,14 @@ static json_t *next_of(sqlite3 *db, const struct grt_grant *g, const char *evide
                        int64_t now_ms)
 {
     json_t *done = NULL;
-    if (nxt_load(db, g->id, &done) == 0)
-        return json_pack("{s:s,s:O,s:O,s:O}", "review", "recorded", "branch",
-                         json_object_get(done, "branch"), "status",
-                         json_object_get(done, "status"), "reason",
-                         json_object_get(done, "reason"));
+    if (nxt_load(db, g->id, &done) == 0) {
+        json_t *r = json_pack("{s:s,s:O,s:O,s:O}", "review", "recorded", "branch",
+                              json_object_get(done, "branch"), "status",
+                              json_object_get(done, "status"), "reason",
+                              json_object_get(done, "reason"));
+        json_decref(done);
+        return r;
+    }
     json_decref(done);
     if (!evidence_path || !strcmp(g->status, "revoked"))
         return json_null();
