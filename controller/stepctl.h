@@ -17,6 +17,7 @@ int stepctl_cmd_grants(int argc, char **argv);    /* controller/grant/grant_cli.
 int stepctl_cmd_serve(int argc, char **argv);     /* controller/serve/serve_cli.c */
 int stepctl_cmd_next(int argc, char **argv);      /* controller/grant/next_cli.c */
 int stepctl_cmd_qoe(int argc, char **argv);       /* controller/qoe/qoe_cli.c */
+int stepctl_cmd_status(int argc, char **argv);    /* controller/grant/status_cli.c */
 int stepctl_cmd_plan(int argc, char **argv);       /* controller/plan/plan_cli.c */
 int stepctl_cmd_sign_url(int argc, char **argv);     /* controller/sign/sign_cli.c */
 int stepctl_cmd_sign_cookies(int argc, char **argv); /* controller/sign/sign_cli.c */

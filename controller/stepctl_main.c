@@ -23,6 +23,7 @@ static const struct stepctl_command commands[] = {
     {"release", stepctl_cmd_release, "void a closed grant's pending reservation, with a reason"},
     {"serve", stepctl_cmd_serve, "the admission service (HTTP): allocations; with --paths, playback delivery"},
     {"next", stepctl_cmd_next, "review a grant's step: propose the next one or close issuance"},
+    {"status", stepctl_cmd_status, "the operator's view: each cohort's decision, grant, evidence, next"},
     {"qoe", stepctl_cmd_qoe, "the QoE of a step from its viewers' CMCD session reports"},
     {"plan", stepctl_cmd_plan, "allocate live viewers to edge servers (LUA and baselines)"},
     {"sign-url", stepctl_cmd_sign_url, "sign a URL for CloudFront (custom or canned policy)"},

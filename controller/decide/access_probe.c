@@ -17,6 +17,23 @@ static json_t *access_of(const json_t *probe)
                      json_object_get(probe, "id"), "reason", json_object_get(probe, "reason"));
 }
 
+/* Fills candidate c when it has no access and its path has a probe in the
+ * scope: 1 filled, 0 not, -1 out of memory. */
+static int fill_one(struct evidence_db *db, json_t *c, const char *channel,
+                    const char *rendition, int64_t at_ms)
+{
+    const char *path = json_string_value(json_object_get(c, "path_id"));
+    json_t *probe = NULL;
+    if (!json_is_object(c) || json_object_get(c, "access") || !path || !channel || !rendition ||
+        evidence_probe_newest(db, path, channel, rendition, at_ms, &probe, NULL, 0) !=
+            EVIDENCE_OK ||
+        !probe)
+        return 0;
+    json_t *a = access_of(probe);
+    json_decref(probe);
+    return a && json_object_set_new(c, "access", a) == 0 ? 1 : -1;
+}
+
 /* Fills every candidate without access that has a probe; the count. */
 static int fill(struct evidence_db *db, json_t *sit, int64_t at_ms)
 {
@@ -27,18 +44,23 @@ static int fill(struct evidence_db *db, json_t *sit, int64_t at_ms)
     json_t *c;
     int filled = 0;
     json_array_foreach(json_object_get(sit, "candidates"), i, c) {
-        const char *path = json_string_value(json_object_get(c, "path_id"));
-        json_t *probe = NULL;
-        if (!json_is_object(c) || json_object_get(c, "access") || !path || !channel || !rendition ||
-            evidence_probe_newest(db, path, channel, rendition, at_ms, &probe, NULL, 0) != EVIDENCE_OK || !probe)
-            continue;
-        json_t *a = access_of(probe);
-        json_decref(probe);
-        if (!a || json_object_set_new(c, "access", a) != 0)
+        int f = fill_one(db, c, channel, rendition, at_ms);
+        if (f < 0)
             return -1;
-        filled++;
+        filled += f;
     }
     return filled;
+}
+
+int acp_fill_candidate(const char *evidence_path, json_t *cand, const char *channel,
+                       const char *rendition, int64_t at_ms)
+{
+    struct evidence_db *db = NULL;
+    if (evidence_open(evidence_path, EVIDENCE_OPEN_RO, &db, NULL, 0) != EVIDENCE_OK)
+        return 0;
+    int f = fill_one(db, cand, channel, rendition, at_ms);
+    evidence_close(db);
+    return f;
 }
 
 int acp_fill(const char *evidence_path, const char *text, size_t len, int64_t now_ms, char **out,

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 /* text/len: the situation as given.  When at least one candidate without
  * `access` has a probe, *out is a new situation text (malloc'd) and *outlen
  * its length; otherwise *out = NULL (decide the text as given).  A text
@@ -29,5 +31,12 @@
  * -1 when out of memory. */
 int acp_fill(const char *evidence_path, const char *text, size_t len, int64_t now_ms, char **out,
              size_t *outlen);
+
+/* The same for one candidate object (`stepctl next`, whose situation is
+ * built in memory): when cand has no `access` and its path has a probe in
+ * (channel, rendition) at or before at_ms, cand gets the probe's access.
+ * 1 filled, 0 not (no probe, no such store, a v1 store), -1 out of memory. */
+int acp_fill_candidate(const char *evidence_path, json_t *cand, const char *channel,
+                       const char *rendition, int64_t at_ms);
 
 #endif

@@ -93,8 +93,16 @@ json_t *out_result(const struct sit_situation *s, const struct dcn_result *r,
         json_object_set_new(o, "refusal", json_null());
     } else {
         json_object_set_new(o, "step", json_null());
-        json_object_set_new(o, "refusal", json_pack("{s:s,s:s}", "id", s->policy.refusal_id,
-                                                     "description", s->policy.refusal_text));
+        json_t *rf = json_pack("{s:s,s:s}", "id", s->policy.refusal_id, "description",
+                               s->policy.refusal_text);
+        /* How serve answers it: members only where the policy declares them,
+         * so decisions recorded before them replay identically. */
+        if (rf && s->policy.refusal_http_status)
+            json_object_set_new(rf, "http_status", json_integer(s->policy.refusal_http_status));
+        if (rf && s->policy.refusal_has_retry)
+            json_object_set_new(rf, "retry_after_s",
+                                json_integer(s->policy.refusal_retry_after_s));
+        json_object_set_new(o, "refusal", rf);
     }
     json_object_set_new(o, "budget_owner", json_string(s->policy.budget_owner));
     return o;

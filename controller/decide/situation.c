@@ -187,6 +187,25 @@ static int parse_order(struct pctx *c, const json_t *pol, struct sit_policy *p)
     return 0;
 }
 
+/* How the service answers the refusal (issue 17): http_status, and
+ * retry_after_s only with a status that carries Retry-After (429, 503). */
+static int parse_refusal_answer(struct pctx *c, const json_t *r, struct sit_policy *p)
+{
+    int st = get_int(c, r, "policy.refusal", "http_status", 599, &p->refusal_http_status, 0);
+    if (st < 0)
+        return -1;
+    if (st > 0 && p->refusal_http_status < 400)
+        return fail(c, "policy.refusal.http_status", "must be an integer in [400, 599]");
+    int ra = get_int(c, r, "policy.refusal", "retry_after_s", 86400, &p->refusal_retry_after_s, 0);
+    if (ra < 0)
+        return -1;
+    p->refusal_has_retry = ra > 0;
+    if (ra > 0 && p->refusal_http_status != 429 && p->refusal_http_status != 503)
+        return fail(c, "policy.refusal.retry_after_s",
+                    "only with an http_status of 429 or 503 (the answers that carry Retry-After)");
+    return 0;
+}
+
 static int parse_refusal(struct pctx *c, const json_t *pol, struct sit_policy *p)
 {
     int bad = 0;
@@ -202,7 +221,7 @@ static int parse_refusal(struct pctx *c, const json_t *pol, struct sit_policy *p
         get_str(c, r, "policy.refusal", "description", p->refusal_text, sizeof p->refusal_text,
                 0) < 0)
         return -1;
-    return 0;
+    return parse_refusal_answer(c, r, p);
 }
 
 static int parse_policy(struct pctx *c, const json_t *root, struct sit_policy *p)

@@ -54,6 +54,9 @@ struct sit_policy {
     size_t n_order;
     char refusal_id[SIT_STR];
     char refusal_text[512];
+    int64_t refusal_http_status;   /* 400..599 as declared; 0: not declared (serve answers 403) */
+    int64_t refusal_retry_after_s; /* Retry-After, 0..86400; declared only when has_retry */
+    bool refusal_has_retry;
 };
 
 struct sit_action {

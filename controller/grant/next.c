@@ -33,6 +33,9 @@ struct review {
     char decision_id[REC_ID_LEN], next_id[REC_ID_LEN];
     json_t *eval; /* the evaluation: a decision answer */
     json_t *qoe_source; /* the QoE taken from the step's sessions (qoe_fill.h), or NULL */
+    json_t *access_source; /* the access taken from a probe (next_access.c), or NULL */
+    const char *evidence_path;
+    json_t *paths_obs; /* observations.json's "paths" (the fallbacks'), or NULL */
     bool qoe_rules_missing;
     struct fb_result fb; /* resource feedback from Prometheus (feedback.h) */
 };
@@ -49,6 +52,8 @@ static void review_free(struct review *r)
     json_decref(r->eval);
     json_decref(r->qoe_source);
     fb_result_free(&r->fb);
+    json_decref(r->access_source);
+    json_decref(r->paths_obs);
     free(r);
 }
 
@@ -134,9 +139,16 @@ static json_t *observations(const struct nxt_request *rq, char *why, size_t len)
         size_t i = 0;
         while (i < 4 && strcmp(k, obs_keys[i]))
             i++;
+        if (i == 4 && !strcmp(k, "paths")) { /* the fallbacks' (next_fallback.c) */
+            ok = nxt_paths_check(v, why, len) == 0;
+            if (!ok)
+                break;
+            continue;
+        }
         if (i == 4 || !json_is_object(v)) {
             snprintf(why, len, "invalid_observations: %.64s: %s", k,
-                     i == 4 ? "unknown member (access, qoe, resources, cost)" : "must be an object");
+                     i == 4 ? "unknown member (access, qoe, resources, cost, paths)"
+                            : "must be an object");
             ok = false;
             break;
         }
@@ -151,9 +163,12 @@ static json_t *observations(const struct nxt_request *rq, char *why, size_t len)
 }
 
 /* The decision's situation, at now, sized per policy.steps, with the granted
- * path as the only candidate and the step's observations in place of the
- * old ones (cost stays the decision's unless observed again). */
-static char *next_situation(struct review *r, const json_t *obs)
+ * path as the first candidate and the step's observations in place of the
+ * old ones (cost stays the decision's unless observed again), then the
+ * decision's other candidates re-observed (next_fallback.c).  0 with
+ * *out, 1 (invalid observations: why), -1. */
+static int next_situation(sqlite3 *db, struct review *r, const json_t *obs, char **out,
+                          char *why, size_t len)
 {
     json_t *root = num_json_loadb(r->l.situation, r->l.situation_len, JSON_REJECT_DUPLICATES,
                                   NULL);
@@ -171,6 +186,7 @@ static char *next_situation(struct review *r, const json_t *obs)
     num_format(r->lp.steps_max_rate_micro, ceil_rate, sizeof ceil_rate);
     num_format(r->lp.steps_factor_micro, factor, sizeof factor);
     char *text = NULL;
+    int rc = -1;
     if (root && json_is_object(pol) && json_is_object(act) && cand) {
         json_object_set_new(root, "decision_time_ms", json_integer(r->now));
         /* The growth rule written out: a later review keeps the same ceiling. */
@@ -183,12 +199,17 @@ static char *next_situation(struct review *r, const json_t *obs)
         for (int k = 0; k < 3; k++)
             json_object_del(cand, obs_keys[k]);
         json_object_update(cand, (json_t *)obs);
-        json_object_set_new(root, "candidates", json_pack("[O]", cand));
-        text = num_json_dumps(root, JSON_COMPACT);
+        json_t *cands = json_pack("[O]", cand);
+        struct nxt_fallback_in in = {db, r->evidence_path, &r->g, r->now, pol,
+                                     json_object_get(root, "candidates"), r->paths_obs};
+        rc = cands ? nxt_fallbacks(&in, cands, &r->ev, why, len) : -1;
+        json_object_set_new(root, "candidates", cands);
+        text = rc == 0 ? num_json_dumps(root, JSON_COMPACT) : NULL;
     }
     json_decref(cand);
     json_decref(root);
-    return text;
+    *out = text;
+    return rc == 0 && !text ? -1 : rc;
 }
 
 /* Parses, fills commitments from the ledger and decides.  0, 1 (invalid
@@ -196,9 +217,9 @@ static char *next_situation(struct review *r, const json_t *obs)
 static int evaluate(sqlite3 *db, struct review *r, const json_t *obs, char *why, size_t len)
 {
     char err[512];
-    r->next_text = next_situation(r, obs);
-    if (!r->next_text)
-        return -1;
+    int ns = next_situation(db, r, obs, &r->next_text, why, len);
+    if (ns != 0)
+        return ns;
     if (sit_parse(r->next_text, strlen(r->next_text), &r->ns, err, sizeof err) != 0) {
         snprintf(why, len, "invalid_observations: %s", err);
         return 1;
@@ -234,8 +255,10 @@ static int qoe_from_sessions(sqlite3 *db, struct review *r, json_t *obs)
 static bool positive(const struct review *r)
 {
     const char *o = json_string_value(json_object_get(r->eval, "outcome"));
+    const char *chosen = json_string_value(json_object_get(r->eval, "chosen"));
     return r->policy_current == 1 && r->content.status == COND_PASS && o &&
-           !strcmp(o, "step_proposed") && (!r->fb.used || r->fb.status == COND_PASS);
+           !strcmp(o, "step_proposed") && chosen && !strcmp(chosen, r->g.path_id) &&
+           (!r->fb.used || r->fb.status == COND_PASS);
 }
 
 /* VIOLATION when anything was confirmed wrong, else UNKNOWN; the reason
@@ -259,6 +282,8 @@ static enum cond_status negative_status(const struct review *r, char *reason, si
                  r->fb.reason, r->fb.detail);
         return r->fb.status;
     }
+    if (nxt_other_preferred(r->eval, r->g.path_id, reason, len))
+        return COND_UNKNOWN;
     const json_t *cand = json_array_get(json_object_get(r->eval, "candidates"), 0);
     const json_t *conds = json_object_get(cand, "conditions");
     const json_t *ex = json_object_get(cand, "excluded_by");
@@ -307,6 +332,8 @@ static json_t *answer(const struct review *r, bool pos, enum cond_status st, con
         json_object_set(o, "qoe_source", r->qoe_source);
     if (r->fb.record) /* new member: only where policy.feedback.prometheus is declared */
         json_object_set(o, "resource_feedback", r->fb.record);
+    if (r->access_source) /* new member: only where a probe gave the access */
+        json_object_set(o, "access_source", r->access_source);
     return o;
 }
 
@@ -431,7 +458,11 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
         return NXT_REFUSED;
     if (r->fb.resources && !json_object_get(obs, "resources")) /* the forecast from Prometheus */
         json_object_set(obs, "resources", r->fb.resources);
-    if (qoe_from_sessions(db, r, obs) != 0) {
+    r->evidence_path = rq->evidence_path;
+    r->paths_obs = json_incref(json_object_get(obs, "paths"));
+    json_object_del(obs, "paths");
+    if (qoe_from_sessions(db, r, obs) != 0 ||
+        nxt_access_fill(rq->evidence_path, &r->g, r->now, obs, &r->access_source) != 0) {
         json_decref(obs);
         return NXT_FAILED;
     }
@@ -452,6 +483,8 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
                  "allocations PASS",
                  r->content.detail, (long long)r->next_max);
     *result = answer(r, pos, st, reason);
+    if (*result && rq->dry_run) /* computed, nothing recorded */
+        return nxt_dry_mark(*result) == 0 ? (pos ? NXT_POSITIVE : NXT_NEGATIVE) : NXT_FAILED;
     if (!*result || record(db, r, rq, *result, pos, st, reason) != 0)
         return NXT_FAILED;
     return pos ? NXT_POSITIVE : NXT_NEGATIVE;
@@ -474,14 +507,18 @@ enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_
         review_free(r);
         return NXT_FAILED;
     }
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    /* A dry run reads one snapshot (its connection may be read-only). */
+    if (sqlite3_exec(db, rq->dry_run ? "BEGIN" : "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+        SQLITE_OK) {
         snprintf(why, whylen, "control.db: begin: %s", sqlite3_errmsg(db));
         review_free(r);
         return NXT_FAILED;
     }
     enum nxt_outcome rc = review(db, r, rq, result, why, whylen);
     bool ok = rc == NXT_POSITIVE || rc == NXT_NEGATIVE;
-    if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (ok && rq->dry_run)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* nothing was written */
+    else if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         ok = false, rc = NXT_FAILED;
     if (!ok) {
         if (rc == NXT_FAILED && !why[0])

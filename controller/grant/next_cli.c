@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cliutil.h"
 #include "evidence_text.h"
@@ -19,24 +20,34 @@
 
 static const char next_help[] =
     "usage: stepctl next GRANT_ID --db control.db --evidence evidence.db\n"
-    "                    [--input observations.json] [--actor NAME] [--json]\n"
+    "                    [--input observations.json] [--actor NAME] [--dry-run] [--json]\n"
     "\n"
     "Reviews the step authorized by a grant, from observations made after its first\n"
     "allocation only: the content evidence of the granted path, cohort rendition and program\n"
     "(evidence.db of schema v1 or v2, read-only), and the step's access, QoE and resource\n"
     "feedback from observations.json ({\"access\", \"qoe\", \"resources\", \"cost\"}: the members of\n"
-    "a situation candidate).  Positive (no MISMATCH, the newest check a fresh MATCH on both\n"
-    "tracks, and the next step, sized by policy.steps, passes every condition with current\n"
-    "commitments): records a new decision proposing the next step; it grants\n"
-    "nothing.  Negative (MISMATCH, a violated guard, or insufficient observation): closes\n"
-    "issuance under the grant with the reason (VIOLATION or UNKNOWN).  Either way the grant's\n"
-    "issuance ends; no other path is tried (it must pass decide again).\n"
+    "a situation candidate; without access, the newest availability probe of the path in\n"
+    "evidence.db gives it, as in decide, named by access_source).  Positive (no MISMATCH,\n"
+    "the newest check a fresh MATCH on both tracks, and the next step, sized by\n"
+    "policy.steps, passes every condition with current commitments): records a new\n"
+    "decision proposing the next step; it grants nothing.  Negative (MISMATCH, a violated\n"
+    "guard, or insufficient observation): closes issuance under the grant with the reason\n"
+    "(VIOLATION or UNKNOWN).  Either way the grant's issuance ends; no other path is tried\n"
+    "(it must pass decide again).  The other candidates of the grant's decision are\n"
+    "evaluated again beside the granted path (observations.json \"paths\": {\"D\": {...}},\n"
+    "else D's probes and viewers' sessions), so the proposed decision keeps the fallbacks\n"
+    "that pass; when the rule now prefers another path the review is negative\n"
+    "(preferred_other_path).\n"
     "With policy.feedback.prometheus in the decision's policy, Prometheus is asked first\n"
     "(query_range over the step, within timeout_ms and 1 MiB): a window's observed maximum\n"
     "above the decision's forecast closes issuance (VIOLATION resources_outside_model); no\n"
     "data, an error, NaN, a stale series or several series: UNKNOWN, named by metric.  The\n"
     "answers are recorded (resource_feedback; stepctl replay NEXT_ID recomputes them), and\n"
     "without resources in observations.json the next step's forecast comes from them.\n"
+    "\n"
+    "--dry-run  computes and prints the same answer (\"dry_run\": true) and exits as next\n"
+    "           would, but writes nothing: control.db is opened read-only, no decision is\n"
+    "           recorded, the grant stays open and may still be reviewed.\n"
     "\n"
     "exit: 0 positive (next step proposed), 4 negative (issuance closed), 64 usage,\n"
     "      65 unknown grant, already reviewed or revoked, invalid observations,\n"
@@ -45,13 +56,20 @@ static const char next_help[] =
 static int summary(FILE *f, const void *arg)
 {
     const json_t *r = arg;
-    fprintf(f, "next %s for grant %s: %s (%s)\n", json_string_value(json_object_get(r, "next_id")),
-            json_string_value(json_object_get(r, "grant_id")),
+    bool dry = json_is_true(json_object_get(r, "dry_run"));
+    const char *id = json_string_value(json_object_get(r, "next_id"));
+    fprintf(f, "%s%s for grant %s: %s (%s)\n", dry ? "dry run of next" : "next ",
+            dry ? "" : id, json_string_value(json_object_get(r, "grant_id")),
             json_string_value(json_object_get(r, "branch")),
             json_string_value(json_object_get(r, "status")));
     fprintf(f, "  %s\n", json_string_value(json_object_get(r, "reason")));
     const json_t *d = json_object_get(r, "next_decision_id");
-    if (json_is_string(d))
+    if (dry)
+        fprintf(f, "  nothing recorded: next would %s\n",
+                !strcmp(json_string_value(json_object_get(r, "branch")), "positive")
+                    ? "propose the next step as a new decision and close issuance"
+                    : "close issuance under the grant");
+    else if (json_is_string(d))
         fprintf(f, "  proposed: decision %s, %lld allocations (grant it with: stepctl grant %s)\n",
                 json_string_value(d),
                 (long long)json_integer_value(
@@ -65,12 +83,13 @@ static int summary(FILE *f, const void *arg)
 int stepctl_cmd_next(int argc, char **argv)
 {
     const char *db_path = NULL, *evidence = NULL, *input = NULL, *actor = NULL, *pos[1];
-    bool json = false, help;
+    bool json = false, dry_run = false, help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db_path, NULL},
                              {"--evidence", &evidence, NULL},
                              {"--input", &input, NULL},
                              {"--actor", &actor, NULL},
+                             {"--dry-run", NULL, &dry_run},
                              {"--json", NULL, &json}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, pos, 1, &npos);
     if (rc != CLI_OK || help || npos != 1 || !db_path || !evidence) {
@@ -80,14 +99,14 @@ int stepctl_cmd_next(int argc, char **argv)
     }
     const char *user = getenv("USER");
     struct nxt_request rq = {pos[0], evidence, actor ? actor : user && user[0] ? user : "unknown",
-                             NULL, 0};
+                             NULL, 0, dry_run};
     char *obs = NULL;
     if (input && (rc = cli_slurp(input, SIT_MAX_INPUT_BYTES, &obs, &rq.observations_len)) != CLI_OK)
         return rc;
     rq.observations = obs;
     sqlite3 *db = NULL;
     char why[1024];
-    enum rec_status st = rec_open(db_path, REC_WRITE, &db, why, sizeof why);
+    enum rec_status st = rec_open(db_path, dry_run ? REC_READ : REC_WRITE, &db, why, sizeof why);
     if (st != REC_OK) {
         fprintf(stderr, "stepctl next: --db %s\n", why);
         free(obs);

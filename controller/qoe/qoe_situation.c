@@ -9,7 +9,7 @@
 #include "qoe_fill.h"
 #include "record.h"
 
-static void cohort_of(const json_t *c, struct sit_cohort *out)
+void qoe_cohort_of(const json_t *c, struct sit_cohort *out)
 {
     const char *k[] = {"channel", "region", "isp", "client", "build", "rendition"};
     char *f[] = {out->channel, out->region, out->isp, out->client, out->build, out->rendition};
@@ -28,7 +28,7 @@ static int fill_candidates(sqlite3 *db, json_t *root, int64_t now_ms)
     json_t *age = json_object_get(json_object_get(policy, "qoe"), "max_age_s");
     struct qoe_scope sc = {.until_ms = at + 1};
     sc.since_ms = json_is_integer(age) ? at - json_integer_value(age) * 1000 : at;
-    cohort_of(json_object_get(json_object_get(root, "action"), "cohort"), &sc.cohort);
+    qoe_cohort_of(json_object_get(json_object_get(root, "action"), "cohort"), &sc.cohort);
     size_t i;
     int filled = 0;
     json_array_foreach(json_object_get(root, "candidates"), i, c)

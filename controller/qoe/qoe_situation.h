@@ -13,10 +13,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "situation.h"
+
 /* db_path: control.db (absent or unreadable: nothing filled).  *out: a new
  * situation text (malloc'd, *outlen) when a candidate was filled, else
  * NULL.  0, or -1 out of memory / SQLite failure. */
 int qoe_fill_situation(const char *db_path, const char *text, size_t len, int64_t now_ms,
                        char **out, size_t *outlen);
+
+/* The cohort object {channel, region, isp, client, build, rendition} of a
+ * situation's action (a missing member: ""). */
+void qoe_cohort_of(const json_t *c, struct sit_cohort *out);
 
 #endif

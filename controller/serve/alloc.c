@@ -73,6 +73,21 @@ static int replay(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
     return res;
 }
 
+/* The refusal answered as policy.refusal declares it (issue 17): its
+ * http_status (column col) instead of 403 and its retry_after_s (col + 1)
+ * as Retry-After, both also in the body's refusal object. */
+static void declared_answer(sqlite3_stmt *st, int col, json_t *refusal, struct alc_reply *out)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_INTEGER) {
+        out->http_status = sqlite3_column_int(st, col);
+        json_object_set_new(refusal, "http_status", json_integer(out->http_status));
+    }
+    if (sqlite3_column_type(st, col + 1) == SQLITE_INTEGER) {
+        out->retry_after_s = sqlite3_column_int64(st, col + 1);
+        json_object_set_new(refusal, "retry_after_s", json_integer(out->retry_after_s));
+    }
+}
+
 /* The pre-declared refusal of the cohort's newest decision when that
  * decision found no eligible path and is newer than since_ms.  1 answered,
  * 0 none, -1 error. */
@@ -81,7 +96,9 @@ static int no_path_refusal(sqlite3 *db, const struct sit_cohort *c, int64_t sinc
 {
     static const char sql[] =
         "SELECT id, outcome, recorded_at_ms, json_extract(result, '$.refusal.id'), "
-        "json_extract(result, '$.refusal.description') FROM decisions WHERE channel = ?1 AND "
+        "json_extract(result, '$.refusal.description'), json_extract(result, "
+        "'$.refusal.http_status'), json_extract(result, '$.refusal.retry_after_s') "
+        "FROM decisions WHERE channel = ?1 AND "
         "rendition = ?2 AND json_extract(result, '$.action.cohort.region') = ?3 AND "
         "json_extract(result, '$.action.cohort.isp') = ?4 AND "
         "json_extract(result, '$.action.cohort.client') = ?5 AND "
@@ -100,11 +117,15 @@ static int no_path_refusal(sqlite3 *db, const struct sit_cohort *c, int64_t sinc
         json_t *extra = json_pack("{s:s,s:{s:s?,s:s?}}", "decision_id", sqlite3_column_text(st, 0),
                                   "refusal", "id", sqlite3_column_text(st, 3), "description",
                                   sqlite3_column_text(st, 4));
+        struct alc_reply declared = {.http_status = 403};
+        declared_answer(st, 5, json_object_get(extra, "refusal"), &declared);
         res = refused(out, "no_eligible_path",
                       "no path is eligible for this cohort: the policy's pre-declared refusal",
                       extra) == 0
                   ? 1
                   : -1;
+        out->http_status = declared.http_status;
+        out->retry_after_s = declared.retry_after_s;
     }
     sqlite3_finalize(st);
     return res;

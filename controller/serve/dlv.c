@@ -222,9 +222,12 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
             ok = false;
         for (size_t k = 0; ok && k < p->n; k++) {
             const struct dlv_rendition *v = &p->r[k];
+            if (dlv_rendition_dropped(d, &a, p->id, v->name, now_ms))
+                continue; /* a MISMATCH after the decision: not delivered (issue 17) */
             ok = put(&b, "#EXT-X-STREAM-INF:BANDWIDTH=%" PRId64, v->bandwidth) &&
                  (!v->codecs[0] || put(&b, ",CODECS=\"%s\"", v->codecs)) &&
                  (!v->resolution[0] || put(&b, ",RESOLUTION=%s", v->resolution)) &&
+                 (!v->frame_rate[0] || put(&b, ",FRAME-RATE=%s", v->frame_rate)) &&
                  put(&b, ",STABLE-VARIANT-ID=\"%s\",PATHWAY-ID=\"%s\"\n", v->name, p->id) &&
                  (p->auth == DLV_AUTH_CF_URL
                       ? put(&b, "/v1/allocations/%s/%s/%s.m3u8\n", id, p->id, v->name)

@@ -114,13 +114,15 @@ static bool removal_recorded(struct dlv *d, const struct dlv_alloc *a, const cha
     return found == 1;
 }
 
-/* Has path a valid MISMATCH of the decision's scope observed after the
- * decision's time?  When it has, the removal is recorded in control.db
- * (so a pruned MISMATCH row brings no path back). */
-static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *path, int64_t now_ms)
+/* Has path a valid MISMATCH of the decision's scope (for rendition, NULL:
+ * the cohort's) observed after the decision's time?  When a path has one,
+ * its removal is recorded in control.db (so a pruned MISMATCH row brings
+ * no path back). */
+static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                          const char *rendition, int64_t now_ms)
 {
-    struct stev_scope sc = {path,         a->channel,    a->rendition, a->program_version,
-                            a->profile_id, a->decision_time_ms};
+    struct stev_scope sc = {path,          a->channel,    rendition ? rendition : a->rendition,
+                            a->program_version, a->profile_id, a->decision_time_ms};
     struct evidence_rows rows;
     char err[512];
     enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);
@@ -130,18 +132,21 @@ static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *
     for (size_t i = 0; rc == EVIDENCE_OK && i < rows.n && !mm; i++)
         if (!rows.rows[i].malformed && rows.rows[i].verdict == EVIDENCE_VERDICT_MISMATCH)
             mm = &rows.rows[i];
-    if (mm)
+    if (mm && !rendition)
         dlv_removal_record(d->db_path, a->decision_id, path, mm->id, mm->observed_at_ms, now_ms);
     evidence_rows_free(&rows); /* stev_read zeroed it first */
     return mm != NULL;
 }
 
-/* Is path out of the decision's list: a removal recorded in control.db, or
- * a MISMATCH in evidence.db?  Once true, true for good. */
-static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path, int64_t now_ms)
+/* Is path (or one rendition of it) out of the decision's lists: a removal
+ * recorded in control.db (paths), or a MISMATCH in evidence.db?  Once
+ * true, true for good. */
+static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                    const char *rendition, int64_t now_ms)
 {
-    char key[2 * SIT_STR + 2];
-    snprintf(key, sizeof key, "%s/%s", a->decision_id, path);
+    char key[3 * SIT_STR + 4];
+    snprintf(key, sizeof key, "%s/%s%s%s", a->decision_id, path, rendition ? "/r:" : "",
+             rendition ? rendition : "");
     char *c = dcache_get(d->dropped, key, NULL);
     int64_t checked = 0;
     int was = 0;
@@ -151,12 +156,18 @@ static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path, 
         return was;
     }
     free(c);
-    bool now_dropped = removal_recorded(d, a, path) ||
-                       (d->evidence_path && mismatch_seen(d, a, path, now_ms));
+    bool now_dropped = (!rendition && removal_recorded(d, a, path)) ||
+                       (d->evidence_path && mismatch_seen(d, a, path, rendition, now_ms));
     char val[48];
     int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, now_dropped);
     dcache_put(d->dropped, key, val, (size_t)n);
     return now_dropped;
+}
+
+bool dlv_rendition_dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                           const char *rendition, int64_t now_ms)
+{
+    return dropped(d, a, path, rendition, now_ms);
 }
 
 void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
@@ -165,6 +176,6 @@ void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
     out->n = 0;
     out->id[out->n++] = a->path_id;
     for (size_t i = 0; i < a->n_fallbacks; i++)
-        if (dlv_paths_find(d->paths, a->fallbacks[i]) && !dropped(d, a, a->fallbacks[i], now_ms))
+        if (dlv_paths_find(d->paths, a->fallbacks[i]) && !dropped(d, a, a->fallbacks[i], NULL, now_ms))
             out->id[out->n++] = a->fallbacks[i];
 }

@@ -73,6 +73,14 @@ int dlv_removal_find(sqlite3 *ro, const char *decision_id, const char *path_id);
 int dlv_removal_record(const char *db_path, const char *decision_id, const char *path_id,
                        const char *evidence_id, int64_t observed_at_ms, int64_t now_ms);
 
+/* Is this rendition (a paths.json rendition name) of path out of the
+ * master playlists of a's decision: a valid Exact-AV MISMATCH of that
+ * rendition (path, channel, rendition, program version, DecodeProfile)
+ * observed after the decision's time?  Read like the pathway drops (at most
+ * once per second, and true for good); never without --evidence. */
+bool dlv_rendition_dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                           const char *rendition, int64_t now_ms);
+
 /* The pathway list of a at now_ms (reads evidence.db when due). */
 void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
                   struct dlv_pathways *out);

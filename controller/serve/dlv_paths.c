@@ -102,6 +102,19 @@ static void wildcard(const char *url, char *out, size_t cap)
     memcpy(out + n, slash ? "*" : "/*", slash ? 2 : 3);
 }
 
+/* HLS's FRAME-RATE: a decimal-floating-point, here digits with at most
+ * three decimals (as written in a playlist, compared as text). */
+static bool frame_rate_ok(const char *s)
+{
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || digits > 4)
+        return false;
+    if (!s[digits])
+        return true;
+    size_t frac = strspn(s + digits + 1, "0123456789");
+    return s[digits] == '.' && frac >= 1 && frac <= 3 && !s[digits + 1 + frac];
+}
+
 static int rendition(const char *name, const json_t *v, struct dlv_rendition *r,
                      const char *where, char *err, size_t errlen)
 {
@@ -114,14 +127,20 @@ static int rendition(const char *name, const json_t *v, struct dlv_rendition *r,
     const json_t *url = v;
     r->bandwidth = 1000000;
     if (json_is_object(v)) {
-        static const char *const keys[] = {"url", "bandwidth", "codecs", "resolution", NULL};
+        static const char *const keys[] = {"url",        "bandwidth", "codecs",
+                                           "resolution", "frame_rate", NULL};
         if (only_keys(v, keys, w, err, errlen) ||
             int_member(v, "bandwidth", 1, 1000000000000LL, 1000000, &r->bandwidth, w, err,
                        errlen) ||
             str_member(v, "codecs", false, r->codecs, sizeof r->codecs, w, err, errlen) ||
             str_member(v, "resolution", false, r->resolution, sizeof r->resolution, w, err,
+                       errlen) ||
+            str_member(v, "frame_rate", false, r->frame_rate, sizeof r->frame_rate, w, err,
                        errlen))
             return -1;
+        if (r->frame_rate[0] && !frame_rate_ok(r->frame_rate))
+            return fail(err, errlen, "%s.frame_rate: a decimal string expected (\"25\", \"29.97\")",
+                        w);
         if (strpbrk(r->codecs, "\"\r\n"))
             return fail(err, errlen, "%s.codecs: no quote or line break", w);
         for (const char *c = r->resolution; *c; c++)
@@ -255,6 +274,8 @@ int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct d
                     rc = path(id, v, &out->p[out->n++], base_dir, err, errlen);
         if (rc == 0)
             rc = dlv_paths_locate(out, err, errlen);
+        if (rc == 0)
+            rc = dlv_paths_check_variants(out, err, errlen);
     }
     json_decref(root);
     return rc;

@@ -9,7 +9,8 @@
  *    "steering_ttl_s": 10, "playlist_cache_ms": 1000}
  *
  * A rendition is a URL string, or an object {"url", "bandwidth", "codecs",
- * "resolution"} for the multivariant playlist's attributes.  Every member
+ * "resolution", "frame_rate"} for the multivariant playlist's attributes;
+ * every path must offer the same variants (dlv_paths_check_variants).  Every member
  * not documented in docs/delivery.md is refused, the message naming it
  * ("paths.C.auth.kee_file: unknown key").  key_file is relative to the
  * directory of paths.json.  The parser only checks and copies; keys are
@@ -49,6 +50,7 @@ struct dlv_rendition {
     char resource[DLV_URL_MAX + 2]; /* the URL's directory + "*": the wildcard policy */
     int64_t bandwidth;             /* BANDWIDTH of the variant (default 1000000) */
     char codecs[129], resolution[33]; /* "" when not given */
+    char frame_rate[16];              /* FRAME-RATE, a decimal ("25", "29.97"); "" when not given */
     struct dlv_place place;
 };
 
@@ -89,6 +91,12 @@ const char *dlv_paths_served_by(const struct dlv_paths *ps, const char *url);
  * a rendition in the same place: their viewers' fetches could not be told
  * apart.  dlv_paths_parse calls it. */
 int dlv_paths_locate(struct dlv_paths *ps, char *err, size_t errlen);
+
+/* -1 (err naming the member) when the pathways' variant lists differ in
+ * what hls.js matches across pathways: the same renditions in the same
+ * order, the same BANDWIDTH order, equal codecs, resolution and frame_rate
+ * (dlv_variants.c).  dlv_paths_parse calls it. */
+int dlv_paths_check_variants(const struct dlv_paths *ps, char *err, size_t errlen);
 
 /* The path with this id, or NULL. */
 const struct dlv_path *dlv_paths_find(const struct dlv_paths *ps, const char *id);

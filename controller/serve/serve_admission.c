@@ -116,7 +116,8 @@ static enum MHD_Result allocated(struct srv *s, struct srv_request *rq)
     char retry[24];
     snprintf(retry, sizeof retry, "%lld", (long long)r->retry_after_s);
     return srv_respond(rq, (unsigned)r->http_status, "application/json", r->body,
-                       strlen(r->body), r->result == ALC_RATE_LIMITED ? retry : NULL);
+                       strlen(r->body),
+                       r->result == ALC_RATE_LIMITED || r->retry_after_s > 0 ? retry : NULL);
 }
 
 static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)

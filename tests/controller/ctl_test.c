@@ -414,6 +414,12 @@ long long ctl_query_int(const char *db, const char *sql)
 void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
                         const char *verdict, int64_t at, bool tracks)
 {
+    ctl_world_evidence_of(w, id, path, NULL, verdict, at, tracks);
+}
+
+void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
+                           const char *rendition, const char *verdict, int64_t at, bool tracks)
+{
     /* A real `exactav verify` report (fixtures/controller/README.md) moved to
      * this id, path and time, which the rules of a valid report leave free. */
     bool mismatch = !strcmp(verdict, "MISMATCH");
@@ -428,6 +434,8 @@ void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
     snprintf(iso + k, sizeof iso - k, ".%03dZ", (int)(at % 1000));
     json_object_set_new(rep, "evidence_id", json_string(id));
     ctl_set(rep, "context.path_id", json_string(path));
+    if (rendition)
+        ctl_set(rep, "context.rendition", json_string(rendition));
     json_object_set_new(rep, "observed_at", json_string(iso));
     json_object_set_new(rep, "observed_at_ms", json_integer(at));
     json_object_set_new(rep, "observed_end_ms", json_integer(at + 150));
@@ -516,4 +524,24 @@ void ctl_fast(json_t *sit)
 {
     ctl_set(sit, "action.max_rate_per_s", json_integer(100000));
     ctl_set(sit, "policy.grant.max_burst", json_integer(100000));
+}
+
+json_t *ctl_out_json(const struct ctl_tmp *t)
+{
+    char *text = ctl_out(t, "out");
+    json_t *j = json_loads(text, 0, NULL);
+    if (!j)
+        fail_msg("stdout is not JSON: %s", text);
+    free(text);
+    return j;
+}
+
+void ctl_write_text(const struct ctl_tmp *t, const char *name, const char *text, char *path,
+                    size_t n)
+{
+    ctl_tmp_path(t, name, path, n);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
 }

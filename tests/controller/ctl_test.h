@@ -86,6 +86,11 @@ int ctl_run_ro_mount(const struct ctl_tmp *t, const char *dir, const char *fmt, 
 void ctl_assert_seven_answers(const char *out);
 /* Contents of dir/out.txt or dir/err.txt (malloc'd). */
 char *ctl_out(const struct ctl_tmp *t, const char *which);
+/* Writes text to dir/name; full path to path. */
+void ctl_write_text(const struct ctl_tmp *t, const char *name, const char *text, char *path,
+                    size_t n);
+/* dir/out.txt parsed as JSON; fails the test when it is not (caller decrefs). */
+json_t *ctl_out_json(const struct ctl_tmp *t);
 
 /* ---- the loop after a decision (grants, ledger, next, serve) ---------- */
 
@@ -129,6 +134,9 @@ void ctl_world_end(struct ctl_world *w);
  * without audio (only the video track shows MATCH). */
 void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
                         const char *verdict, int64_t at, bool tracks);
+/* The same for another rendition than the fixtures' (NULL: theirs). */
+void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
+                           const char *rendition, const char *verdict, int64_t at, bool tracks);
 /* One forged row (ctl_evidence_sql) in the world's evidence.db. */
 void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, const char *verdict,
                       int64_t at);

@@ -125,13 +125,9 @@ void serve_world_granted(struct ctl_world *w, char g[33])
     assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
 }
 
-/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
-json_t *serve_allocate(int port, const char *id)
-{
-    return serve_allocate_isp(port, id, "isp-x");
-}
-
-json_t *serve_allocate_isp(int port, const char *id, const char *isp)
+/* POST an allocation for the fixtures' cohort with isp, any answer (the
+ * caller frees h). */
+static void post_allocation_isp(int port, const char *id, const char *isp, struct cdn_http *h)
 {
     char url[128], body[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
@@ -140,8 +136,24 @@ json_t *serve_allocate_isp(int port, const char *id, const char *isp)
              "\"isp\":\"%s\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
              "\"720p\"}}",
              id, isp);
+    assert_int_equal(cdn_http("POST", url, NULL, body, h), 0);
+}
+
+void serve_post_allocation(int port, const char *id, struct cdn_http *h)
+{
+    post_allocation_isp(port, id, "isp-x", h);
+}
+
+/* POST an allocation for the fixtures' cohort; the 201 body (caller decrefs). */
+json_t *serve_allocate(int port, const char *id)
+{
+    return serve_allocate_isp(port, id, "isp-x");
+}
+
+json_t *serve_allocate_isp(int port, const char *id, const char *isp)
+{
     struct cdn_http h;
-    assert_int_equal(cdn_http("POST", url, NULL, body, &h), 0);
+    post_allocation_isp(port, id, isp, &h);
     if (h.status != 201)
         printf("allocation %s: %ld %s\n", id, h.status, h.body);
     assert_int_equal(h.status, 201);
@@ -151,3 +163,19 @@ json_t *serve_allocate_isp(int port, const char *id, const char *isp)
     return j;
 }
 
+/* paths.json with every path A..E delivered without signatures. */
+void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n)
+{
+    char text[4096];
+    int k = snprintf(text, sizeof text, "{\"paths\": {");
+    for (char id = 'A'; id <= 'E'; id++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "%s\"%c\": {\"renditions\": {\"r360\": {\"url\": "
+                      "\"http://cdn-%c.invalid/ch1/r360/live.m3u8\", \"bandwidth\": 900000, "
+                      "\"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"}, "
+                      "\"r720\": \"http://cdn-%c.invalid/ch1/r720/live.m3u8\"}, "
+                      "\"auth\": {\"type\": \"none\"}}",
+                      id == 'A' ? "" : ", ", id, id + 32, id + 32);
+    snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
+    ctl_write_text(&w->t, "paths.json", text, path, n);
+}

@@ -42,5 +42,11 @@ void serve_world_granted(struct ctl_world *w, char g[33]);
 json_t *serve_allocate(int port, const char *id);
 /* The same for the fixtures' cohort with another ISP (one cohort per grant). */
 json_t *serve_allocate_isp(int port, const char *id, const char *isp);
+/* paths.json (dir/paths.json, its path into path) delivering every path
+ * A..E without signatures: r360 (with attributes) and r720. */
+void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n);
+/* The same POST, any answer (the caller frees h). */
+struct cdn_http;
+void serve_post_allocation(int port, const char *id, struct cdn_http *h);
 
 #endif

@@ -35,33 +35,6 @@
 
 /* ---- the world ---------------------------------------------------------------- */
 
-static void write_text(const struct ctl_world *w, const char *name, const char *text, char *path,
-                       size_t n)
-{
-    ctl_tmp_path(&w->t, name, path, n);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* paths.json with every path A..E delivered without signatures. */
-static void paths_unsigned(const struct ctl_world *w, char *path, size_t n)
-{
-    char text[4096];
-    int k = snprintf(text, sizeof text, "{\"paths\": {");
-    for (char id = 'A'; id <= 'E'; id++)
-        k += snprintf(text + k, sizeof text - (size_t)k,
-                      "%s\"%c\": {\"renditions\": {\"r360\": {\"url\": "
-                      "\"http://cdn-%c.invalid/ch1/r360/live.m3u8\", \"bandwidth\": 900000, "
-                      "\"codecs\": \"avc1.4d401e,mp4a.40.2\", \"resolution\": \"640x360\"}, "
-                      "\"r720\": \"http://cdn-%c.invalid/ch1/r720/live.m3u8\"}, "
-                      "\"auth\": {\"type\": \"none\"}}",
-                      id == 'A' ? "" : ", ", id, id + 32, id + 32);
-    snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
-    write_text(w, "paths.json", text, path, n);
-}
-
 /* ---- HTTP ------------------------------------------------------------------------- */
 
 static long get(int port, const char *path, struct cdn_http *h)
@@ -137,7 +110,7 @@ static void ctl_66_serve_paths_json_is_strict_and_names_the_key(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char p[256];
-        write_text(&w, "bad.json", cases[i].json, p, sizeof p);
+        ctl_write_text(&w.t, "bad.json", cases[i].json, p, sizeof p);
         int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", w.db, p);
         char *err = ctl_out(&w.t, "err");
         if (rc != cases[i].exit || !strstr(err, cases[i].message))
@@ -161,7 +134,7 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     struct ctl_world w;
     char g[33], paths[256];
     serve_world_granted(&w, g);
-    paths_unsigned(&w, paths, sizeof paths);
+    serve_paths_unsigned(&w, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--cors-origin",
                            "http://player.example", NULL};
     struct server s;
@@ -279,7 +252,7 @@ static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned
     struct ctl_world w;
     char g[33], paths[256], list[128];
     serve_world_granted(&w, g);
-    paths_unsigned(&w, paths, sizeof paths);
+    serve_paths_unsigned(&w, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
@@ -412,7 +385,7 @@ static void cdns_and_paths(struct ctl_world *w, struct cdn_proc *c, struct cdn_p
              "\"D\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
              "\"auth\": {\"type\": \"none\"}}}}\n",
              c->base, d->base);
-    write_text(w, "paths.json", text, paths, n);
+    ctl_write_text(&w->t, "paths.json", text, paths, n);
 }
 
 /* The value of query parameter name in url (static buffer, "" if none). */
@@ -705,22 +678,26 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
     live_epoch(epoch, sizeof epoch);
     struct cdn_proc c;
     live_cdn(&w, &c, "C", epoch, true);
-    /* C: cookies for the CDN that checks them, sha1, a Domain; D: open; E:
-     * cookies, sha256, two renditions, no Domain (never fetched). */
+    /* C: cookies for the CDN that checks them, sha1, a Domain (its second
+     * rendition in the same directory, so the cookies' Path stays r360's);
+     * D: open; E: cookies, sha256, no Domain (never fetched); two renditions
+     * each. */
     char text[4096];
     snprintf(text, sizeof text,
-             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\"}, "
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"%s/ch1/r360/live.m3u8\", "
+             "\"r720\": \"%s/ch1/r360/hd.m3u8\"}, "
              "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
              "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"cookie_domain\": \"example.test\"}, "
              "\"url_ttl_s\": 120}, "
-             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\", "
+             "\"r720\": \"http://cdn-d.invalid/ch1/r720/live.m3u8\"}, "
              "\"auth\": {\"type\": \"none\"}}, "
              "\"E\": {\"renditions\": {\"r360\": \"http://cdn-e.invalid/ch1/r360/live.m3u8\", "
              "\"r720\": \"http://cdn-e.invalid/ch1/r720/live.m3u8\"}, "
              "\"auth\": {\"type\": \"cloudfront-cookies\", \"key_file\": \"rsa.pem\", "
              "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"hash\": \"sha256\"}}}}\n",
-             c.base);
-    write_text(&w, "paths.json", text, paths, sizeof paths);
+             c.base, c.base); /* every pathway carries the same renditions (dlv_variants.c) */
+    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--cors-origin", "http://player.example", NULL};
     struct server s;
     server_start_with(&w, &s, extra);
