@@ -140,15 +140,21 @@ static bool scan_value(const char *p, size_t len, struct cmcd_value *v)
 }
 
 /* Copies a string value (escapes resolved) into dst of cap bytes; false when
- * it does not fit. */
+ * it does not fit, dst then untouched: a value that is ignored must leave no
+ * part of itself behind (the fuzzer found a cut `cen` kept while its pair
+ * was counted invalid and left out of the stored text). */
 static bool copy_string(const struct cmcd_value *v, char *dst, size_t cap)
 {
     size_t n = 0;
+    for (size_t k = 0; k < v->len; k++, n++)
+        if (v->p[k] == '\\')
+            k++;
+    if (n + 1 > cap)
+        return false;
+    n = 0;
     for (size_t k = 0; k < v->len; k++) {
         if (v->p[k] == '\\')
             k++;
-        if (n + 1 >= cap)
-            return false;
         dst[n++] = v->p[k];
     }
     dst[n] = '\0';

@@ -91,6 +91,19 @@ static void ctl_90_qoe_cmcd_parser_is_tolerant(void **state)
     assert_int_equal(b->refused, 3);
     cmcd_batch_free(b);
     free(b);
+    /* A value too long for its field is ignored whole: nothing of it is
+     * kept, so the stored text re-reads to the same facts (fuzz_cmcd). */
+    char longcen[300];
+    int m = snprintf(longcen, sizeof longcen, "e=ce,cen=\"com.exactav-");
+    memset(longcen + m, 'x', 200);
+    strcpy(longcen + m + 200, "\"");
+    b = parse(longcen, strlen(longcen));
+    assert_int_equal(b->n, 1);
+    assert_string_equal(b->r[0].cen, "");
+    assert_string_equal(b->r[0].text, "e=ce");
+    assert_int_equal(b->invalid, 1);
+    cmcd_batch_free(b);
+    free(b);
     /* The query form: one record; a boolean key alone. */
     b = calloc(1, sizeof *b);
     static const char q[] = "cen=\"com.exactav-exit-before-start\",e=ce,sn=9,bs";
