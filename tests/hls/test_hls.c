@@ -273,7 +273,15 @@ static void hls_09_outside_profile_key_map_iframes(void **state)
 {
   (void)state;
   expect_status(HEAD "#EXT-X-KEY:METHOD=NONE\n#EXTINF:1,\na.ts\n", HLS_OK, 0);
-  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\"\n#EXTINF:1,\na.ts\n", HLS_E_KEY_METHOD, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\"\n#EXTINF:1,\na.ts\n", HLS_OK, 0);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128\n#EXTINF:1,\na.ts\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=k.bin\n#EXTINF:1,\na.ts\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x000102030405060708090a0b0c0d0e0f00\n",
+                HLS_E_MALFORMED_ATTRIBUTES, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x0g\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
+  expect_status(HEAD "#EXT-X-KEY:METHOD=AES-128,URI=\"k\",KEYFORMAT=\"com.apple.streamingkeydelivery\"\n",
+                HLS_E_KEY_METHOD, 3);
   expect_status(HEAD "#EXT-X-KEY:URI=\"k\",METHOD=SAMPLE-AES,IV=0x01\n#EXTINF:1,\na.ts\n", HLS_E_KEY_METHOD, 3);
   expect_status(HEAD "#EXT-X-KEY:URI=\"k\"\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
   expect_status(HEAD "#EXT-X-KEY:METHOD=\"NONE\"\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
@@ -282,6 +290,35 @@ static void hls_09_outside_profile_key_map_iframes(void **state)
   assert_int_equal(hls_status_class(HLS_E_KEY_METHOD), HLS_CLASS_OUTSIDE_PROFILE);
   assert_int_equal(hls_status_class(HLS_E_MAP), HLS_CLASS_OUTSIDE_PROFILE);
   assert_int_equal(hls_status_class(HLS_E_IFRAMES_ONLY), HLS_CLASS_OUTSIDE_PROFILE);
+}
+
+/* Issue 20: an AES-128 key is in force from its tag to the next one
+ * (RFC 8216 4.3.2.4), with the tag's IV or none (the media sequence number
+ * is then the IV: hlskey.h); METHOD=NONE ends it. */
+static void hls_25_aes128_key_in_force_until_the_next_tag(void **state)
+{
+  (void)state;
+  struct hls_playlist pl;
+  struct hls_error err;
+  const char *s = HEAD "#EXTINF:1,\na.ts\n"
+                  "#EXT-X-KEY:METHOD=AES-128,URI=\"https://k.example/k?t=1\",IV=0X0A0b\n#EXTINF:1,\nb.ts\n"
+                  "#EXTINF:1,\nc.ts\n#EXT-X-KEY:METHOD=AES-128,URI=\"k2\",KEYFORMAT=\"identity\"\n#EXTINF:1,\nd.ts\n"
+                  "#EXT-X-KEY:METHOD=NONE\n#EXTINF:1,\ne.ts\n";
+  assert_int_equal(parse(s, &pl, &err), HLS_OK);
+  assert_int_equal(pl.segment_count, 5);
+  assert_int_equal(pl.segments[0].key.method, HLS_KEY_NONE);
+  for (int i = 1; i <= 2; i++) {
+    assert_int_equal(pl.segments[i].key.method, HLS_KEY_AES_128);
+    assert_string_equal(pl.segments[i].key.uri, "https://k.example/k?t=1");
+    assert_true(pl.segments[i].key.has_iv);
+    static const uint8_t iv[16] = {[14] = 0x0a, [15] = 0x0b};
+    assert_memory_equal(pl.segments[i].key.iv, iv, 16);
+  }
+  assert_string_equal(pl.segments[3].key.uri, "k2");
+  assert_false(pl.segments[3].key.has_iv);
+  assert_int_equal(pl.segments[4].key.method, HLS_KEY_NONE);
+  assert_null(pl.segments[4].key.uri);
+  hls_playlist_free(&pl);
 }
 
 static void hls_10_master_playlist_lists_variants(void **state)
@@ -623,14 +660,14 @@ static const struct corpus_case CORPUS[] = {
     {"hlsjs_multiple-map.m3u8", HLS_E_MAP, 7, 0},
     {"m3u8py_DISCONTINUITY_PLAYLIST_WITH_PROGRAM_DATE_TIME.m3u8", HLS_OK, 0, 8},
     {"m3u8py_MAP_URI_PLAYLIST_WITH_BYTERANGE.m3u8", HLS_E_MAP, 7, 0},
-    {"m3u8py_MULTIPLE_MAP_URI_PLAYLIST.m3u8", HLS_E_KEY_METHOD, 7, 0},
+    {"m3u8py_MULTIPLE_MAP_URI_PLAYLIST.m3u8", HLS_E_MAP, 8, 0},   /* its AES-128 key is read */
     {"m3u8py_PLAYLIST_USING_BYTERANGES.m3u8", HLS_OK, 0, 3},
     {"m3u8py_PLAYLIST_WITH_SLASH_IN_QUERY_STRING.m3u8", HLS_E_DANGLING_SEGMENT_TAGS, 13, 0}, /* ends on EXTINF */
     {"m3u8py_relative-playlist.m3u8", HLS_E_MALFORMED_ATTRIBUTES, 4, 0}, /* ", IV=" */
     {"shaka_hls-ts-rollover_playlist.m3u8", HLS_OK, 0, 10},
     {"videojs_byteRange.m3u8", HLS_E_BYTERANGE_CONTINUATION, 13, 0}, /* continues another URI */
     {"videojs_dateTime.m3u8", HLS_OK, 0, 2},
-    {"videojs_diff-init-key.m3u8", HLS_E_KEY_METHOD, 6, 0},
+    {"videojs_diff-init-key.m3u8", HLS_E_MAP, 7, 0},              /* its AES-128 key is read */
     {"videojs_discontinuity.m3u8", HLS_OK, 0, 9},
     {"videojs_fmp4.m3u8", HLS_E_MAP, 7, 0},
     {"videojs_whiteSpace.m3u8", HLS_E_WHITESPACE, 4, 0},
@@ -831,6 +868,7 @@ int main(int argc, char **argv)
       cmocka_unit_test(hls_08_targetduration_missing_or_too_small),
       cmocka_unit_test(hls_09_outside_profile_key_map_iframes),
       cmocka_unit_test(hls_10_master_playlist_lists_variants),
+      cmocka_unit_test(hls_25_aes128_key_in_force_until_the_next_tag),
       cmocka_unit_test(hls_11_bom_and_missing_extm3u),
       cmocka_unit_test(hls_12_malformed_tags_and_numbers),
       cmocka_unit_test(hls_13_nul_control_and_encoding),

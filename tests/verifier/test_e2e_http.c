@@ -163,7 +163,7 @@ static void t03_failed_deliveries_are_unknown_never_mismatch(void **state)
         {"short/c/s000.ts", "short_transfer"},
         {"signed/c/index.m3u8", "http_error"},
         {"bad/bom.m3u8", "playlist_bom"},
-        {"c/key.m3u8", "playlist_outside_profile"},
+        {"c/key.m3u8", "key_unavailable"},      /* AES-128 whose key answers 404 */
         {"c/disc.m3u8", "interval_crosses_discontinuity"},
         {"c/../../etc/passwd", "http_error"},
     };
@@ -349,6 +349,76 @@ static void t12_compressed_playlists_are_read_and_bounded(void **state)
     json_decref(r);
 }
 
+/* Issue 20: AES-128 segments (RFC 8216 4.3.2.4, 5.2) are decrypted with
+ * their key, the IV from the tag or the media sequence number, a key tag in
+ * force until the next; the key and its URI are nowhere in the report, the
+ * evidence or the log.  FFmpeg's own HLS demuxer decodes the same encrypted
+ * playlist to the same frames as the plain one (the oracle), and a key that
+ * is missing, short or wrong, or a ciphertext with a flipped byte, is never
+ * MATCH. */
+static void t13_aes128_segments_are_decrypted_and_keys_never_stored(void **state)
+{
+    struct env *e = *state;
+    const char *k1 = "000102030405060708090a0b0c0d0e0f", *k2 = "f0e0d0c0b0a090807060504030201000";
+    const char *iv2 = "00112233445566778899aabbccddeeff";
+    const char *tag = "#EXT-X-KEY:METHOD=AES-128,URI=\"k1.bin?token=SECRETKEYTOKEN\"";
+    assert_int_equal(sh("cd %s && mkdir -p enc && cd enc && "
+                        "perl -e 'print pack(\"H*\", $ARGV[0])' %s > k1.bin && perl -e 'print pack(\"H*\", $ARGV[0])' %s > k2.bin && "
+                        "printf 0123456789abcdef > bad.bin && printf 0123456789abcde > short.bin && "
+                        "for i in 0 1; do openssl enc -aes-128-cbc -K %s -iv $(printf %%032x $i) "
+                        "  -in ../c/s00$i.ts -out s00$i.ts; done && "
+                        "openssl enc -aes-128-cbc -K %s -iv %s -in ../c/s002.ts -out s002.ts && "
+                        "openssl enc -aes-128-cbc -K %s -iv $(printf %%032x 3) -in ../c/s003.ts -out s003.ts && "
+                        "sed -e 's|^#EXT-X-MEDIA-SEQUENCE:0|&\\n%s|' "
+                        "    -e '/^s002.ts/i %s,IV=0x%s' "
+                        "    -e '/^s003.ts/i #EXT-X-KEY:METHOD=AES-128,URI=\"k2.bin\"' ../c/index.m3u8 > index.m3u8 && "
+                        "for k in bad missing short; do sed \"s|k1.bin|$k.bin|\" index.m3u8 > $k.m3u8; done && "
+                        "sed 's|AES-128|SAMPLE-AES|' index.m3u8 > sample.m3u8 && "
+                        "mkdir t && cp s00?.ts k?.bin t/ && cp index.m3u8 t/ && "
+                        "perl -e 'open F, \"+<\", $ARGV[0]; seek F, 5000, 0; read F, $b, 1; seek F, 5000, 0; print F chr(ord($b) ^ 1)' t/s001.ts",
+                        e->dir, k1, k2, k1, k1, iv2, k2, tag, tag, iv2), 0);
+    /* the oracle: FFmpeg's HLS demuxer gives the plain playlist's frames */
+    assert_int_equal(sh("for p in c/index.m3u8 enc/index.m3u8; do ffmpeg -nostdin -hide_banner -loglevel error "
+                        "-i " URL "$p -map 0 -f framemd5 - | grep -v '^#' > %s/$(dirname $p).md5; done && "
+                        "cmp %s/c.md5 %s/enc.md5", e->port, e->dir, e->dir, e->dir), 0);
+    json_t *r;
+    assert_int_equal(run(&r, NULL, "verify --json --reference %s/ref.json --evidence %s/enc.db --candidate "
+                         URL "enc/index.m3u8", e->dir, e->dir, e->port), 0);
+    assert_string_equal(jstr(r, "verdict", NULL), "MATCH");
+    assert_string_equal(jstr(r, "candidate", "encryption"), "AES-128");
+    assert_int_equal(json_array_size(json_object_get(r, "fetches")), 7);   /* playlist, 2 keys, 4 segments */
+    char *text = json_dumps(r, 0);
+    assert_null(strstr(text, "SECRETKEYTOKEN"));
+    assert_null(strstr(text, ".bin"));
+    assert_non_null(strstr(text, "REDACTED-KEY-URI"));
+    free(text);
+    json_decref(r);
+    assert_int_equal(sh("sqlite3 %s/enc.db .dump | grep -c -e SECRETKEYTOKEN -e '[.]bin' -e %s -e %s >/dev/null", e->dir, k1, k2), 1);
+    assert_int_equal(sh("%s verify --reference %s/ref.json --candidate " URL "enc/missing.m3u8 2>&1 | "
+                        "grep -c -e SECRETKEYTOKEN -e '[.]bin' >/dev/null", EXACTAV_BIN, e->dir, e->port), 1);
+    static const struct { const char *path, *reason; } cases[] = {
+        {"enc/bad.m3u8", "decryption_failed"},
+        {"enc/missing.m3u8", "key_unavailable"},
+        {"enc/short.m3u8", "key_invalid"},
+        {"enc/sample.m3u8", "playlist_outside_profile"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "%s", e->dir, e->port,
+                     cases[i].path);
+        print_message("  %-20s exit %d %s\n", cases[i].path, rc, r ? jstr(r, "reason", NULL) : "-");
+        assert_int_equal(rc, 2);
+        assert_string_equal(jstr(r, "reason", NULL), cases[i].reason);
+        text = json_dumps(r, 0);
+        assert_null(strstr(text, ".bin"));
+        free(text);
+        json_decref(r);
+    }
+    int rc = run(&r, NULL, "verify --json --reference %s/ref.json --candidate " URL "enc/t/index.m3u8", e->dir, e->port);
+    print_message("  flipped ciphertext: exit %d %s %s\n", rc, jstr(r, "verdict", NULL), jstr(r, "reason", NULL));
+    assert_true(rc == 1 || rc == 2);
+    json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +434,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t10_segment_joins_and_byte_ranges_are_invisible),
         cmocka_unit_test(t11_corpus_one_segment_against_the_live_playlist),
         cmocka_unit_test(t12_compressed_playlists_are_read_and_bounded),
+        cmocka_unit_test(t13_aes128_segments_are_decrypted_and_keys_never_stored),
     };
     /* Before setup starts the server: a skipped process tears nothing down. */
     if (argc > 1 && strstr(argv[1], "corpus"))

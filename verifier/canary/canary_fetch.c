@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/crypto.h>
+
+#include "hlskey.h"
 #include "redact.h"
 #include "uri.h"
 #include "util.h"
@@ -182,17 +185,21 @@ static char *local_segment_path(const char *dir, const char *uri)
     return out;
 }
 
+/* A URI of the playlist (a segment's, a key's) as a URL or a local path. */
+static char *resolve_location(const struct canary_playlist *p, const char *uri)
+{
+    if (uri_is_http(uri))
+        return strdup(uri);
+    if (!uri_is_http(p->base))
+        return local_segment_path(p->base, uri);
+    char *url = NULL;
+    return uri_resolve_alloc(p->base, uri, &url) == URI_OK ? url : NULL;
+}
+
 char *canary_playlist_segment_location(const struct canary_playlist *p, uint64_t seq)
 {
     const struct hls_segment *s = find_segment(p, seq);
-    if (!s)
-        return NULL;
-    if (uri_is_http(s->uri))
-        return strdup(s->uri);
-    if (!uri_is_http(p->base))
-        return local_segment_path(p->base, s->uri);
-    char *url = NULL;
-    return uri_resolve_alloc(p->base, s->uri, &url) == URI_OK ? url : NULL;
+    return s ? resolve_location(p, s->uri) : NULL;
 }
 
 /* The file name: the last path segment, without query or fragment. */
@@ -244,6 +251,37 @@ static void read_file_segment(struct canary_segment *s, const char *path, const 
     s->ended_at_ms = util_now_ms();
 }
 
+/* An AES-128 segment of the reference, decrypted in place with its key
+ * (fetched or read each time: the segment itself is cached, canary_refcache.h).
+ * The key's location is never recorded. */
+static void decrypt_segment(struct canary_segment *s, const struct canary_playlist *p, const struct hls_segment *h,
+                            const struct fetch_options *fo, int64_t deadline_ms)
+{
+    uint8_t key[HLSKEY_LEN], iv[16];
+    char why[160];
+    char *loc = resolve_location(p, h->key.uri);
+    const char *reason = "key_unavailable";
+    int64_t started, ended;
+    struct fetch_options o = canary_segment_fetch_options(h, fo, deadline_ms);
+    if (!loc)
+        snprintf(why, sizeof why, "the key URI cannot be resolved");
+    else if (uri_is_http(loc))
+        reason = hlskey_fetch(&o, loc, 0, key, NULL, &started, &ended, why, sizeof why);
+    else
+        reason = hlskey_read_file(loc, key, why, sizeof why);
+    free(loc);
+    if (!reason) {
+        hlskey_iv(h, iv);
+        reason = hlskey_decrypt(s->data, &s->len, key, iv, why, sizeof why);
+    }
+    OPENSSL_cleanse(key, sizeof key);
+    if (reason) {
+        s->ok = false;
+        set_failure(&s->failure, s->detail, sizeof s->detail, reason, "media sequence %llu: %s",
+                    (unsigned long long)h->media_sequence, why);
+    }
+}
+
 struct canary_segment *canary_segment_read(const struct canary_playlist *p, uint64_t seq,
                                            const struct fetch_options *fo, int64_t deadline_ms)
 {
@@ -267,6 +305,8 @@ struct canary_segment *canary_segment_read(const struct canary_playlist *p, uint
     else
         read_file_segment(s, loc, h, fo);
     free(loc);
+    if (s->ok && h->key.method == HLS_KEY_AES_128)
+        decrypt_segment(s, p, h, fo, deadline_ms);
     if (s->ok)
         util_sha256_hex(s->data, s->len, s->sha256);
     return s;

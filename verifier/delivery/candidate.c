@@ -7,7 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "hls.h"
+#include "hlskey.h"
 #include "redact.h"
 #include "uri.h"
 #include "util.h"
@@ -26,6 +29,14 @@ static void set_failure(struct candidate *c, const char *code, const char *fmt, 
     va_end(ap);
 }
 
+static void note_times(struct candidate *c, int64_t started, int64_t ended)
+{
+    if (!c->observed_at_ms || (started && started < c->observed_at_ms))
+        c->observed_at_ms = started;
+    if (ended > c->observed_end_ms)
+        c->observed_end_ms = ended;
+}
+
 /* Keeps a fetch result (it may hold segment bytes) and records it. */
 static struct fetch_result *keep(struct candidate *c, struct fetch_result *res)
 {
@@ -36,11 +47,8 @@ static struct fetch_result *keep(struct candidate *c, struct fetch_result *res)
     }
     c->bodies = n;
     c->bodies[c->nbodies] = *res;
-    json_array_append_new(c->fetches, fetch_result_to_json(res, (int)c->nbodies));
-    if (!c->observed_at_ms || (res->started_at_ms && res->started_at_ms < c->observed_at_ms))
-        c->observed_at_ms = res->started_at_ms;
-    if (res->ended_at_ms > c->observed_end_ms)
-        c->observed_end_ms = res->ended_at_ms;
+    json_array_append_new(c->fetches, fetch_result_to_json(res, (int)json_array_size(c->fetches)));
+    note_times(c, res->started_at_ms, res->ended_at_ms);
     return &c->bodies[c->nbodies++];
 }
 
@@ -105,7 +113,7 @@ static enum narrowed narrow(struct candidate *c, const struct candidate_options 
 /* Fetches url, keeps and records the result in *out: 0, or -1 when out of
  * memory.  *out is NULL when nothing was requested (the failure is set). */
 static int fetch_one(struct candidate *c, const struct candidate_options *opt, struct fetch_options fo,
-                     const char *url, bool segment, const struct fetch_result **out)
+                     const char *url, bool segment, struct fetch_result **out)
 {
     *out = NULL;
     enum narrowed limited = narrow(c, opt, &fo, segment);
@@ -174,6 +182,77 @@ static void list_variants(const struct hls_playlist *pl, const struct redact_pol
     }
 }
 
+/* The last key fetched: a playlist names the same key for many segments. */
+struct key_cache {
+    char *url;                   /* unredacted: never printed */
+    uint8_t key[HLSKEY_LEN];
+};
+
+static void key_cache_free(struct key_cache *k)
+{
+    free(k->url);
+    OPENSSL_cleanse(k->key, sizeof k->key);
+}
+
+/* The key of an AES-128 segment, from the cache or fetched (the request is
+ * recorded with its URL hidden).  0, 1 when the failure is set, -1 out of
+ * memory. */
+static int segment_key(struct candidate *c, const struct candidate_options *opt, const char *base,
+                       const struct hls_segment *seg, struct key_cache *k)
+{
+    char *url = NULL;
+    if (uri_resolve_alloc(base, seg->key.uri, &url) != URI_OK) {
+        free(url);
+        set_failure(c, "key_unavailable", "segment %llu: the key URI does not resolve",
+                    (unsigned long long)seg->media_sequence);
+        return 1;
+    }
+    if (k->url && !strcmp(k->url, url)) {
+        free(url);
+        return 0;
+    }
+    key_cache_free(k);
+    memset(k, 0, sizeof *k);
+    struct fetch_options fo = opt->fetch;
+    if (narrow(c, opt, &fo, false) == NARROW_NOTHING_LEFT) {
+        free(url);
+        return 1;
+    }
+    json_t *record = NULL;
+    int64_t started = 0, ended = 0;
+    char why[160];
+    const char *reason = hlskey_fetch(&fo, url, (int)json_array_size(c->fetches), k->key, &record, &started,
+                                      &ended, why, sizeof why);
+    if (!record || json_array_append_new(c->fetches, record)) {
+        free(url);
+        return -1;
+    }
+    note_times(c, started, ended);
+    if (reason) {
+        free(url);
+        set_failure(c, reason, "segment %llu: %s", (unsigned long long)seg->media_sequence, why);
+        return 1;
+    }
+    k->url = url;
+    return 0;
+}
+
+/* Decrypts an AES-128 segment in place: 0, or 1 when the failure is set. */
+static int decrypt_segment(struct candidate *c, const struct hls_segment *seg, const struct key_cache *k,
+                           struct fetch_result *res)
+{
+    uint8_t iv[16];
+    hlskey_iv(seg, iv);
+    char why[160];
+    const char *reason = hlskey_decrypt(res->data, &res->size, k->key, iv, why, sizeof why);
+    if (reason) {
+        set_failure(c, reason, "segment %llu: %s", (unsigned long long)seg->media_sequence, why);
+        return 1;
+    }
+    c->encrypted = true;
+    return 0;
+}
+
 static enum candidate_status fetch_segments(struct candidate *c, const struct candidate_options *opt,
                                             const struct hls_playlist *pl, const char *base,
                                             char *err, size_t errlen)
@@ -202,8 +281,15 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
     }
     char *prev_url = NULL;       /* a byte range right after the previous one of */
     uint64_t prev_end = 0;       /* the same resource continues its bytes */
+    struct key_cache key = {0};
+    enum candidate_status rc = CANDIDATE_OK;
     for (size_t i = 0; i < sel.count && !c->failure; i++) {
         const struct hls_segment *seg = &pl->segments[sel.first_index + i];
+        int krc = seg->key.method == HLS_KEY_AES_128 ? segment_key(c, opt, base, seg, &key) : 0;
+        if (krc) {
+            rc = krc < 0 ? CANDIDATE_FAILED : CANDIDATE_OK;
+            break;
+        }
         char *url = NULL;
         enum uri_status us = uri_resolve_alloc(base, seg->uri, &url);
         if (us != URI_OK) {
@@ -214,7 +300,7 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         struct fetch_options fo = opt->fetch;
         if (seg->has_byterange)
             fo.range = (struct fetch_range){.offset = seg->byterange_offset, .length = seg->byterange_length};
-        const struct fetch_result *res;
+        struct fetch_result *res;
         int frc = fetch_one(c, opt, fo, url, true, &res);
         bool joins = seg->has_byterange && prev_url && !strcmp(prev_url, url) && seg->byterange_offset == prev_end;
         free(prev_url);
@@ -223,15 +309,18 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         if (!seg->has_byterange)
             free(url);
         if (frc) {
-            free(prev_url);
-            return CANDIDATE_FAILED;
+            rc = CANDIDATE_FAILED;
+            break;
         }
         if (!res || res->error != FETCH_OK)
+            break;
+        if (seg->key.method == HLS_KEY_AES_128 && decrypt_segment(c, seg, &key, res))
             break;
         add_segment(c, res, joins);
     }
     free(prev_url);
-    return CANDIDATE_OK;
+    key_cache_free(&key);
+    return rc;
 }
 
 static enum candidate_status open_url(struct candidate *c, const struct candidate_options *opt,
@@ -239,7 +328,7 @@ static enum candidate_status open_url(struct candidate *c, const struct candidat
 {
     c->fetches = json_array();
     c->redirect_hosts = json_array();
-    const struct fetch_result *first;
+    struct fetch_result *first;
     if (!c->fetches || !c->redirect_hosts || fetch_one(c, opt, opt->fetch, opt->location, false, &first))
         return CANDIDATE_FAILED;
     if (!first || first->error != FETCH_OK)
@@ -389,4 +478,6 @@ void candidate_annotate_report(json_t *report, const struct candidate *c)
                             json_pack("{s:s, s:s}", "reason", c->failure, "detail", c->failure_detail));
     json_object_set_new(o, "redirect_hosts", c->redirect_hosts ? json_copy(c->redirect_hosts) : json_array());
     json_object_set_new(o, "length_proven", json_boolean(!c->length_unproven));
+    if (c->encrypted)
+        json_object_set_new(o, "encryption", json_string("AES-128"));
 }

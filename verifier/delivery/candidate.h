@@ -59,6 +59,7 @@ struct candidate {
     uint64_t total_bytes;
     bool length_unproven;        /* a body of the stream had no declared end (fetch.h) */
     json_t *redirect_hosts;      /* hosts that redirects led to, other than the requested ones */
+    bool encrypted;              /* AES-128 segments were decrypted (hlskey.h) */
 };
 
 /* True when location has the form of a URL ("scheme://..."), whatever the

@@ -39,6 +39,7 @@ struct parser {
   bool stream_inf;        /* an EXT-X-STREAM-INF waits for its URI */
   unsigned long stream_inf_line;
   struct hls_variant variant;
+  struct hls_key key;     /* the EXT-X-KEY in force (RFC 8216 4.3.2.4) */
   bool seen_extm3u, seen_target, seen_sequence, seen_version, seen_dseq;
   bool seen_media, seen_master;
 };
@@ -317,8 +318,35 @@ static enum hls_status t_endlist(struct parser *p, char *v)
   return HLS_OK;
 }
 
-/* ---- tags outside profile v1 ---- */
+/* ---- encryption (RFC 8216 4.3.2.4) ---- */
 
+static int hex_digit(char c)
+{
+  if (is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* IV: a hexadecimal-sequence ("0x" + 1..32 hex digits) for a 128-bit
+ * unsigned integer, stored big-endian (fewer digits are leading zeros). */
+static bool parse_iv(const char *v, uint8_t iv[16])
+{
+  if (v[0] != '0' || (v[1] != 'x' && v[1] != 'X')) return false;
+  size_t n = strlen(v + 2);
+  if (n == 0 || n > 32) return false;
+  memset(iv, 0, 16);
+  for (size_t i = 0; i < n; i++) {
+    int d = hex_digit(v[2 + n - 1 - i]);  /* from the least significant digit */
+    if (d < 0) return false;
+    iv[15 - i / 2] |= (uint8_t)(i % 2 ? d << 4 : d);
+  }
+  return true;
+}
+
+/* Only what profile v1 can check is accepted: no encryption, or whole
+ * segments in AES-128 CBC with an identity key.  Sample encryption
+ * (SAMPLE-AES) needs the codec layer and a DRM system: outside profile. */
 static enum hls_status t_key(struct parser *p, char *v)
 {
   struct attr a[MAX_ATTRS];
@@ -327,10 +355,29 @@ static enum hls_status t_key(struct parser *p, char *v)
   if (st != HLS_OK) return st;
   const struct attr *m = find_attr(a, n, "METHOD");
   if (!m || m->quoted) return fail(p, HLS_E_MALFORMED_ATTRIBUTES, "EXT-X-KEY without an unquoted METHOD");
-  if (strcmp(m->value, "NONE") != 0)
-    return fail(p, HLS_E_KEY_METHOD, "EXT-X-KEY METHOD=%.32s: encrypted segments are outside profile v1", m->value);
+  if (strcmp(m->value, "NONE") == 0) {
+    memset(&p->key, 0, sizeof p->key);
+    return HLS_OK;
+  }
+  if (strcmp(m->value, "AES-128") != 0)
+    return fail(p, HLS_E_KEY_METHOD, "EXT-X-KEY METHOD=%.32s: only AES-128 (whole segments) is in profile v1", m->value);
+  const struct attr *format = find_attr(a, n, "KEYFORMAT");
+  if (format && (!format->quoted || strcmp(format->value, "identity") != 0))
+    return fail(p, HLS_E_KEY_METHOD, "EXT-X-KEY KEYFORMAT other than \"identity\" is outside profile v1");
+  const struct attr *uri = find_attr(a, n, "URI");
+  if (!uri || !uri->quoted || uri->value_len == 0)
+    return fail(p, HLS_E_MALFORMED_ATTRIBUTES, "EXT-X-KEY METHOD=AES-128 without a quoted URI");
+  struct uri_parts u;
+  if (uri_parse(uri->value, &u) != URI_OK) return fail(p, HLS_E_MALFORMED_URI, "EXT-X-KEY URI is not a URI reference");
+  const struct attr *iv = find_attr(a, n, "IV");
+  struct hls_key k = {.method = HLS_KEY_AES_128, .uri = uri->value, .has_iv = iv != NULL};
+  if (iv && (iv->quoted || !parse_iv(iv->value, k.iv)))
+    return fail(p, HLS_E_MALFORMED_ATTRIBUTES, "EXT-X-KEY IV is not a hexadecimal-sequence of at most 128 bits");
+  p->key = k;
   return HLS_OK;
 }
+
+/* ---- tags outside profile v1 ---- */
 
 static enum hls_status t_map(struct parser *p, char *v)
 {
@@ -571,6 +618,7 @@ static enum hls_status add_segment(struct parser *p, const char *uri)
   s.has_program_date_time = q->pdt;
   s.program_date_time_ms = q->pdt_ms;
   s.program_date_time_text = q->pdt_text;
+  s.key = p->key;
   if (q->byterange && (st = resolve_byterange(p, &s)) != HLS_OK) return st;
   pl->segments[pl->segment_count++] = s;
   memset(&p->pend, 0, sizeof p->pend);

@@ -59,7 +59,7 @@ enum hls_status {
   HLS_E_NUMBER_RANGE,             /* a sum overflows 64 bits */
   HLS_E_MIXED_PLAYLIST,           /* master and media tags together */
   /* outside Exact-AV profile v1 (valid HLS, not verifiable) */
-  HLS_E_KEY_METHOD,               /* EXT-X-KEY METHOD other than NONE */
+  HLS_E_KEY_METHOD,               /* EXT-X-KEY METHOD other than NONE and AES-128, or a KEYFORMAT other than identity */
   HLS_E_MAP,                      /* EXT-X-MAP (fMP4) */
   HLS_E_IFRAMES_ONLY,             /* EXT-X-I-FRAMES-ONLY */
   /* usage errors */
@@ -89,6 +89,19 @@ struct hls_error {
 
 enum hls_kind { HLS_KIND_NONE = 0, HLS_KIND_MEDIA, HLS_KIND_MASTER };
 
+/* The encryption of a segment (EXT-X-KEY, RFC 8216 4.3.2.4), in force
+ * from the tag to the next one.  Only the methods profile v1 can check. */
+enum hls_key_method { HLS_KEY_NONE = 0, HLS_KEY_AES_128 };
+
+struct hls_key {
+  enum hls_key_method method;
+  const char *uri;           /* AES-128: the key's URI as written.  A credential (it often
+                              * carries a token, and reaching it gives the key): never
+                              * print, log or store it, not even redacted */
+  bool has_iv;               /* IV given; else the media sequence number is the IV */
+  uint8_t iv[16];            /* big-endian 128-bit value */
+};
+
 /* One media segment.  Strings point into the playlist's own storage (valid
  * until hls_playlist_free) and are NUL-terminated. */
 struct hls_segment {
@@ -107,6 +120,7 @@ struct hls_segment {
   bool has_program_date_time;
   int64_t program_date_time_ms;       /* UTC ms since 1970 (fraction beyond ms dropped) */
   const char *program_date_time_text; /* as written, NULL when absent */
+  struct hls_key key;        /* the EXT-X-KEY in force for this segment */
   unsigned long line;        /* line of the URI */
 };
 
