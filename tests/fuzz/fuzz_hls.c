@@ -29,6 +29,9 @@ static void check_segments(const struct hls_playlist *pl)
     CHECK(s->duration_num / s->duration_den <= pl->target_duration);
     if (s->has_byterange) CHECK(s->byterange_length > 0 && s->byterange_offset <= UINT64_MAX - s->byterange_length);
     CHECK(s->has_program_date_time == (s->program_date_time_text != NULL));
+    CHECK((s->key.method == HLS_KEY_AES_128) == (s->key.uri != NULL));
+    if (s->key.uri) CHECK(s->key.uri[0]);
+    if (s->key.method == HLS_KEY_NONE) CHECK(!s->key.has_iv);
   }
 }
 
