@@ -974,6 +974,50 @@ static void canary_34_diff_dir_pictures_per_target(void **state)
                                 "json_extract(report, '$.diff_images') = '{}'"), 1);
 }
 
+/* Issue 20: AES-128 on both sides - a reference directory whose segments
+ * are encrypted (the key read from a file below it) and a CDN serving the
+ * same encrypted playlist - MATCHes, and neither the key nor its URI
+ * reaches the evidence; a CDN serving another key is UNKNOWN
+ * decryption_failed, never MISMATCH. */
+static void canary_35_aes128_reference_and_candidate(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start(&l, NULL);
+    const char *k = "00112233445566778899aabbccddeeff";
+    assert_int_equal(live_sh("mkdir -p %s/e %s/w && cd %s/e && perl -e 'print pack(\"H*\", $ARGV[0])' %s > key.bin && "
+                             "i=0; for f in $(grep -v '^#' %s/playlist.m3u8); do "
+                             "openssl enc -aes-128-cbc -K %s -iv $(printf %%032x $i) -in %s/$f -out $f; i=$((i+1)); done && "
+                             "sed 's|^#EXT-X-DISCONTINUITY-SEQUENCE:0|&\\n#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin?t=SECRETK\"|' "
+                             "%s/playlist.m3u8 > playlist.m3u8 && cp *.ts playlist.m3u8 ../w/ && "
+                             "printf 0123456789abcdef > ../w/key.bin",
+                             l.dir, l.dir, l.dir, k, LIVE_SOURCE, k, LIVE_SOURCE, LIVE_SOURCE), 0);
+    char te[1024], tw[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "%s/e", l.dir);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/e/playlist.m3u8", l.port);
+    target(te, sizeof te, "cdn-e", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/w/playlist.m3u8", l.port);
+    target(tw, sizeof tw, "cdn-w", url, LIVE_SOURCE, NULL);
+    snprintf(cfg, sizeof cfg, "{\"targets\": [%s, %s]}", te, tw);
+    live_write(&l, "enc.json", cfg);
+    snprintf(args, sizeof args, "--once --json --config %s/enc.json --evidence %s/ev.db", l.dir, l.dir);
+    assert_int_equal(live_canary_run(&l, "enc", args), 2);
+    char *out = live_read(&l, "enc.out");
+    json_t *s = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(s);
+    json_t *targets = json_object_get(s, "targets");
+    assert_int_equal(json_array_size(targets), 2);
+    assert_string_equal(jstr(json_array_get(targets, 0), "verdict"), "MATCH");
+    assert_string_equal(jstr(json_array_get(targets, 1), "verdict"), "UNKNOWN");
+    assert_string_equal(jstr(json_array_get(targets, 1), "reason"), "decryption_failed");
+    json_decref(s);
+    assert_int_equal(live_sh("sqlite3 %s/ev.db .dump | grep -c -e SECRETK -e key.bin -e %s >/dev/null", l.dir, k), 1);
+    assert_int_equal(live_sh("grep -c -e SECRETK -e key.bin %s/enc.err >/dev/null", l.dir), 1);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -992,6 +1036,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_32_credentials_and_browser_access, live_teardown),
         cmocka_unit_test_teardown(canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch, live_teardown),
         cmocka_unit_test_teardown(canary_34_diff_dir_pictures_per_target, live_teardown),
+        cmocka_unit_test_teardown(canary_35_aes128_reference_and_candidate, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();
