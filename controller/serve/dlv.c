@@ -143,7 +143,14 @@ static int cookies(struct dlv *d, const struct dlv_alloc *a, const char *id,
         fprintf(stderr, "stepctl serve: cookies for path %s not signed: %s\n", p->id, err);
         return -1;
     }
-    const char *host = strstr(resource, "://") + 3, *path = strchr(host, '/');
+    /* paths.json keeps a cookies path on one origin (dlv_paths.c); the
+     * resource is checked here anyway: no Path, no cookies. */
+    const char *sep = strstr(resource, "://"), *path = sep ? strchr(sep + 3, '/') : NULL;
+    if (!path || strlen(path) < 2) {
+        fprintf(stderr, "stepctl serve: cookies for path %s not signed: no common directory\n",
+                p->id);
+        return -1;
+    }
     bool https = !strncmp(resource, "https:", 6);
     for (char *f = strtok(q, "&"); f && out->n_cookies < DLV_MAX_COOKIES; f = strtok(NULL, "&")) {
         char c[DLV_QUERY_MAX + DLV_URL_MAX + 512];
