@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "evidence_text.h"
+
 int cli_store_exit(bool file_problem)
 {
     return file_problem ? CLI_NOINPUT : CLI_SOFTWARE;
@@ -24,7 +26,9 @@ int cli_slurp(const char *path, size_t max, char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, strerror(errno));
+        char why[128];
+        fprintf(stderr, "stepctl: cannot open %s: %s\n", path,
+                evidence_text_errno(errno, why, sizeof why));
         return CLI_NOINPUT;
     }
     char *b = malloc(max + 1);

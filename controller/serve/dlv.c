@@ -152,7 +152,11 @@ static int cookies(struct dlv *d, const struct dlv_alloc *a, const char *id,
         return -1;
     }
     bool https = !strncmp(resource, "https:", 6);
-    for (char *f = strtok(q, "&"); f && out->n_cookies < DLV_MAX_COOKIES; f = strtok(NULL, "&")) {
+    /* strtok_r: strtok's position is one for the whole process, and
+     * concurrent master playlists cut each other's queries (issue 19) */
+    char *at = NULL;
+    for (char *f = strtok_r(q, "&", &at); f && out->n_cookies < DLV_MAX_COOKIES;
+         f = strtok_r(NULL, "&", &at)) {
         char c[DLV_QUERY_MAX + DLV_URL_MAX + 512];
         snprintf(c, sizeof c, "CloudFront-%s; Path=%.*s%s%s; HttpOnly%s", f,
                  (int)(strlen(path) - 1), path, p->cookie_domain[0] ? "; Domain=" : "",

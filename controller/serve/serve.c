@@ -530,7 +530,8 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         /* SIGHUP (in *stop with --access-log): logrotate moved the file */
         while (sigwait(stop, &sig) == 0 && sig == SIGHUP)
             if (sacc_reopen(s->access) != 0)
-                fprintf(stderr, "stepctl serve: cannot reopen the access log: %s\n", strerror(errno));
+                fprintf(stderr, "stepctl serve: cannot reopen the access log: %s\n",
+                        evidence_text_errno(errno, err, sizeof err));
         fprintf(stderr, "stepctl serve: signal %d: draining\n", sig);
         pthread_mutex_lock(&s->mu);
         s->draining = true;

@@ -17,6 +17,8 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "evidence_text.h"
+
 #define KEY_FILE_MAX (64 * 1024)
 #define SIG_RAW_MAX 512 /* RSA 4096; ECDSA P-256 DER needs at most 72 */
 
@@ -62,7 +64,8 @@ static char *read_key_file(const char *path, size_t *len, bool *unopenable, char
     FILE *f = fopen(path, "rb");
     if (!f) {
         *unopenable = true;
-        fail(err, errsz, "cannot open %s: %s", path, strerror(errno));
+        char why[128];
+        fail(err, errsz, "cannot open %s: %s", path, evidence_text_errno(errno, why, sizeof why));
         return NULL;
     }
     char *buf = malloc(KEY_FILE_MAX + 1);

@@ -128,10 +128,79 @@ static void ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start(void *
     ctl_world_end(&w);
 }
 
+/* ---- 2. the cookie race ---------------------------------------------------------- */
+
+struct race_client {
+    int port, rounds;
+    size_t good, bad;
+};
+
+static void *race_client_run(void *arg)
+{
+    struct race_client *c = arg;
+    for (int i = 0; i < c->rounds; i++) {
+        char url[256];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-%d/master.m3u8", c->port,
+                 1 + i % 4);
+        struct cdn_http h;
+        if (cdn_http(NULL, url, NULL, NULL, &h) == 0 && h.status == 200 &&
+            cloudfront_cookies(&h) == 3)
+            c->good++;
+        else
+            c->bad++;
+        if (h.status)
+            cdn_http_free(&h);
+    }
+    return NULL;
+}
+
+/* The cookie query was split with strtok(), whose position is shared by
+ * every thread: under 16 clients some master playlists carried 1, 2 or 4
+ * CloudFront cookies.  Every answer must carry exactly C's three (a
+ * ThreadSanitizer build cannot see inside glibc, so the count is the
+ * assertion). */
+static void ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256];
+    serve_world_granted(&w, g);
+    edge_key(&w);
+    cookie_paths(&w, "http://cdn-c.invalid/ch1/r360/live.m3u8",
+                 "http://cdn-c.invalid/ch1/r720/live.m3u8", paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    for (int i = 1; i <= 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s-%d", i);
+        json_decref(serve_allocate(s.port, id));
+    }
+    enum { CLIENTS = 16, ROUNDS = 60 };
+    struct race_client c[CLIENTS];
+    pthread_t th[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) {
+        c[i] = (struct race_client){.port = s.port, .rounds = ROUNDS};
+        assert_int_equal(pthread_create(&th[i], NULL, race_client_run, &c[i]), 0);
+    }
+    size_t good = 0, bad = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(th[i], NULL);
+        good += c[i].good;
+        bad += c[i].bad;
+    }
+    printf("master playlists: %zu with 3 cookies, %zu otherwise\n", good, bad);
+    assert_int_equal(bad, 0);
+    assert_int_equal(good, CLIENTS * ROUNDS);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
