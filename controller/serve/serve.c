@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,6 +303,52 @@ static bool declared_too_big(struct MHD_Connection *conn)
     return errno || *end || n > SRV_MAX_BODY;
 }
 
+/* How a request's body is framed, counted over every header line (a
+ * repeated header is kept line by line). */
+struct framing {
+    unsigned content_length, transfer_encoding;
+    bool bad_length; /* a Content-Length that is not 1*DIGIT */
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct framing *f = cls;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->content_length++;
+        f->bad_length |= !value || !value[0] || strspn(value, "0123456789") != strlen(value);
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->transfer_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* RFC 9112 6.3: a message with Transfer-Encoding and Content-Length, or
+ * with more than one Content-Length, cannot be framed unambiguously.
+ * libmicrohttpd 0.9.75 frames it by the first Content-Length, and the rest
+ * of the body ran as a second request (it stored an allocation): such a
+ * request is answered 400 and its connection closed, before any of its
+ * body is read. */
+static bool ambiguous_framing(struct MHD_Connection *conn)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+    return f.content_length > 1 || (f.content_length && f.transfer_encoding) ||
+           f.transfer_encoding > 1 || f.bad_length;
+}
+
+static enum MHD_Result refuse_framing(struct srv_request *rq)
+{
+    static const char *const close_it[] = {MHD_HTTP_HEADER_CONNECTION, "close", NULL};
+    static const char body[] =
+        "{\"error\":\"bad_request\",\"detail\":\"the message framing is ambiguous: "
+        "Content-Length twice, not a number, or with Transfer-Encoding (RFC 9112 6.3)\"}";
+    rq->too_big = true; /* whatever body follows is drained, never kept */
+    return srv_respond_headers(rq, MHD_HTTP_BAD_REQUEST, "application/json", body,
+                               sizeof body - 1, close_it);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -314,6 +361,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(rq = begin(s, conn, method, url)))
             return MHD_NO;
         *con_cls = rq;
+        if (ambiguous_framing(conn))
+            return refuse_framing(rq);
         /* A body declared too large is answered before it is read: by the
          * route's handler (it sees too_big), else 404 / 405 below. */
         if (!declared_too_big(conn))

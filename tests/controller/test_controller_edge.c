@@ -81,6 +81,74 @@ static size_t cloudfront_cookies(const struct cdn_http *h)
     return n;
 }
 
+/* A TCP connection to 127.0.0.1:port, or the test fails. */
+static int raw_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Reads what arrives on fd into out (NUL-terminated) until the peer
+ * closes or nothing came for wait_ms; true when it closed. */
+static bool raw_read_all(int fd, char *out, size_t cap, int wait_ms)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, wait_ms) <= 0)
+            return false;
+        ssize_t k = recv(fd, out + n, cap - 1 - n, 0);
+        if (k <= 0)
+            return k == 0 || errno == ECONNRESET;
+        n += (size_t)k;
+        out[n] = '\0';
+        if (n + 1 >= cap)
+            return false;
+    }
+}
+
+/* Sends text on a new connection and reads every answer until the service
+ * closes it (at most 5 s without a byte); true when it closed. */
+static bool raw_exchange(int port, const char *text, char *out, size_t cap)
+{
+    int fd = raw_connect(port);
+    size_t len = strlen(text);
+    assert_int_equal(send(fd, text, len, MSG_NOSIGNAL), (ssize_t)len);
+    bool closed = raw_read_all(fd, out, cap, 5000);
+    close(fd);
+    return closed;
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* An allocation request's body for id (the fixtures' cohort). */
+static void alloc_body(const char *id, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}",
+             id);
+}
+
+static long long allocations_named(const struct ctl_world *w, const char *id)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM allocations WHERE id = '%s'", id);
+    return ctl_query_int(w->db, sql);
+}
+
 /* ---- 1. the remote crash ------------------------------------------------------ */
 
 /* A cloudfront-cookies path whose renditions are on two schemes, hosts or
@@ -196,11 +264,86 @@ static void ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies(void
     ctl_world_end(&w);
 }
 
+/* ---- 3. request smuggling -------------------------------------------------------- */
+
+/* Two Content-Length headers were framed by the first (libmicrohttpd
+ * 0.9.75) and the rest of the body ran as a second request, which stored
+ * an allocation; likewise Transfer-Encoding with Content-Length.  Now 400,
+ * the connection closed, nothing of either request stored.  A plain
+ * pipelined pair on the same kind of socket shows that a second request
+ * would be seen: both answered, both stored. */
+static void ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    serve_world_granted(&w, g);
+    struct server s;
+    server_start(&w, &s);
+    char first[512], hidden[512], inner[1024], text[4096], got[16384];
+    alloc_body("s-first", first, sizeof first);
+    alloc_body("s-smuggled", hidden, sizeof hidden);
+    snprintf(inner, sizeof inner,
+             "POST /v1/allocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n\r\n%s",
+             strlen(hidden), hidden);
+
+    /* Content-Length twice: the first frames the JSON, the second the
+     * JSON and the hidden request. */
+    snprintf(text, sizeof text,
+             "POST /v1/allocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nContent-Length: %zu\r\n\r\n%s%s",
+             strlen(first), strlen(first) + strlen(inner), first, inner);
+    assert_true(raw_exchange(s.port, text, got, sizeof got));
+    if (strncmp(got, "HTTP/1.1 400", 12))
+        printf("answer: %s\n", got);
+    assert_memory_equal(got, "HTTP/1.1 400", 12);
+    assert_int_equal(count_of(got, "HTTP/1.1 "), 1);
+    assert_non_null(strstr(got, "RFC 9112 6.3"));
+    assert_int_equal(allocations_named(&w, "s-first"), 0);
+    assert_int_equal(allocations_named(&w, "s-smuggled"), 0);
+
+    /* Transfer-Encoding: chunked with a Content-Length that frames only
+     * the first chunk's header. */
+    snprintf(text, sizeof text,
+             "POST /v1/allocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n%s",
+             strlen(first), first, inner);
+    assert_true(raw_exchange(s.port, text, got, sizeof got));
+    assert_memory_equal(got, "HTTP/1.1 400", 12);
+    assert_int_equal(count_of(got, "HTTP/1.1 "), 1);
+    assert_int_equal(allocations_named(&w, "s-first"), 0);
+    assert_int_equal(allocations_named(&w, "s-smuggled"), 0);
+
+    /* A Content-Length that is not a number. */
+    snprintf(text, sizeof text,
+             "POST /v1/allocations HTTP/1.1\r\nHost: x\r\nContent-Length: +%zu\r\n\r\n%s",
+             strlen(first), first);
+    assert_true(raw_exchange(s.port, text, got, sizeof got));
+    assert_memory_equal(got, "HTTP/1.1 400", 12);
+    assert_int_equal(allocations_named(&w, "s-first"), 0);
+
+    /* The control: one Content-Length, then the second request pipelined
+     * and Connection: close on it; two answers, two rows. */
+    snprintf(text, sizeof text,
+             "POST /v1/allocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n\r\n%sPOST /v1/allocations HTTP/1.1\r\nHost: x\r\n"
+             "Connection: close\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(first), first, strlen(hidden), hidden);
+    assert_true(raw_exchange(s.port, text, got, sizeof got));
+    assert_int_equal(count_of(got, "HTTP/1.1 201"), 2);
+    assert_int_equal(allocations_named(&w, "s-first"), 1);
+    assert_int_equal(allocations_named(&w, "s-smuggled"), 1);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start, kill_leftovers),
         cmocka_unit_test_teardown(ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
