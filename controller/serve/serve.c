@@ -25,6 +25,7 @@
 #include "dlv.h"
 #include "evidence_text.h"
 #include "serve_access.h"
+#include "serve_deadline.h"
 
 /* Every table of routes the service answers; another set of endpoints adds
  * its table here. */
@@ -349,6 +350,29 @@ static enum MHD_Result refuse_framing(struct srv_request *rq)
                                sizeof body - 1, close_it);
 }
 
+/* The deadline entry of a connection (on_connection), or NULL. */
+static struct sdl_conn *conn_deadline(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Every accepted connection gets a deadline (serve_deadline.h). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct srv *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? sdl_open(s->deadline, ci->connect_fd) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        sdl_close(s->deadline, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -379,6 +403,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (!rq->too_big) /* the whole request is here: the service works now, not the client */
+        sdl_disarm(s->deadline, conn_deadline(conn));
     if (rq->answered)
         return MHD_YES;
     rq->body[rq->len] = '\0';
@@ -404,10 +430,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
     struct srv *s = cls;
     struct srv_request *rq = *con_cls;
+    sdl_arm(s->deadline, conn_deadline(conn)); /* the next request's time starts */
     if (!rq)
         return;
     if (rq->user_free)
@@ -487,8 +513,10 @@ static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
                             (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
                             (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
 }
 
@@ -555,7 +583,8 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         free(s);
         return CLI_NOINPUT;
     }
-    s->daemon = start_daemon(s, cfg, fd);
+    s->deadline = sdl_start(cfg->request_timeout_s * 1000u);
+    s->daemon = s->deadline ? start_daemon(s, cfg, fd) : NULL;
     int rc = CLI_OK;
     if (!s->daemon) {
         fprintf(stderr, "stepctl serve: cannot listen on %s\n",
@@ -594,6 +623,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     }
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    sdl_stop(s->deadline); /* after the daemon: every connection is closed */
     swr_stop(s->writer); /* every submitted job finishes first */
     dlv_free(s->dlv);
     smet_free(s->metrics);

@@ -25,7 +25,8 @@ static const char serve_help[] =
     "usage: stepctl serve --db control.db --listen ADDR:PORT [--threads N] [--batch-max N]\n"
     "                     [--port-file F] [--drain-timeout S] [--paths paths.json]\n"
     "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
-    "                     [--access-log FILE]\n"
+    "                     [--access-log FILE] [--request-timeout S]\n"
+    "                     [--max-connections-per-ip N]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -67,6 +68,11 @@ static const char serve_help[] =
     "  --access-log F     one JSON line per answer (time, method, route, status, bytes,\n"
     "                     duration_s, client; never the URL, query, headers or body) appended\n"
     "                     to F (\"-\": stderr); SIGHUP reopens F (after logrotate)\n"
+    "  --request-timeout S  whole-request deadline (default 10): from a connection's\n"
+    "                     accept, or the end of its previous request, to the last byte\n"
+    "                     of the request's body; a client still sending then is cut off\n"
+    "  --max-connections-per-ip N  connections of one client address at once (default 64;\n"
+    "                     0: no limit, e.g. behind a reverse proxy); more are closed at once\n"
     "exit: 0 stopped after draining, 64 usage, 65 paths.json refused or a key not usable,\n"
     "      66 control.db, the address, paths.json, a key file or the access log cannot be\n"
     "      opened, 70 internal\n";
@@ -154,7 +160,7 @@ int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
-               *access_log = NULL;
+               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL;
     bool help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -167,7 +173,9 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--evidence", &evidence, NULL},
                              {"--cors-origin", &cors, NULL},
                              {"--public-url", &public_url, NULL},
-                             {"--access-log", &access_log, NULL}};
+                             {"--access-log", &access_log, NULL},
+                             {"--request-timeout", &request_timeout, NULL},
+                             {"--max-connections-per-ip", &per_ip, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -176,10 +184,12 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     struct srv_config c;
     memset(&c, 0, sizeof c);
-    int64_t n_threads = 2, n_batch = 256, drain_s = 30;
+    int64_t n_threads = 2, n_batch = 256, drain_s = 30, request_s = 10, n_per_ip = 64;
     if ((rc = cli_int("serve", "--threads", threads, 1, 64, &n_threads)) != CLI_OK ||
         (rc = cli_int("serve", "--batch-max", batch, 1, 100000, &n_batch)) != CLI_OK ||
         (rc = cli_int("serve", "--drain-timeout", drain, 0, 3600, &drain_s)) != CLI_OK ||
+        (rc = cli_int("serve", "--request-timeout", request_timeout, 1, 3600, &request_s)) != CLI_OK ||
+        (rc = cli_int("serve", "--max-connections-per-ip", per_ip, 0, 100000, &n_per_ip)) != CLI_OK ||
         (rc = parse_listen(listen, &c)) != CLI_OK)
         return rc;
     c.db_path = db;
@@ -188,6 +198,8 @@ int stepctl_cmd_serve(int argc, char **argv)
     c.batch_max = (size_t)n_batch;
     c.port_file = port_file;
     c.drain_s = (unsigned)drain_s;
+    c.request_timeout_s = (unsigned)request_s;
+    c.per_ip_limit = (unsigned)n_per_ip;
     if ((rc = origin_ok("--cors-origin", cors, true)) != CLI_OK ||
         (rc = origin_ok("--public-url", public_url, false)) != CLI_OK)
         return rc;

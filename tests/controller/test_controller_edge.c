@@ -338,12 +338,105 @@ static void ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled(v
     ctl_world_end(&w);
 }
 
+/* ---- 4. slowloris ------------------------------------------------------------------ */
+
+/* A TCP connection to 127.0.0.1:port from the loopback address src (the
+ * whole of 127/8 is this host's): another client address. */
+static int raw_connect_from(int port, const char *src)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in from = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, src, &from.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof from), 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Has the service closed fd (end of stream or reset)?  Reads what is
+ * there without waiting. */
+static bool raw_closed(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    char b[512];
+    ssize_t k = recv(fd, b, sizeof b, MSG_DONTWAIT);
+    return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* A client holding requests open by sending a byte now and then never
+ * reached libmicrohttpd's idle timeout, and enough of them blocked
+ * everyone.  Now one address has at most --max-connections-per-ip
+ * connections (more are closed at once), and a request still arriving
+ * --request-timeout after its connection was accepted is cut off, in its
+ * headers or in its body.  Asserted: an honest client is answered while
+ * the tricklers are connected, and every trickler is closed long before it
+ * would have finished (the trickle is bounded: 15 s). */
+static void ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    serve_world_granted(&w, g);
+    const char *extra[] = {"--max-connections-per-ip", "8", "--request-timeout", "3", NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    enum { TRICKLERS = 24, LIMIT = 8, HEADERS = TRICKLERS, BODY = TRICKLERS + 1, ALL };
+    int fd[ALL];
+    bool closed[ALL] = {false};
+    static const char head[] = "POST /v1/allocations HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < TRICKLERS; i++) { /* in their headers, from 127.0.0.2 */
+        fd[i] = raw_connect_from(s.port, "127.0.0.2");
+        send(fd[i], head, sizeof head - 1, MSG_NOSIGNAL);
+    }
+    /* in its body, from 127.0.0.3 (one in the headers there too) */
+    fd[HEADERS] = raw_connect_from(s.port, "127.0.0.3");
+    send(fd[HEADERS], head, sizeof head - 1, MSG_NOSIGNAL);
+    fd[BODY] = raw_connect_from(s.port, "127.0.0.3");
+    static const char body_head[] = "POST /v1/allocations HTTP/1.1\r\nHost: x\r\n"
+                                    "Content-Type: application/json\r\nContent-Length: 300\r\n\r\n{";
+    send(fd[BODY], body_head, sizeof body_head - 1, MSG_NOSIGNAL);
+    usleep(200000);
+    /* The service closed what is over the limit; the rest is held. */
+    int held = 0;
+    for (int i = 0; i < ALL; i++)
+        held += !(closed[i] = raw_closed(fd[i]));
+    printf("%d of %d tricklers held before the honest client\n", held, (int)ALL);
+    assert_true(held >= 2 && held <= LIMIT + 2);
+    json_t *a = serve_allocate(s.port, "s-honest");
+    json_decref(a);
+    /* Trickle a byte every 200 ms to every connection still open. */
+    int open = held;
+    for (int round = 0; round < 75 && open > 0; round++) {
+        usleep(200000);
+        open = 0;
+        for (int i = 0; i < ALL; i++) {
+            if (closed[i])
+                continue;
+            send(fd[i], i == BODY ? " " : "X", 1, MSG_NOSIGNAL);
+            open += !(closed[i] = raw_closed(fd[i]));
+        }
+    }
+    assert_int_equal(open, 0);
+    for (int i = 0; i < ALL; i++)
+        close(fd[i]);
+    /* Served after, too; nothing of the tricklers stored. */
+    json_decref(serve_allocate(s.port, "s-honest-2"));
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM allocations"), 2);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start, kill_leftovers),
         cmocka_unit_test_teardown(ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies, kill_leftovers),
         cmocka_unit_test_teardown(ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
