@@ -600,10 +600,9 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
                 evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]), port,
                 cfg->threads, evidence_text_escape(cfg->db_path, false, shown[1], sizeof shown[1]));
         if (cfg->paths)
-            fprintf(stderr, "stepctl serve: delivery of %zu paths, playback URLs under %s%s\n",
+            fprintf(stderr, "stepctl serve: delivery of %zu paths, playback URLs under %s\n",
                     cfg->paths->n,
-                    evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]),
-                    cfg->evidence_path ? "" : " (no --evidence: fallback lists are never pruned)");
+                    evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]));
         int sig = 0;
         /* SIGHUP (in *stop with --access-log): logrotate moved the file */
         while (sigwait(stop, &sig) == 0 && sig == SIGHUP)

@@ -17,6 +17,7 @@
 
 #include "cliutil.h"
 #include "dlv_paths.h"
+#include "evidence.h"
 #include "evidence_text.h"
 #include "serve.h"
 #include "stepctl.h"
@@ -60,8 +61,11 @@ static const char serve_help[] =
     "  --port-file F      write the port listened on to F once listening\n"
     "  --drain-timeout S  longest wait for requests in flight at SIGTERM (default 30)\n"
     "  --paths F          the delivery configuration (unknown keys refused)\n"
-    "  --evidence F       evidence.db, read-only: a fallback with a MISMATCH observed after\n"
-    "                     the allocation's decision leaves its list (without it: never)\n"
+    "  --evidence F       evidence.db, read-only (needed with --paths; refused at start when\n"
+    "                     it is not a readable evidence store): a fallback with a MISMATCH\n"
+    "                     observed after the allocation's decision leaves its list for good\n"
+    "                     (recorded in control.db); while it cannot be read, no fallback\n"
+    "                     is listed\n"
     "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
     "  --public-url URL   the service as players reach it, the start of playback_url\n"
     "                     (default http://ADDR:PORT as listened on)\n"
@@ -73,9 +77,9 @@ static const char serve_help[] =
     "                     of the request's body; a client still sending then is cut off\n"
     "  --max-connections-per-ip N  connections of one client address at once (default 64;\n"
     "                     0: no limit, e.g. behind a reverse proxy); more are closed at once\n"
-    "exit: 0 stopped after draining, 64 usage, 65 paths.json refused or a key not usable,\n"
-    "      66 control.db, the address, paths.json, a key file or the access log cannot be\n"
-    "      opened, 70 internal\n";
+    "exit: 0 stopped after draining, 64 usage (also --paths without --evidence), 65 paths.json\n"
+    "      refused or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
+    "      the evidence store or the access log cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
 static int parse_listen(const char *s, struct srv_config *c)
@@ -156,6 +160,24 @@ static int load_paths(const char *file, struct dlv_paths **out)
     return rc;
 }
 
+/* --evidence opened once read-only before listening: a store that is
+ * missing, not SQLite or not an evidence store is refused (66) rather than
+ * served as if it held no MISMATCH.  0 or 66. */
+static int evidence_usable(const char *file)
+{
+    struct evidence_db *db = NULL;
+    char err[1024], shown[2][1200];
+    enum evidence_rc rc = evidence_open(file, EVIDENCE_OPEN_RO, &db, err, sizeof err);
+    evidence_close(db);
+    if (rc == EVIDENCE_OK)
+        return CLI_OK;
+    fprintf(stderr, "stepctl serve: --evidence %s: %s: refusing to start (a fallback could not be "
+                    "shown free of MISMATCH)\n",
+            evidence_text_escape(file, false, shown[0], sizeof shown[0]),
+            evidence_text_escape(err, false, shown[1], sizeof shown[1]));
+    return CLI_NOINPUT;
+}
+
 int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
@@ -211,8 +233,18 @@ int stepctl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "stepctl serve: --evidence is read for delivery only: give --paths too\n");
         return CLI_USAGE;
     }
+    if (paths && !evidence) { /* fail closed: no evidence, no way to drop a MISMATCHed fallback */
+        fprintf(stderr, "stepctl serve: --paths needs --evidence evidence.db: a fallback path is "
+                        "listed only while the evidence shows no MISMATCH since the decision\n");
+        return CLI_USAGE;
+    }
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
+    if (evidence && (rc = evidence_usable(evidence)) != CLI_OK) {
+        dlv_paths_free(c.paths);
+        free(c.paths);
+        return rc;
+    }
     /* Every connection is used by one thread only (the writer's, and one per
      * read request): no per-connection mutex, and no global lock around
      * SQLite's allocator for memory statistics nobody reads.  Process-wide,

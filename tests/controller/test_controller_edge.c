@@ -430,6 +430,97 @@ static void ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered
     ctl_world_end(&w);
 }
 
+/* ---- 5. fail closed ----------------------------------------------------------------- */
+
+/* Moves a SQLite file and its -wal and -shm to the same names + suffix
+ * (away) or back: a WAL file holds pages the main file may not have yet,
+ * so the three go together. */
+static void move_store(const char *db, const char *suffix, bool away)
+{
+    static const char *const parts[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char here[300], there[320];
+        snprintf(here, sizeof here, "%s%s", db, parts[i]);
+        snprintf(there, sizeof there, "%s%s", here, suffix);
+        rename(away ? here : there, away ? there : here);
+    }
+}
+
+static int serve_exit(struct ctl_world *w, const char *args)
+{
+    return ctl_run(&w->t, "serve --db '%s' --listen 127.0.0.1:0 %s", w->db, args);
+}
+
+/* With --evidence missing or not SQLite the service started and listed a
+ * fallback again that an earlier MISMATCH had removed.  Now: --paths
+ * without --evidence is a usage error (64), a store that cannot be opened
+ * refuses the start (66); a store that becomes unreadable later lists no
+ * fallback until it can be read again; a removal recorded in control.db
+ * survives a restart on a fresh evidence.db that never saw the MISMATCH. */
+static void ctl_154_serve_fails_closed_without_readable_evidence(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], args[1024], bad[256];
+    serve_world_granted(&w, g);
+    serve_paths_unsigned(&w, paths, sizeof paths);
+    snprintf(args, sizeof args, "--paths '%s'", paths);
+    assert_int_equal(serve_exit(&w, args), 64);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "--paths needs --evidence"));
+    free(err);
+    ctl_write_text(&w.t, "not-sqlite.db", "this is not a database\n", bad, sizeof bad);
+    const char *const unusable[] = {bad, w.t.dir, "/nonexistent/evidence.db"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "--paths '%s' --evidence '%s'", paths, unusable[i]);
+        assert_int_equal(serve_exit(&w, args), 66);
+        err = ctl_out(&w.t, "err");
+        assert_non_null(strstr(err, "refusing to start"));
+        free(err);
+    }
+
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+    char list[128];
+    serve_priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    /* The store becomes unreadable: no fallback; readable again: back. */
+    move_store(w.ev, ".bak", true);
+    assert_int_equal(link(bad, w.ev), 0);
+    sleep(2); /* a pathway's evidence is read at most once a second */
+    serve_priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C");
+    assert_int_equal(unlink(w.ev), 0);
+    move_store(w.ev, ".bak", false);
+    sleep(2);
+    serve_priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    /* D's MISMATCH removes it, recorded in control.db ... */
+    ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    serve_priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'D'"), 1);
+    /* ... so a restart on a fresh evidence.db (with E's MATCH only) keeps
+     * D out. */
+    static const char *const parts[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char f[300];
+        snprintf(f, sizeof f, "%s%s", w.ev, parts[i]);
+        unlink(f);
+    }
+    ctl_evidence_store(w.ev, NULL);
+    ctl_world_evidence(&w, "ev-e-again", "E", "MATCH", ctl_now_ms() - 1000, true);
+    server_start_with(&w, &s, extra);
+    serve_priority(s.port, "s-1", list, sizeof list);
+    assert_string_equal(list, "C,E");
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +528,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies, kill_leftovers),
         cmocka_unit_test_teardown(ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled, kill_leftovers),
         cmocka_unit_test_teardown(ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_154_serve_fails_closed_without_readable_evidence, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
