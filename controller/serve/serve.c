@@ -69,6 +69,8 @@ static bool match(const char *pattern, const char *url, char param[][AREQ_ID_MAX
                 n++;
             if (n == 0 || n > AREQ_ID_MAX || k == SRV_MAX_PARAMS || (url[n] && url[n] != '/'))
                 return false;
+            if ((n == 1 && url[0] == '.') || (n == 2 && url[0] == '.' && url[1] == '.'))
+                return false; /* a dot-segment names no allocation, path or rendition */
             memcpy(param[k], url, n);
             param[k++][n] = '\0';
             url += n;
@@ -80,6 +82,22 @@ static bool match(const char *pattern, const char *url, char param[][AREQ_ID_MAX
     return !*pattern && !*url;
 }
 
+/* Adds method to the Allow list of rq (once). */
+static void allow(struct srv_request *rq, const char *method)
+{
+    size_t used = strlen(rq->allow);
+    if (!strstr(rq->allow, method) && used + strlen(method) + 3 < sizeof rq->allow)
+        snprintf(rq->allow + used, sizeof rq->allow - used, "%s%s", used ? ", " : "", method);
+}
+
+/* HEAD is answered by the GET route: the same status and headers, and
+ * libmicrohttpd sends no body (RFC 9110 9.3.2). */
+static bool method_matches(const char *route_method, const char *method)
+{
+    return !strcmp(route_method, method) ||
+           (!strcmp(method, MHD_HTTP_METHOD_HEAD) && !strcmp(route_method, MHD_HTTP_METHOD_GET));
+}
+
 static void route(struct srv_request *rq, const char *method, const char *url)
 {
     size_t index = 0;
@@ -88,11 +106,10 @@ static void route(struct srv_request *rq, const char *method, const char *url)
             const struct srv_route *r = &srv_route_tables[t]->routes[i];
             if (!match(r->pattern, url, rq->param))
                 continue;
-            if (!strstr(rq->allow, r->method) &&
-                strlen(rq->allow) + strlen(r->method) + 3 < sizeof rq->allow)
-                snprintf(rq->allow + strlen(rq->allow), sizeof rq->allow - strlen(rq->allow),
-                         "%s%s", rq->allow[0] ? ", " : "", r->method);
-            if (!strcmp(r->method, method)) {
+            allow(rq, r->method);
+            if (!strcmp(r->method, MHD_HTTP_METHOD_GET))
+                allow(rq, MHD_HTTP_METHOD_HEAD);
+            if (method_matches(r->method, method)) {
                 rq->route = r;
                 rq->route_index = index;
                 return;

@@ -521,6 +521,85 @@ static void ctl_154_serve_fails_closed_without_readable_evidence(void **state)
     ctl_world_end(&w);
 }
 
+/* ---- 6. the smaller list ------------------------------------------------------------- */
+
+/* One request on its own connection (Connection: close); the answer. */
+static void raw_once(int port, const char *method, const char *target, char *out, size_t cap)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", method,
+             target);
+    assert_true(raw_exchange(port, text, out, cap));
+}
+
+/* The body of a raw answer: what follows the blank line. */
+static const char *raw_body(const char *answer)
+{
+    const char *b = strstr(answer, "\r\n\r\n");
+    assert_non_null(b);
+    return b + 4;
+}
+
+/* HEAD was answered 405; allocation ids "." and ".." were accepted and
+ * their playback URLs normalize away.  Now HEAD is answered as GET is,
+ * without a body, and dot-segments are refused: 400 in a body, 404 in a
+ * path. */
+static void ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refused(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], got[16384], get_answer[16384];
+    serve_world_granted(&w, g);
+    serve_paths_unsigned(&w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+    static const char *const targets[] = {"/healthz", "/v1/allocations/s-1/steering",
+                                          "/v1/allocations/s-1/master.m3u8", "/metrics"};
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        raw_once(s.port, "HEAD", targets[i], got, sizeof got);
+        if (strncmp(got, "HTTP/1.1 200", 12))
+            printf("HEAD %s: %s\n", targets[i], got);
+        assert_memory_equal(got, "HTTP/1.1 200", 12);
+        assert_string_equal(raw_body(got), "");
+        raw_once(s.port, "GET", targets[i], get_answer, sizeof get_answer);
+        assert_memory_equal(get_answer, "HTTP/1.1 200", 12);
+        assert_true(strlen(raw_body(get_answer)) > 0);
+    }
+    /* HEAD where only POST is: 405, Allow says so; Allow of a GET path
+     * names HEAD. */
+    raw_once(s.port, "HEAD", "/v1/allocations", got, sizeof got);
+    assert_memory_equal(got, "HTTP/1.1 405", 12);
+    assert_non_null(strstr(got, "\r\nAllow: POST\r\n"));
+    raw_once(s.port, "DELETE", "/healthz", got, sizeof got);
+    assert_memory_equal(got, "HTTP/1.1 405", 12);
+    assert_non_null(strstr(got, "\r\nAllow: GET, HEAD\r\n"));
+
+    /* "." and ".." as allocation ids: 400, nothing stored. */
+    static const char *const dots[] = {".", ".."};
+    for (size_t i = 0; i < 2; i++) {
+        struct cdn_http h;
+        serve_post_allocation(s.port, dots[i], &h);
+        assert_int_equal(h.status, 400);
+        assert_non_null(strstr(h.body, "dot-segments"));
+        cdn_http_free(&h);
+        assert_int_equal(allocations_named(&w, dots[i]), 0);
+    }
+    /* In a path (sent as is: a client would normalize it): no route. */
+    static const char *const dot_paths[] = {"/v1/allocations/./steering",
+                                            "/v1/allocations/../steering",
+                                            "/v1/allocations/s-1/./r360.m3u8",
+                                            "/v1/allocations/s-1/C/.."};
+    for (size_t i = 0; i < sizeof dot_paths / sizeof dot_paths[0]; i++) {
+        raw_once(s.port, "GET", dot_paths[i], got, sizeof got);
+        assert_memory_equal(got, "HTTP/1.1 404", 12);
+        assert_non_null(strstr(got, "not_found"));
+    }
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +608,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_152_serve_ambiguous_framing_is_400_and_closes_nothing_smuggled, kill_leftovers),
         cmocka_unit_test_teardown(ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered, kill_leftovers),
         cmocka_unit_test_teardown(ctl_154_serve_fails_closed_without_readable_evidence, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refused, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
