@@ -2,11 +2,14 @@
 #include "cliutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "evidence_text.h"
 
@@ -22,13 +25,37 @@ int64_t cli_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+FILE *cli_open_regular(const char *path, unsigned *mode, char *why, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        evidence_text_errno(errno, why, n);
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, n, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    if (mode)
+        *mode = (unsigned)st.st_mode;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        evidence_text_errno(errno, why, n);
+        close(fd);
+    }
+    return f;
+}
+
 int cli_slurp(const char *path, size_t max, char **buf, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    FILE *f = cli_open_regular(path, NULL, why, sizeof why);
     if (!f) {
-        char why[128];
-        fprintf(stderr, "stepctl: cannot open %s: %s\n", path,
-                evidence_text_errno(errno, why, sizeof why));
+        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, why);
         return CLI_NOINPUT;
     }
     char *b = malloc(max + 1);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum cli_exit {
     CLI_OK = 0,
@@ -31,8 +32,16 @@ int cli_store_exit(bool file_problem);
 int64_t cli_now_ms(void);
 
 /* Reads a whole file of at most max bytes into *buf (NUL-terminated, free()).
- * Returns 0, 66 (cannot open/read), 65 (too big) or 70, after printing why. */
+ * Returns 0, 66 (cannot open/read, or not a regular file), 65 (too big) or
+ * 70, after printing why. */
 int cli_slurp(const char *path, size_t max, char **buf, size_t *len);
+
+/* Opens path for reading as a stream when it is a regular file, else NULL
+ * with why filled (the errno message, or "not a regular file").  The open
+ * is O_NONBLOCK, so a FIFO without a writer (or a device) can hang neither
+ * the open nor the read: it is refused.  *mode: the file's st_mode (may be
+ * NULL). */
+FILE *cli_open_regular(const char *path, unsigned *mode, char *why, size_t n);
 
 /* One option: "--name VALUE" stores VALUE in *value; a flag (value NULL)
  * sets *flag. */

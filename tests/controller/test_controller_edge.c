@@ -600,6 +600,87 @@ static void ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refus
     ctl_world_end(&w);
 }
 
+/* A command of stepctl bounded by timeout(1): a hang is exit 124, not a
+ * test that never ends. */
+#define BOUNDED "20 '" CTL_STEPCTL "' "
+
+/* FIFO inputs (decide --input, next --input, a paths.json key_file,
+ * sign-url --key, paths.json itself) hung the command; private keys that
+ * group or others could read were used silently.  Now a FIFO is refused
+ * at once (66, "not a regular file"), and a private key with any group or
+ * other permission is refused (65, naming the mode); mode 0600 signs. */
+static void ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], fifo[256], paths[256], text[2048];
+    serve_world_granted(&w, g);
+    edge_key(&w);
+    ctl_tmp_path(&w.t, "fifo", fifo, sizeof fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char cmd[4][1024];
+    snprintf(cmd[0], sizeof cmd[0], BOUNDED "decide --input '%s' --evidence '%s' --db '%s'", fifo,
+             w.ev, w.db);
+    snprintf(cmd[1], sizeof cmd[1], BOUNDED "next %s --input '%s' --evidence '%s' --db '%s'", g,
+             fifo, w.ev, w.db);
+    snprintf(cmd[2], sizeof cmd[2],
+             BOUNDED "sign-url --key '%s' --key-pair-id K --url http://a/b --expires 9", fifo);
+    snprintf(cmd[3], sizeof cmd[3],
+             BOUNDED "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' --evidence '%s'", w.db, fifo,
+             w.ev);
+    for (size_t i = 0; i < 4; i++) {
+        int rc = ctl_run_program(&w.t, "timeout", "%s", cmd[i]);
+        char *err = ctl_out(&w.t, "err");
+        if (rc != 66 || !strstr(err, "not a regular file"))
+            printf("case %zu: exit %d: %s\n", i, rc, err);
+        assert_int_equal(rc, 66);
+        assert_non_null(strstr(err, "not a regular file"));
+        free(err);
+    }
+    /* A key_file that is a FIFO. */
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://cdn-c.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"fifo\", \"key_pair_id\": \"K\"}}}}\n");
+    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
+    assert_int_equal(ctl_run_program(&w.t, "timeout",
+                                     BOUNDED "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' "
+                                     "--evidence '%s'", w.db, paths, w.ev),
+                     66);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "paths.C.auth.key_file"));
+    assert_non_null(strstr(err, "not a regular file"));
+    free(err);
+
+    /* Keys open to group or others. */
+    char key[256];
+    ctl_tmp_path(&w.t, "rsa.pem", key, sizeof key);
+    static const mode_t open_modes[] = {0644, 0640, 0604, 0620};
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        assert_int_equal(chmod(key, open_modes[i]), 0);
+        assert_int_equal(ctl_run(&w.t, "sign-url --key '%s' --key-pair-id K --url http://a/b "
+                                       "--expires 9999999999", key),
+                         65);
+        err = ctl_out(&w.t, "err");
+        char mode[32];
+        snprintf(mode, sizeof mode, "(mode %04o)", (unsigned)open_modes[i]);
+        assert_non_null(strstr(err, "accessible by group or others"));
+        assert_non_null(strstr(err, mode));
+        free(err);
+    }
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://cdn-c.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"K\"}}}}\n");
+    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' --evidence '%s'",
+                             w.db, paths, w.ev),
+                     65);
+    assert_int_equal(chmod(key, 0600), 0);
+    assert_int_equal(ctl_run(&w.t, "sign-url --key '%s' --key-pair-id K --url http://a/b "
+                                   "--expires 9999999999", key),
+                     0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered, kill_leftovers),
         cmocka_unit_test_teardown(ctl_154_serve_fails_closed_without_readable_evidence, kill_leftovers),
         cmocka_unit_test_teardown(ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refused, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
