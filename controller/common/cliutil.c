@@ -130,3 +130,14 @@ int cli_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_
     *out = v;
     return CLI_OK;
 }
+
+int cli_actor(const char *cmd, const char *given, size_t max_len, const char **out)
+{
+    const char *u = getenv("USER");
+    *out = given ? given : u && u[0] ? u : "unknown";
+    size_t n = strlen(*out);
+    if (n && n <= max_len)
+        return CLI_OK;
+    fprintf(stderr, "stepctl %s: --actor must be 1 to %zu bytes (got %zu)\n", cmd, max_len, n);
+    return CLI_USAGE;
+}

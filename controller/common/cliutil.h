@@ -57,6 +57,13 @@ struct cli_opt {
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n_opts, bool *help,
               const char **pos, size_t max_pos, size_t *n_pos);
 
+/* The actor a command records: given (--actor), else $USER, else
+ * "unknown", into *out.  It must be 1 to max_len bytes: a longer or an
+ * empty one is refused (a longer one was once silently cut).  0, or 64
+ * after printing a message naming cmd.  Control characters are kept:
+ * every output escapes them. */
+int cli_actor(const char *cmd, const char *given, size_t max_len, const char **out);
+
 /* An integer option in [min, max]; NULL s leaves *out unchanged.  0 or 64
  * after printing a message naming the option. */
 int cli_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,

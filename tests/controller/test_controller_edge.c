@@ -681,6 +681,38 @@ static void ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too(void **s
     ctl_world_end(&w);
 }
 
+/* `next --actor` was not bounded like grant, revoke and release (a longer
+ * one was cut to 127 bytes where it is recorded).  Now empty or longer
+ * than 127 bytes is 64, and nothing is written; 127 bytes are taken. */
+static void ctl_157_next_actor_is_bounded_like_grant(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], long_actor[130];
+    serve_world_granted(&w, g);
+    long long before = ctl_query_int(w.db, "SELECT count(*) FROM grant_events") +
+                       ctl_query_int(w.db, "SELECT count(*) FROM decisions");
+    memset(long_actor, 'a', 128);
+    long_actor[128] = '\0';
+    const char *const bad[] = {"", long_actor};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(ctl_run(&w.t, "next %s --db '%s' --evidence '%s' --actor '%s'", g, w.db,
+                                 w.ev, bad[i]),
+                         64);
+        char *err = ctl_out(&w.t, "err");
+        assert_non_null(strstr(err, "stepctl next: --actor must be 1 to 127 bytes"));
+        free(err);
+    }
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grant_events") +
+                         ctl_query_int(w.db, "SELECT count(*) FROM decisions"),
+                     before);
+    long_actor[127] = '\0';
+    assert_int_not_equal(ctl_run(&w.t, "next %s --db '%s' --evidence '%s' --actor '%s' --dry-run",
+                                 g, w.db, w.ev, long_actor),
+                         64);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -691,6 +723,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_154_serve_fails_closed_without_readable_evidence, kill_leftovers),
         cmocka_unit_test_teardown(ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refused, kill_leftovers),
         cmocka_unit_test_teardown(ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_157_next_actor_is_bounded_like_grant, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
