@@ -112,6 +112,23 @@ static bool raw_read_all(int fd, char *out, size_t cap, int wait_ms)
     }
 }
 
+/* Reads one request's head from fd (until the blank line, bounded). */
+static void raw_read_request(int fd, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    while (n + 1 < cap && !strstr(out, "\r\n\r\n")) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 2000) <= 0)
+            return;
+        ssize_t k = recv(fd, out + n, cap - 1 - n, 0);
+        if (k <= 0)
+            return;
+        n += (size_t)k;
+        out[n] = '\0';
+    }
+}
+
 /* Sends text on a new connection and reads every answer until the service
  * closes it (at most 5 s without a byte); true when it closed. */
 static bool raw_exchange(int port, const char *text, char *out, size_t cap)
@@ -713,6 +730,128 @@ static void ctl_157_next_actor_is_bounded_like_grant(void **state)
     ctl_world_end(&w);
 }
 
+/* A loopback upstream that answers every request with one fixed answer
+ * (switched by the test): the CDN of a cloudfront-url path. */
+struct fixed_upstream {
+    int fd, port;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    char answer[2048];
+    bool stop;
+};
+
+static void *fixed_upstream_run(void *arg)
+{
+    struct fixed_upstream *u = arg;
+    for (;;) {
+        pthread_mutex_lock(&u->mu);
+        bool stop = u->stop;
+        pthread_mutex_unlock(&u->mu);
+        struct pollfd p = {.fd = u->fd, .events = POLLIN};
+        if (stop)
+            return NULL;
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        int c = accept(u->fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        char req[4096];
+        raw_read_request(c, req, sizeof req);
+        pthread_mutex_lock(&u->mu);
+        send(c, u->answer, strlen(u->answer), MSG_NOSIGNAL);
+        pthread_mutex_unlock(&u->mu);
+        close(c);
+    }
+}
+
+static void fixed_upstream_set(struct fixed_upstream *u, const char *status, const char *body)
+{
+    pthread_mutex_lock(&u->mu);
+    snprintf(u->answer, sizeof u->answer,
+             "HTTP/1.1 %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s", status,
+             strlen(body), body);
+    pthread_mutex_unlock(&u->mu);
+}
+
+static void fixed_upstream_start(struct fixed_upstream *u)
+{
+    memset(u, 0, sizeof *u);
+    pthread_mutex_init(&u->mu, NULL);
+    u->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(u->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(u->fd, 16), 0);
+    assert_int_equal(getsockname(u->fd, (struct sockaddr *)&a, &len), 0);
+    u->port = ntohs(a.sin_port);
+    fixed_upstream_set(u, "200 OK", "#EXTM3U\n");
+    assert_int_equal(pthread_create(&u->thread, NULL, fixed_upstream_run, u), 0);
+}
+
+static void fixed_upstream_stop(struct fixed_upstream *u)
+{
+    pthread_mutex_lock(&u->mu);
+    u->stop = true;
+    pthread_mutex_unlock(&u->mu);
+    pthread_join(u->thread, NULL);
+    close(u->fd);
+    pthread_mutex_destroy(&u->mu);
+}
+
+/* Invalid upstream content (not a playlist, a multivariant playlist, a
+ * control byte, a URI outside the rendition) was answered
+ * upstream_unavailable: upstream_invalid was never produced.  Now it is,
+ * and upstream_unavailable stays for an upstream that does not answer 200. */
+static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], text[2048];
+    serve_world_granted(&w, g);
+    edge_key(&w);
+    struct fixed_upstream up;
+    fixed_upstream_start(&up);
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://127.0.0.1:%d/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"K\"}}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}}, \"playlist_cache_ms\": 0}\n",
+             up.port);
+    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+    static const struct {
+        const char *status, *body, *code;
+    } cases[] = {
+        {"200 OK", "<html>not a playlist</html>", "upstream_invalid"},
+        {"200 OK", "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n", "upstream_invalid"},
+        {"200 OK", "#EXTM3U\n#EXTINF:4,\nhttp://elsewhere.invalid/x/0.ts\n", "upstream_invalid"},
+        {"503 Service Unavailable", "busy", "upstream_unavailable"},
+        {"200 OK", "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixed_upstream_set(&up, cases[i].status, cases[i].body);
+        struct cdn_http h;
+        long st = edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        if (cases[i].code && (st != 502 || !strstr(h.body, cases[i].code)))
+            printf("case %zu: %ld %s\n", i, st, h.body);
+        if (cases[i].code) {
+            assert_int_equal(st, 502);
+            assert_non_null(strstr(h.body, cases[i].code));
+        } else {
+            assert_int_equal(st, 200);
+            assert_non_null(strstr(h.body, "/ch1/r360/seg0.ts?Policy="));
+        }
+        cdn_http_free(&h);
+    }
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    fixed_upstream_stop(&up);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -724,6 +863,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refused, kill_leftovers),
         cmocka_unit_test_teardown(ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too, kill_leftovers),
         cmocka_unit_test_teardown(ctl_157_next_actor_is_bounded_like_grant, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_158_serve_invalid_upstream_content_is_upstream_invalid, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
