@@ -14,12 +14,15 @@
 #define DROPPED_SLOTS 1024
 
 struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
-                    const char *evidence_path)
+                    const char *evidence_path, const char *url_path)
 {
+    if (strlen(url_path) >= sizeof ((struct dlv *)NULL)->url_path)
+        return NULL;
     struct dlv *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
     *d = (struct dlv){.paths = paths, .db_path = db_path, .evidence_path = evidence_path};
+    snprintf(d->url_path, sizeof d->url_path, "%s", url_path);
     pthread_mutex_init(&d->mu, NULL);
     d->allocs = dcache_new(ALLOC_SLOTS);
     d->dropped = dcache_new(DROPPED_SLOTS);
@@ -224,9 +227,9 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
         return r < 0 ? -1 : 0;
     struct buf b = {0};
     bool ok = put(&b, "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n"
-                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/%s/steering\","
+                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"%s/v1/allocations/%s/steering\","
                       "PATHWAY-ID=\"%s\"\n",
-                  id, a.path_id);
+                  d->url_path, id, a.path_id);
     for (size_t i = 0; ok && i < pw.n; i++) {
         const struct dlv_path *p = dlv_paths_find(d->paths, pw.id[i]);
         if (p->auth == DLV_AUTH_CF_COOKIES && cookies(d, &a, id, p, now_ms, out) != 0)
@@ -241,7 +244,8 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
                  (!v->frame_rate[0] || put(&b, ",FRAME-RATE=%s", v->frame_rate)) &&
                  put(&b, ",STABLE-VARIANT-ID=\"%s\",PATHWAY-ID=\"%s\"\n", v->name, p->id) &&
                  (p->auth == DLV_AUTH_CF_URL
-                      ? put(&b, "/v1/allocations/%s/%s/%s.m3u8\n", id, p->id, v->name)
+                      ? put(&b, "%s/v1/allocations/%s/%s/%s.m3u8\n", d->url_path, id, p->id,
+                            v->name)
                       : put(&b, "%s\n", v->url));
         }
     }

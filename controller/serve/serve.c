@@ -521,6 +521,16 @@ static void base_url(const struct srv_config *c, unsigned port, char *out, size_
     snprintf(out, cap, "http://%s:%u", host, port);
 }
 
+/* The path of a base URL ("https://h/svc" -> "/svc", "http://h:1" -> ""):
+ * a reverse proxy serving the service below it strips it, and the
+ * root-relative URIs of a multivariant playlist must carry it. */
+static const char *url_path(const char *base)
+{
+    const char *sep = strstr(base, "://");
+    const char *path = sep ? strchr(sep + 3, '/') : NULL;
+    return path ? path : "";
+}
+
 static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c, int fd)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
@@ -583,7 +593,9 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         return CLI_NOINPUT;
     }
     s->metrics = smet_new();
-    s->dlv = cfg->paths && s->metrics ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path) : NULL;
+    s->dlv = cfg->paths && s->metrics
+                 ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path, url_path(s->base_url))
+                 : NULL;
     s->writer = s->metrics && (s->dlv || !cfg->paths)
                     ? swr_start(cfg->db_path, cfg->batch_max, cfg->paths ? &delivery : NULL, err,
                                 sizeof err)

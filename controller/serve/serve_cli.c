@@ -68,7 +68,8 @@ static const char serve_help[] =
     "                     is listed\n"
     "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
     "  --public-url URL   the service as players reach it, the start of playback_url\n"
-    "                     (default http://ADDR:PORT as listened on)\n"
+    "                     (default http://ADDR:PORT as listened on); its path, if any, also\n"
+    "                     starts the multivariant playlist's SERVER-URI and signed variants\n"
     "  --access-log F     one JSON line per answer (time, method, route, status, bytes,\n"
     "                     duration_s, client; never the URL, query, headers or body) appended\n"
     "                     to F (\"-\": stderr); SIGHUP reopens F (after logrotate)\n"
@@ -225,6 +226,11 @@ int stepctl_cmd_serve(int argc, char **argv)
     if ((rc = origin_ok("--cors-origin", cors, true)) != CLI_OK ||
         (rc = origin_ok("--public-url", public_url, false)) != CLI_OK)
         return rc;
+    if (public_url && strpbrk(public_url, "?#")) {
+        fprintf(stderr, "stepctl serve: --public-url: no query or fragment (the playback URLs "
+                        "continue it)\n");
+        return CLI_USAGE;
+    }
     c.cors_origin = cors ? cors : "*";
     c.public_url = public_url;
     c.evidence_path = evidence;

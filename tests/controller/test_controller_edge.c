@@ -852,6 +852,55 @@ static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **st
     ctl_world_end(&w);
 }
 
+/* --public-url with a path prefix (a reverse proxy serving the service
+ * below /svc) gave playback URLs under it, but the multivariant
+ * playlist's SERVER-URI and the signed variants' URIs were root-relative
+ * without it: the player asked the proxy's root.  Now they carry the
+ * prefix; without one nothing changes; a query in --public-url is 64. */
+static void ctl_159_serve_public_url_path_prefix_reaches_steering_and_variants(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], text[2048];
+    serve_world_granted(&w, g);
+    edge_key(&w);
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://cdn-c.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"K\"}}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}}}\n");
+    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' --evidence "
+                                   "'%s' --public-url 'https://edge.example/svc?x=1'",
+                             w.db, paths, w.ev),
+                     64);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--public-url",
+                           "https://edge.example/svc/", NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_t *a = serve_allocate(s.port, "s-1");
+    assert_string_equal(json_string_value(json_object_get(a, "playback_url")),
+                        "https://edge.example/svc/v1/allocations/s-1/master.m3u8");
+    json_decref(a);
+    struct cdn_http h;
+    assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, "SERVER-URI=\"/svc/v1/allocations/s-1/steering\""));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/svc/v1/allocations/s-1/C/r360.m3u8\n"));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r360/live.m3u8\n"));
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    /* Without a path: as before. */
+    const char *plain[] = {"--paths", paths, "--evidence", w.ev, "--public-url",
+                           "https://edge.example/", NULL};
+    server_start_with(&w, &s, plain);
+    assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_non_null(strstr(h.body, "SERVER-URI=\"/v1/allocations/s-1/steering\""));
+    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n"));
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -864,6 +913,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_156_fifo_inputs_are_refused_and_keys_open_to_others_too, kill_leftovers),
         cmocka_unit_test_teardown(ctl_157_next_actor_is_bounded_like_grant, kill_leftovers),
         cmocka_unit_test_teardown(ctl_158_serve_invalid_upstream_content_is_upstream_invalid, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_159_serve_public_url_path_prefix_reaches_steering_and_variants, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
