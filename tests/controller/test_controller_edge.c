@@ -440,6 +440,15 @@ static void ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered
     assert_int_equal(open, 0);
     for (int i = 0; i < ALL; i++)
         close(fd[i]);
+    /* Counted: the held ones were cut by the deadline. */
+    struct cdn_http h;
+    assert_int_equal(edge_get(s.port, "/metrics", &h), 200);
+    const char *cut = strstr(h.body, "\nstepctl_connections_cut_total ");
+    assert_non_null(cut);
+    long long n_cut = strtoll(cut + 31, NULL, 10);
+    printf("stepctl_connections_cut_total %lld\n", n_cut);
+    assert_true(n_cut >= 1 && n_cut <= held);
+    cdn_http_free(&h);
     /* Served after, too; nothing of the tricklers stored. */
     json_decref(serve_allocate(s.port, "s-honest-2"));
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM allocations"), 2);
