@@ -375,7 +375,9 @@ static struct sdl_conn *conn_deadline(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-/* Every accepted connection gets a deadline (serve_deadline.h). */
+/* Every accepted connection gets a deadline (serve_deadline.h).
+ * libmicrohttpd notifies CLOSED before it closes the socket, so the
+ * watcher never shuts down a descriptor number already reused. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
