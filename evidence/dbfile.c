@@ -1,5 +1,6 @@
 /* dbfile.c - opening the project's SQLite files (see dbfile.h). */
 #include "dbfile.h"
+#include "evidence_text.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -216,7 +217,8 @@ static enum dbfile_rc stat_path(const char *path, sqlite3 **out, struct dbfile_f
             *absent = true;
             return DBFILE_OK;
         }
-        return fail(DBFILE_E_OPEN, err, errlen, "%s", strerror(errno));
+        char why[128];
+        return fail(DBFILE_E_OPEN, err, errlen, "%s", evidence_text_errno(errno, why, sizeof why));
     }
     if (!S_ISREG(st.st_mode))
         return fail(DBFILE_E_OPEN, err, errlen, "not a regular file");
@@ -280,9 +282,10 @@ static const char *dir_problem(const char *path, char *buf, size_t n)
         snprintf(buf, n, ".");
     errno = 0;
     int ok = access(buf, W_OK) == 0;
+    char why[128];
+    evidence_text_errno(errno, why, sizeof why);
     size_t used = strlen(buf);
-    snprintf(buf + used, n - used, ": %s", ok ? "writable, yet SQLite could not use it"
-                                               : strerror(errno));
+    snprintf(buf + used, n - used, ": %s", ok ? "writable, yet SQLite could not use it" : why);
     return buf;
 }
 

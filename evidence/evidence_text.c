@@ -8,6 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *evidence_text_errno(int e, char *buf, size_t n)
+{
+    if (n && strerror_r(e, buf, n) != 0)
+        snprintf(buf, n, "error %d", e);
+    return buf;
+}
+
 void evidence_text_time(int64_t ms, char *buf, size_t n)
 {
     time_t s = (time_t)(ms / 1000);

@@ -24,6 +24,10 @@
  * (2026-11-29T14:15:57.123Z); a negative time as its number. */
 void evidence_text_time(int64_t ms, char *buf, size_t n);
 
+/* The message of errno value e into buf (strerror_r: strerror's buffer is
+ * shared by every thread, and the service prints from many); buf. */
+const char *evidence_text_errno(int e, char *buf, size_t n);
+
 /* Escapes s into out (n bytes, always NUL-terminated when n > 0; a result
  * that does not fit is cut at a whole escape and ends in "...").
  *   '\\' -> "\\\\"; bytes 0x00-0x1f and 0x7f -> "\\xNN" ('\n' too, unless

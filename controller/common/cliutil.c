@@ -2,11 +2,16 @@
 #include "cliutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "evidence_text.h"
 
 int cli_store_exit(bool file_problem)
 {
@@ -20,11 +25,37 @@ int64_t cli_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+FILE *cli_open_regular(const char *path, unsigned *mode, char *why, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        evidence_text_errno(errno, why, n);
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, n, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    if (mode)
+        *mode = (unsigned)st.st_mode;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        evidence_text_errno(errno, why, n);
+        close(fd);
+    }
+    return f;
+}
+
 int cli_slurp(const char *path, size_t max, char **buf, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    FILE *f = cli_open_regular(path, NULL, why, sizeof why);
     if (!f) {
-        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "stepctl: cannot open %s: %s\n", path, why);
         return CLI_NOINPUT;
     }
     char *b = malloc(max + 1);
@@ -98,4 +129,15 @@ int cli_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_
     }
     *out = v;
     return CLI_OK;
+}
+
+int cli_actor(const char *cmd, const char *given, size_t max_len, const char **out)
+{
+    const char *u = getenv("USER");
+    *out = given ? given : u && u[0] ? u : "unknown";
+    size_t n = strlen(*out);
+    if (n && n <= max_len)
+        return CLI_OK;
+    fprintf(stderr, "stepctl %s: --actor must be 1 to %zu bytes (got %zu)\n", cmd, max_len, n);
+    return CLI_USAGE;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum cli_exit {
     CLI_OK = 0,
@@ -31,8 +32,16 @@ int cli_store_exit(bool file_problem);
 int64_t cli_now_ms(void);
 
 /* Reads a whole file of at most max bytes into *buf (NUL-terminated, free()).
- * Returns 0, 66 (cannot open/read), 65 (too big) or 70, after printing why. */
+ * Returns 0, 66 (cannot open/read, or not a regular file), 65 (too big) or
+ * 70, after printing why. */
 int cli_slurp(const char *path, size_t max, char **buf, size_t *len);
+
+/* Opens path for reading as a stream when it is a regular file, else NULL
+ * with why filled (the errno message, or "not a regular file").  The open
+ * is O_NONBLOCK, so a FIFO without a writer (or a device) can hang neither
+ * the open nor the read: it is refused.  *mode: the file's st_mode (may be
+ * NULL). */
+FILE *cli_open_regular(const char *path, unsigned *mode, char *why, size_t n);
 
 /* One option: "--name VALUE" stores VALUE in *value; a flag (value NULL)
  * sets *flag. */
@@ -47,6 +56,13 @@ struct cli_opt {
  * Returns 0, or 64 after printing the problem. */
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n_opts, bool *help,
               const char **pos, size_t max_pos, size_t *n_pos);
+
+/* The actor a command records: given (--actor), else $USER, else
+ * "unknown", into *out.  It must be 1 to max_len bytes: a longer or an
+ * empty one is refused (a longer one was once silently cut).  0, or 64
+ * after printing a message naming cmd.  Control characters are kept:
+ * every output escapes them. */
+int cli_actor(const char *cmd, const char *given, size_t max_len, const char **out);
 
 /* An integer option in [min, max]; NULL s leaves *out unchanged.  0 or 64
  * after printing a message naming the option. */

@@ -44,23 +44,6 @@ static const char grant_help[] =
     "exit: 0 granted (prints grant_id), 64 usage, 65 refused or unknown decision,\n"
     "      66 control.db cannot be opened, 70 internal\n";
 
-static const char *default_actor(const char *given)
-{
-    const char *u = getenv("USER");
-    return given ? given : u && u[0] ? u : "unknown";
-}
-
-/* The actor is recorded in a field of SIT_STR bytes: a longer or an empty
- * one is refused (a longer one was silently cut to 127 bytes before).
- * Control characters are kept: every output escapes them. */
-static int check_actor(const char *cmd, const char *actor)
-{
-    size_t n = strlen(actor);
-    if (n && n < SIT_STR)
-        return CLI_OK;
-    fprintf(stderr, "stepctl %s: --actor must be 1 to %d bytes (got %zu)\n", cmd, SIT_STR - 1, n);
-    return CLI_USAGE;
-}
 
 /* grant, revoke and release write (REC_WRITE: an existing control.db,
  * migrated to schema 2 first); grants only reads (REC_READ). */
@@ -130,8 +113,8 @@ int stepctl_cmd_grant(int argc, char **argv)
         fputs(grant_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
-    struct grt_options o = {pos[0], default_actor(actor), 0, 0, 0, 0, 0};
-    if ((rc = check_actor("grant", o.actor)) != CLI_OK ||
+    struct grt_options o = {pos[0], NULL, 0, 0, 0, 0, 0};
+    if ((rc = cli_actor("grant", actor, SIT_STR - 1, &o.actor)) != CLI_OK ||
         (rc = cli_int("grant", "--max-allocations", max, 1, 1000000000000LL,
                       &o.max_allocations)) != CLI_OK ||
         (rc = parse_rate(rate, &o.max_rate_micro)) != CLI_OK ||
@@ -250,14 +233,15 @@ static int close_cmd(int argc, char **argv, bool release)
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = check_actor(argv[0], default_actor(actor))) != CLI_OK ||
+    const char *who = NULL;
+    if ((rc = cli_actor(argv[0], actor, SIT_STR - 1, &who)) != CLI_OK ||
         (rc = open_db(argv[0], db_path, REC_WRITE, &db)) != CLI_OK)
         return rc;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         fprintf(stderr, "stepctl %s: control.db: %s\n", argv[0], sqlite3_errmsg(db));
         rc = CLI_SOFTWARE;
     } else {
-        rc = revoke_or_release(db, argv[0], pos[0], reason, default_actor(actor), release);
+        rc = revoke_or_release(db, argv[0], pos[0], reason, who, release);
     }
     sqlite3_close(db);
     return rc;

@@ -97,9 +97,9 @@ int stepctl_cmd_next(int argc, char **argv)
         fputs(next_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
-    const char *user = getenv("USER");
-    struct nxt_request rq = {pos[0], evidence, actor ? actor : user && user[0] ? user : "unknown",
-                             NULL, 0, dry_run};
+    struct nxt_request rq = {pos[0], evidence, NULL, NULL, 0, dry_run};
+    if ((rc = cli_actor("next", actor, SIT_STR - 1, &rq.actor)) != CLI_OK)
+        return rc;
     char *obs = NULL;
     if (input && (rc = cli_slurp(input, SIT_MAX_INPUT_BYTES, &obs, &rq.observations_len)) != CLI_OK)
         return rc;

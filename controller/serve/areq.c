@@ -97,6 +97,10 @@ int areq_parse(const char *body, size_t len, struct areq *out, char *err, size_t
     for (const char *p = out->allocation_id; rc == 0 && *p; p++)
         if (!id_char(*p))
             rc = fail(err, errlen, "allocation_id: only A-Z a-z 0-9 . _ : - are allowed");
+    /* the id is a segment of its playback URLs, which "." and ".." are not:
+     * a client or proxy normalizes them away (RFC 3986 5.2.4) */
+    if (rc == 0 && (!strcmp(out->allocation_id, ".") || !strcmp(out->allocation_id, "..")))
+        rc = fail(err, errlen, "allocation_id: . and .. are not allowed (dot-segments of a URL)");
     json_decref(root);
     if (rc != 0)
         memset(out, 0, sizeof *out);

@@ -14,12 +14,15 @@
 #define DROPPED_SLOTS 1024
 
 struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
-                    const char *evidence_path)
+                    const char *evidence_path, const char *url_path)
 {
+    if (strlen(url_path) >= sizeof ((struct dlv *)NULL)->url_path)
+        return NULL;
     struct dlv *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
     *d = (struct dlv){.paths = paths, .db_path = db_path, .evidence_path = evidence_path};
+    snprintf(d->url_path, sizeof d->url_path, "%s", url_path);
     pthread_mutex_init(&d->mu, NULL);
     d->allocs = dcache_new(ALLOC_SLOTS);
     d->dropped = dcache_new(DROPPED_SLOTS);
@@ -143,9 +146,20 @@ static int cookies(struct dlv *d, const struct dlv_alloc *a, const char *id,
         fprintf(stderr, "stepctl serve: cookies for path %s not signed: %s\n", p->id, err);
         return -1;
     }
-    const char *host = strstr(resource, "://") + 3, *path = strchr(host, '/');
+    /* paths.json keeps a cookies path on one origin (dlv_paths.c); the
+     * resource is checked here anyway: no Path, no cookies. */
+    const char *sep = strstr(resource, "://"), *path = sep ? strchr(sep + 3, '/') : NULL;
+    if (!path || strlen(path) < 2) {
+        fprintf(stderr, "stepctl serve: cookies for path %s not signed: no common directory\n",
+                p->id);
+        return -1;
+    }
     bool https = !strncmp(resource, "https:", 6);
-    for (char *f = strtok(q, "&"); f && out->n_cookies < DLV_MAX_COOKIES; f = strtok(NULL, "&")) {
+    /* strtok_r: strtok's position is one for the whole process, and
+     * concurrent master playlists cut each other's queries (issue 19) */
+    char *at = NULL;
+    for (char *f = strtok_r(q, "&", &at); f && out->n_cookies < DLV_MAX_COOKIES;
+         f = strtok_r(NULL, "&", &at)) {
         char c[DLV_QUERY_MAX + DLV_URL_MAX + 512];
         snprintf(c, sizeof c, "CloudFront-%s; Path=%.*s%s%s; HttpOnly%s", f,
                  (int)(strlen(path) - 1), path, p->cookie_domain[0] ? "; Domain=" : "",
@@ -213,9 +227,9 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
         return r < 0 ? -1 : 0;
     struct buf b = {0};
     bool ok = put(&b, "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n"
-                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/%s/steering\","
+                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"%s/v1/allocations/%s/steering\","
                       "PATHWAY-ID=\"%s\"\n",
-                  id, a.path_id);
+                  d->url_path, id, a.path_id);
     for (size_t i = 0; ok && i < pw.n; i++) {
         const struct dlv_path *p = dlv_paths_find(d->paths, pw.id[i]);
         if (p->auth == DLV_AUTH_CF_COOKIES && cookies(d, &a, id, p, now_ms, out) != 0)
@@ -230,7 +244,8 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
                  (!v->frame_rate[0] || put(&b, ",FRAME-RATE=%s", v->frame_rate)) &&
                  put(&b, ",STABLE-VARIANT-ID=\"%s\",PATHWAY-ID=\"%s\"\n", v->name, p->id) &&
                  (p->auth == DLV_AUTH_CF_URL
-                      ? put(&b, "/v1/allocations/%s/%s/%s.m3u8\n", id, p->id, v->name)
+                      ? put(&b, "%s/v1/allocations/%s/%s/%s.m3u8\n", d->url_path, id, p->id,
+                            v->name)
                       : put(&b, "%s\n", v->url));
         }
     }

@@ -47,9 +47,12 @@ struct dlv;
 
 /* The layer over a parsed, key-loaded configuration (kept by the caller),
  * control.db (read-only connections) and evidence.db (NULL: fallback
- * lists are never pruned).  NULL when memory runs out. */
+ * lists are never pruned).  url_path: the path of --public-url ("" or
+ * "/svc"), put before every root-relative URI of a multivariant playlist,
+ * since players reach the service below it.  NULL when memory runs out
+ * or url_path is longer than 255 bytes. */
 struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
-                    const char *evidence_path);
+                    const char *evidence_path, const char *url_path);
 void dlv_free(struct dlv *d);
 
 /* An answer: status, content type and body (malloc'd); for errors a JSON

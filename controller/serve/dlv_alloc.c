@@ -104,22 +104,23 @@ int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a)
     return rc;
 }
 
-/* Was path already removed from the decision's list (control.db)? */
-static bool removal_recorded(struct dlv *d, const struct dlv_alloc *a, const char *path)
+/* Was path already removed from the decision's list (control.db)?  1, 0,
+ * -1 when control.db cannot be read now. */
+static int removal_recorded(struct dlv *d, const struct dlv_alloc *a, const char *path)
 {
     sqlite3 *db = reader_take(d);
-    int found = db ? dlv_removal_find(db, a->decision_id, path) : 0;
+    int found = db ? dlv_removal_find(db, a->decision_id, path) : -1;
     if (db)
         reader_give(d, db);
-    return found == 1;
+    return found;
 }
 
 /* Has path a valid MISMATCH of the decision's scope (for rendition, NULL:
  * the cohort's) observed after the decision's time?  When a path has one,
  * its removal is recorded in control.db (so a pruned MISMATCH row brings
- * no path back). */
+ * no path back).  *unread: evidence.db could not be read now. */
 static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *path,
-                          const char *rendition, int64_t now_ms)
+                          const char *rendition, int64_t now_ms, bool *unread)
 {
     struct stev_scope sc = {path,          a->channel,    rendition ? rendition : a->rendition,
                             a->program_version, a->profile_id, a->decision_time_ms};
@@ -127,7 +128,8 @@ static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *
     char err[512];
     enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);
     const struct evidence_row *mm = NULL;
-    if (rc != EVIDENCE_OK) /* unreadable: the list the decision made stands */
+    *unread = rc != EVIDENCE_OK;
+    if (rc != EVIDENCE_OK) /* unreadable: the caller lists no fallback (fail closed) */
         fprintf(stderr, "stepctl serve: evidence for path %s not read: %s\n", path, err);
     for (size_t i = 0; rc == EVIDENCE_OK && i < rows.n && !mm; i++)
         if (!rows.rows[i].malformed && rows.rows[i].verdict == EVIDENCE_VERDICT_MISMATCH)
@@ -140,7 +142,11 @@ static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *
 
 /* Is path (or one rendition of it) out of the decision's lists: a removal
  * recorded in control.db (paths), or a MISMATCH in evidence.db?  Once
- * true, true for good. */
+ * true, true for good.  A fallback path whose evidence cannot be read now
+ * is out too, for this look only: what cannot be shown free of MISMATCH
+ * is not listed (fail closed), and it comes back when the store can be
+ * read again and shows none.  Renditions stay when the store cannot be
+ * read: the allocated path keeps being served. */
 static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
                     const char *rendition, int64_t now_ms)
 {
@@ -149,19 +155,22 @@ static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
              rendition ? rendition : "");
     char *c = dcache_get(d->dropped, key, NULL);
     int64_t checked = 0;
-    int was = 0;
+    int was = 0; /* 0 listed, 1 dropped for good, 2 not shown free of MISMATCH (asked again) */
     if (c && sscanf(c, "%" SCNd64 " %d", &checked, &was) == 2 &&
-        (was || now_ms - checked < DROPPED_RECHECK_MS)) {
+        (was == 1 || now_ms - checked < DROPPED_RECHECK_MS)) {
         free(c);
-        return was;
+        return was != 0;
     }
     free(c);
-    bool now_dropped = (!rendition && removal_recorded(d, a, path)) ||
-                       (d->evidence_path && mismatch_seen(d, a, path, rendition, now_ms));
+    int recorded = rendition ? 0 : removal_recorded(d, a, path);
+    bool unread = recorded < 0;
+    bool gone = recorded == 1 ||
+                (!unread && d->evidence_path && mismatch_seen(d, a, path, rendition, now_ms, &unread));
+    int now_dropped = gone ? 1 : unread && !rendition ? 2 : 0;
     char val[48];
     int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, now_dropped);
     dcache_put(d->dropped, key, val, (size_t)n);
-    return now_dropped;
+    return now_dropped != 0;
 }
 
 bool dlv_rendition_dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,

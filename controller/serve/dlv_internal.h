@@ -55,6 +55,7 @@ struct dlv_upstream; /* dlv_media.c: one per (path, rendition) */
 struct dlv {
     const struct dlv_paths *paths;
     const char *db_path, *evidence_path;
+    char url_path[256]; /* --public-url's path, "" for none (dlv_new) */
     pthread_mutex_t mu; /* the reader pool */
     sqlite3 *readers[8];
     size_t n_readers;

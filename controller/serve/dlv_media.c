@@ -80,7 +80,11 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
-/* GET url.  0 with the body, or -1 with code/detail set. */
+/* GET url.  0 with the body, or -1 with code/detail set: upstream_invalid
+ * for an answer too large to be a media playlist, upstream_unavailable for
+ * no answer or another status than 200.  (The code was once set before the
+ * answer was looked at, so that content make_template refused was
+ * answered upstream_unavailable too.) */
 static int fetch(const char *url, struct body *b, char *code, size_t ccap, char *detail,
                  size_t dcap)
 {
@@ -103,7 +107,7 @@ static int fetch(const char *url, struct body *b, char *code, size_t ccap, char 
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(h);
-    snprintf(code, ccap, "upstream_unavailable");
+    snprintf(code, ccap, b->too_big ? "upstream_invalid" : "upstream_unavailable");
     if (b->too_big)
         snprintf(detail, dcap, "the path's media playlist is larger than %d bytes",
                  DLV_PLAYLIST_MAX);
@@ -112,8 +116,10 @@ static int fetch(const char *url, struct body *b, char *code, size_t ccap, char 
                  curl_easy_strerror(rc));
     else if (status != 200)
         snprintf(detail, dcap, "the path answered HTTP %ld for its media playlist", status);
-    else
+    else {
+        code[0] = '\0'; /* content is judged by make_template */
         return 0;
+    }
     return -1;
 }
 

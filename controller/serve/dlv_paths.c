@@ -244,6 +244,41 @@ static int path(const char *id, const json_t *v, struct dlv_path *p, const char 
     return int_member(v, "url_ttl_s", 10, 7 * 86400, 300, &p->url_ttl_s, w, err, errlen);
 }
 
+/* The scheme and authority of an absolute URL as written ("https://h:1"):
+ * its length, 0 when there is no "://". */
+static size_t origin_len(const char *url)
+{
+    const char *sep = strstr(url, "://");
+    return sep ? (size_t)(sep - url) + 3 + strcspn(sep + 3, "/?#") : 0;
+}
+
+/* Signed cookies are set for one host and one Path, over one wildcard
+ * resource: a cloudfront-cookies path with renditions on two schemes,
+ * hosts or ports has no such resource (the cookie builder once crashed on
+ * it at the first master.m3u8).  Refused here, when paths.json is read,
+ * whatever the auth type of the other paths.  The origins are compared as
+ * parsed and as written, since the resource is built from the text. */
+static int one_origin(const struct dlv_path *p, char *err, size_t errlen)
+{
+    if (p->auth != DLV_AUTH_CF_COOKIES)
+        return 0;
+    const struct dlv_rendition *a = &p->r[0];
+    size_t n = origin_len(a->url);
+    for (size_t k = 0; k < p->n; k++) {
+        const struct dlv_rendition *b = &p->r[k];
+        if (!b->place.ok || !n || origin_len(b->url) != n || strncmp(a->url, b->url, n) ||
+            strcmp(a->place.scheme, b->place.scheme) || strcmp(a->place.host, b->place.host) ||
+            a->place.port != b->place.port)
+            return fail(err, errlen,
+                        "paths.%s.renditions: a cloudfront-cookies path has every rendition on "
+                        "one scheme, host and port, written alike (%s is on %.*s, %s on %.*s): "
+                        "its cookies are set for one host and one wildcard",
+                        p->id, a->name, (int)(n ? n : strlen(a->url)), a->url, b->name,
+                        (int)(origin_len(b->url) ? origin_len(b->url) : strlen(b->url)), b->url);
+    }
+    return 0;
+}
+
 int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct dlv_paths *out,
                     char *err, size_t errlen)
 {
@@ -274,6 +309,8 @@ int dlv_paths_parse(const char *text, size_t len, const char *base_dir, struct d
                     rc = path(id, v, &out->p[out->n++], base_dir, err, errlen);
         if (rc == 0)
             rc = dlv_paths_locate(out, err, errlen);
+        for (size_t i = 0; rc == 0 && i < out->n; i++)
+            rc = one_origin(&out->p[i], err, errlen);
         if (rc == 0)
             rc = dlv_paths_check_variants(out, err, errlen);
     }

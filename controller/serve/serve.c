@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "dlv.h"
 #include "evidence_text.h"
 #include "serve_access.h"
+#include "serve_deadline.h"
 
 /* Every table of routes the service answers; another set of endpoints adds
  * its table here. */
@@ -67,6 +69,8 @@ static bool match(const char *pattern, const char *url, char param[][AREQ_ID_MAX
                 n++;
             if (n == 0 || n > AREQ_ID_MAX || k == SRV_MAX_PARAMS || (url[n] && url[n] != '/'))
                 return false;
+            if ((n == 1 && url[0] == '.') || (n == 2 && url[0] == '.' && url[1] == '.'))
+                return false; /* a dot-segment names no allocation, path or rendition */
             memcpy(param[k], url, n);
             param[k++][n] = '\0';
             url += n;
@@ -78,6 +82,22 @@ static bool match(const char *pattern, const char *url, char param[][AREQ_ID_MAX
     return !*pattern && !*url;
 }
 
+/* Adds method to the Allow list of rq (once). */
+static void allow(struct srv_request *rq, const char *method)
+{
+    size_t used = strlen(rq->allow);
+    if (!strstr(rq->allow, method) && used + strlen(method) + 3 < sizeof rq->allow)
+        snprintf(rq->allow + used, sizeof rq->allow - used, "%s%s", used ? ", " : "", method);
+}
+
+/* HEAD is answered by the GET route: the same status and headers, and
+ * libmicrohttpd sends no body (RFC 9110 9.3.2). */
+static bool method_matches(const char *route_method, const char *method)
+{
+    return !strcmp(route_method, method) ||
+           (!strcmp(method, MHD_HTTP_METHOD_HEAD) && !strcmp(route_method, MHD_HTTP_METHOD_GET));
+}
+
 static void route(struct srv_request *rq, const char *method, const char *url)
 {
     size_t index = 0;
@@ -86,11 +106,10 @@ static void route(struct srv_request *rq, const char *method, const char *url)
             const struct srv_route *r = &srv_route_tables[t]->routes[i];
             if (!match(r->pattern, url, rq->param))
                 continue;
-            if (!strstr(rq->allow, r->method) &&
-                strlen(rq->allow) + strlen(r->method) + 3 < sizeof rq->allow)
-                snprintf(rq->allow + strlen(rq->allow), sizeof rq->allow - strlen(rq->allow),
-                         "%s%s", rq->allow[0] ? ", " : "", r->method);
-            if (!strcmp(r->method, method)) {
+            allow(rq, r->method);
+            if (!strcmp(r->method, MHD_HTTP_METHOD_GET))
+                allow(rq, MHD_HTTP_METHOD_HEAD);
+            if (method_matches(r->method, method)) {
                 rq->route = r;
                 rq->route_index = index;
                 return;
@@ -302,6 +321,77 @@ static bool declared_too_big(struct MHD_Connection *conn)
     return errno || *end || n > SRV_MAX_BODY;
 }
 
+/* How a request's body is framed, counted over every header line (a
+ * repeated header is kept line by line). */
+struct framing {
+    unsigned content_length, transfer_encoding;
+    bool bad_length; /* a Content-Length that is not 1*DIGIT */
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct framing *f = cls;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->content_length++;
+        f->bad_length |= !value || !value[0] || strspn(value, "0123456789") != strlen(value);
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->transfer_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* RFC 9112 6.3: a message with Transfer-Encoding and Content-Length, or
+ * with more than one Content-Length, cannot be framed unambiguously.
+ * libmicrohttpd 0.9.75 frames it by the first Content-Length, and the rest
+ * of the body ran as a second request (it stored an allocation): such a
+ * request is answered 400 and its connection closed, before any of its
+ * body is read. */
+static bool ambiguous_framing(struct MHD_Connection *conn)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+    return f.content_length > 1 || (f.content_length && f.transfer_encoding) ||
+           f.transfer_encoding > 1 || f.bad_length;
+}
+
+static enum MHD_Result refuse_framing(struct srv_request *rq)
+{
+    static const char *const close_it[] = {MHD_HTTP_HEADER_CONNECTION, "close", NULL};
+    static const char body[] =
+        "{\"error\":\"bad_request\",\"detail\":\"the message framing is ambiguous: "
+        "Content-Length twice, not a number, or with Transfer-Encoding (RFC 9112 6.3)\"}";
+    rq->too_big = true; /* whatever body follows is drained, never kept */
+    return srv_respond_headers(rq, MHD_HTTP_BAD_REQUEST, "application/json", body,
+                               sizeof body - 1, close_it);
+}
+
+/* The deadline entry of a connection (on_connection), or NULL. */
+static struct sdl_conn *conn_deadline(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Every accepted connection gets a deadline (serve_deadline.h).
+ * libmicrohttpd notifies CLOSED before it closes the socket, so the
+ * watcher never shuts down a descriptor number already reused. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct srv *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? sdl_open(s->deadline, ci->connect_fd) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        sdl_close(s->deadline, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -314,6 +404,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(rq = begin(s, conn, method, url)))
             return MHD_NO;
         *con_cls = rq;
+        if (ambiguous_framing(conn))
+            return refuse_framing(rq);
         /* A body declared too large is answered before it is read: by the
          * route's handler (it sees too_big), else 404 / 405 below. */
         if (!declared_too_big(conn))
@@ -330,6 +422,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (!rq->too_big) /* the whole request is here: the service works now, not the client */
+        sdl_disarm(s->deadline, conn_deadline(conn));
     if (rq->answered)
         return MHD_YES;
     rq->body[rq->len] = '\0';
@@ -355,10 +449,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
     struct srv *s = cls;
     struct srv_request *rq = *con_cls;
+    sdl_arm(s->deadline, conn_deadline(conn)); /* the next request's time starts */
     if (!rq)
         return;
     if (rq->user_free)
@@ -429,6 +523,16 @@ static void base_url(const struct srv_config *c, unsigned port, char *out, size_
     snprintf(out, cap, "http://%s:%u", host, port);
 }
 
+/* The path of a base URL ("https://h/svc" -> "/svc", "http://h:1" -> ""):
+ * a reverse proxy serving the service below it strips it, and the
+ * root-relative URIs of a multivariant playlist must carry it. */
+static const char *url_path(const char *base)
+{
+    const char *sep = strstr(base, "://");
+    const char *path = sep ? strchr(sep + 3, '/') : NULL;
+    return path ? path : "";
+}
+
 static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c, int fd)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
@@ -438,8 +542,10 @@ static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
                             (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
                             (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
 }
 
@@ -489,7 +595,9 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         return CLI_NOINPUT;
     }
     s->metrics = smet_new();
-    s->dlv = cfg->paths && s->metrics ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path) : NULL;
+    s->dlv = cfg->paths && s->metrics
+                 ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path, url_path(s->base_url))
+                 : NULL;
     s->writer = s->metrics && (s->dlv || !cfg->paths)
                     ? swr_start(cfg->db_path, cfg->batch_max, cfg->paths ? &delivery : NULL, err,
                                 sizeof err)
@@ -506,7 +614,8 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         free(s);
         return CLI_NOINPUT;
     }
-    s->daemon = start_daemon(s, cfg, fd);
+    s->deadline = sdl_start(cfg->request_timeout_s * 1000u);
+    s->daemon = s->deadline ? start_daemon(s, cfg, fd) : NULL;
     int rc = CLI_OK;
     if (!s->daemon) {
         fprintf(stderr, "stepctl serve: cannot listen on %s\n",
@@ -522,15 +631,15 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
                 evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]), port,
                 cfg->threads, evidence_text_escape(cfg->db_path, false, shown[1], sizeof shown[1]));
         if (cfg->paths)
-            fprintf(stderr, "stepctl serve: delivery of %zu paths, playback URLs under %s%s\n",
+            fprintf(stderr, "stepctl serve: delivery of %zu paths, playback URLs under %s\n",
                     cfg->paths->n,
-                    evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]),
-                    cfg->evidence_path ? "" : " (no --evidence: fallback lists are never pruned)");
+                    evidence_text_escape(s->base_url, false, shown[0], sizeof shown[0]));
         int sig = 0;
         /* SIGHUP (in *stop with --access-log): logrotate moved the file */
         while (sigwait(stop, &sig) == 0 && sig == SIGHUP)
             if (sacc_reopen(s->access) != 0)
-                fprintf(stderr, "stepctl serve: cannot reopen the access log: %s\n", strerror(errno));
+                fprintf(stderr, "stepctl serve: cannot reopen the access log: %s\n",
+                        evidence_text_errno(errno, err, sizeof err));
         fprintf(stderr, "stepctl serve: signal %d: draining\n", sig);
         pthread_mutex_lock(&s->mu);
         s->draining = true;
@@ -544,6 +653,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     }
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    sdl_stop(s->deadline); /* after the daemon: every connection is closed */
     swr_stop(s->writer); /* every submitted job finishes first */
     dlv_free(s->dlv);
     smet_free(s->metrics);

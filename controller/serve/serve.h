@@ -46,6 +46,8 @@ struct srv_config {
     const char *evidence_path;   /* --evidence: read-only, for MISMATCH after a decision */
     const char *public_url;      /* --public-url: the service as players reach it, or NULL */
     const char *access_log;      /* --access-log: a file, "-" stderr, or NULL none */
+    unsigned request_timeout_s;  /* --request-timeout: accept (or previous answer) to body complete */
+    unsigned per_ip_limit;       /* --max-connections-per-ip: 0 none */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096
@@ -54,6 +56,7 @@ struct srv_request;
 struct adm_request; /* serve_admission.c */
 struct dlv;         /* dlv.h */
 struct sacc;        /* serve_access.h */
+struct sdl;         /* serve_deadline.h */
 
 /* The service's state, shared by every thread. */
 struct srv {
@@ -63,6 +66,7 @@ struct srv {
     struct smet *metrics;
     struct dlv *dlv;    /* the delivery layer, NULL without --paths */
     struct sacc *access; /* --access-log, or NULL */
+    struct sdl *deadline; /* the whole-request deadline of every connection */
     char base_url[256]; /* "http://127.0.0.1:8080": the start of every playback_url */
     pthread_mutex_t mu; /* guards everything below */
     bool draining;      /* SIGTERM seen: new allocations are refused (503) */

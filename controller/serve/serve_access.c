@@ -34,7 +34,9 @@ struct sacc *sacc_open(const char *path, char *err, size_t errlen)
         a->path = strdup(path);
         a->fd = a->path ? open_log(path) : -1;
         if (a->fd < 0) {
-            snprintf(err, errlen, "--access-log %s: %s", path, strerror(a->path ? errno : ENOMEM));
+            char why[128];
+            snprintf(err, errlen, "--access-log %s: %s", path,
+                     evidence_text_errno(a->path ? errno : ENOMEM, why, sizeof why));
             free(a->path);
             free(a);
             return NULL;

@@ -17,6 +17,7 @@
 #include "cliutil.h"
 #include "grant.h"
 #include "serve.h"
+#include "serve_deadline.h"
 #include "record.h"
 
 /* One allocation request between its arrival and its answer. */
@@ -199,10 +200,10 @@ static enum MHD_Result metrics(struct srv *s, struct srv_request *rq)
 {
     const char *names[SMET_MAX_ROUTES];
     size_t n = srv_route_names(names, SMET_MAX_ROUTES);
-    unsigned long long batches, jobs;
-    swr_stats(s->writer, &batches, &jobs);
+    struct smet_extra extra = {0, 0, sdl_cut_total(s->deadline)};
+    swr_stats(s->writer, &extra.batches, &extra.jobs);
     sqlite3 *db = open_reader(s);
-    char *text = smet_render(s->metrics, db, cli_now_ms(), names, n, batches, jobs);
+    char *text = smet_render(s->metrics, db, cli_now_ms(), names, n, &extra);
     sqlite3_close(db);
     if (!text)
         return MHD_NO;

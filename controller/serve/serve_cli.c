@@ -17,6 +17,7 @@
 
 #include "cliutil.h"
 #include "dlv_paths.h"
+#include "evidence.h"
 #include "evidence_text.h"
 #include "serve.h"
 #include "stepctl.h"
@@ -25,7 +26,8 @@ static const char serve_help[] =
     "usage: stepctl serve --db control.db --listen ADDR:PORT [--threads N] [--batch-max N]\n"
     "                     [--port-file F] [--drain-timeout S] [--paths paths.json]\n"
     "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
-    "                     [--access-log FILE]\n"
+    "                     [--access-log FILE] [--request-timeout S]\n"
+    "                     [--max-connections-per-ip N]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -59,17 +61,26 @@ static const char serve_help[] =
     "  --port-file F      write the port listened on to F once listening\n"
     "  --drain-timeout S  longest wait for requests in flight at SIGTERM (default 30)\n"
     "  --paths F          the delivery configuration (unknown keys refused)\n"
-    "  --evidence F       evidence.db, read-only: a fallback with a MISMATCH observed after\n"
-    "                     the allocation's decision leaves its list (without it: never)\n"
+    "  --evidence F       evidence.db, read-only (needed with --paths; refused at start when\n"
+    "                     it is not a readable evidence store): a fallback with a MISMATCH\n"
+    "                     observed after the allocation's decision leaves its list for good\n"
+    "                     (recorded in control.db); while it cannot be read, no fallback\n"
+    "                     is listed\n"
     "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
     "  --public-url URL   the service as players reach it, the start of playback_url\n"
-    "                     (default http://ADDR:PORT as listened on)\n"
+    "                     (default http://ADDR:PORT as listened on); its path, if any, also\n"
+    "                     starts the multivariant playlist's SERVER-URI and signed variants\n"
     "  --access-log F     one JSON line per answer (time, method, route, status, bytes,\n"
     "                     duration_s, client; never the URL, query, headers or body) appended\n"
     "                     to F (\"-\": stderr); SIGHUP reopens F (after logrotate)\n"
-    "exit: 0 stopped after draining, 64 usage, 65 paths.json refused or a key not usable,\n"
-    "      66 control.db, the address, paths.json, a key file or the access log cannot be\n"
-    "      opened, 70 internal\n";
+    "  --request-timeout S  whole-request deadline (default 10): from a connection's\n"
+    "                     accept, or the end of its previous request, to the last byte\n"
+    "                     of the request's body; a client still sending then is cut off\n"
+    "  --max-connections-per-ip N  connections of one client address at once (default 64;\n"
+    "                     0: no limit, e.g. behind a reverse proxy); more are closed at once\n"
+    "exit: 0 stopped after draining, 64 usage (also --paths without --evidence), 65 paths.json\n"
+    "      refused or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
+    "      the evidence store or the access log cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
 static int parse_listen(const char *s, struct srv_config *c)
@@ -150,11 +161,29 @@ static int load_paths(const char *file, struct dlv_paths **out)
     return rc;
 }
 
+/* --evidence opened once read-only before listening: a store that is
+ * missing, not SQLite or not an evidence store is refused (66) rather than
+ * served as if it held no MISMATCH.  0 or 66. */
+static int evidence_usable(const char *file)
+{
+    struct evidence_db *db = NULL;
+    char err[1024], shown[2][1200];
+    enum evidence_rc rc = evidence_open(file, EVIDENCE_OPEN_RO, &db, err, sizeof err);
+    evidence_close(db);
+    if (rc == EVIDENCE_OK)
+        return CLI_OK;
+    fprintf(stderr, "stepctl serve: --evidence %s: %s: refusing to start (a fallback could not be "
+                    "shown free of MISMATCH)\n",
+            evidence_text_escape(file, false, shown[0], sizeof shown[0]),
+            evidence_text_escape(err, false, shown[1], sizeof shown[1]));
+    return CLI_NOINPUT;
+}
+
 int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
-               *access_log = NULL;
+               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL;
     bool help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -167,7 +196,9 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--evidence", &evidence, NULL},
                              {"--cors-origin", &cors, NULL},
                              {"--public-url", &public_url, NULL},
-                             {"--access-log", &access_log, NULL}};
+                             {"--access-log", &access_log, NULL},
+                             {"--request-timeout", &request_timeout, NULL},
+                             {"--max-connections-per-ip", &per_ip, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -176,10 +207,12 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     struct srv_config c;
     memset(&c, 0, sizeof c);
-    int64_t n_threads = 2, n_batch = 256, drain_s = 30;
+    int64_t n_threads = 2, n_batch = 256, drain_s = 30, request_s = 10, n_per_ip = 64;
     if ((rc = cli_int("serve", "--threads", threads, 1, 64, &n_threads)) != CLI_OK ||
         (rc = cli_int("serve", "--batch-max", batch, 1, 100000, &n_batch)) != CLI_OK ||
         (rc = cli_int("serve", "--drain-timeout", drain, 0, 3600, &drain_s)) != CLI_OK ||
+        (rc = cli_int("serve", "--request-timeout", request_timeout, 1, 3600, &request_s)) != CLI_OK ||
+        (rc = cli_int("serve", "--max-connections-per-ip", per_ip, 0, 100000, &n_per_ip)) != CLI_OK ||
         (rc = parse_listen(listen, &c)) != CLI_OK)
         return rc;
     c.db_path = db;
@@ -188,9 +221,16 @@ int stepctl_cmd_serve(int argc, char **argv)
     c.batch_max = (size_t)n_batch;
     c.port_file = port_file;
     c.drain_s = (unsigned)drain_s;
+    c.request_timeout_s = (unsigned)request_s;
+    c.per_ip_limit = (unsigned)n_per_ip;
     if ((rc = origin_ok("--cors-origin", cors, true)) != CLI_OK ||
         (rc = origin_ok("--public-url", public_url, false)) != CLI_OK)
         return rc;
+    if (public_url && strpbrk(public_url, "?#")) {
+        fprintf(stderr, "stepctl serve: --public-url: no query or fragment (the playback URLs "
+                        "continue it)\n");
+        return CLI_USAGE;
+    }
     c.cors_origin = cors ? cors : "*";
     c.public_url = public_url;
     c.evidence_path = evidence;
@@ -199,8 +239,18 @@ int stepctl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "stepctl serve: --evidence is read for delivery only: give --paths too\n");
         return CLI_USAGE;
     }
+    if (paths && !evidence) { /* fail closed: no evidence, no way to drop a MISMATCHed fallback */
+        fprintf(stderr, "stepctl serve: --paths needs --evidence evidence.db: a fallback path is "
+                        "listed only while the evidence shows no MISMATCH since the decision\n");
+        return CLI_USAGE;
+    }
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
+    if (evidence && (rc = evidence_usable(evidence)) != CLI_OK) {
+        dlv_paths_free(c.paths);
+        free(c.paths);
+        return rc;
+    }
     /* Every connection is used by one thread only (the writer's, and one per
      * read request): no per-connection mutex, and no global lock around
      * SQLite's allocator for memory statistics nobody reads.  Process-wide,

@@ -220,7 +220,7 @@ static void build_info(FILE *f)
 }
 
 char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const *routes,
-                  size_t n_routes, unsigned long long batches, unsigned long long jobs)
+                  size_t n_routes, const struct smet_extra *extra)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -240,8 +240,12 @@ char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const
                "# TYPE stepctl_batches_total counter\nstepctl_batches_total %llu\n"
                "# HELP stepctl_batched_allocations_total Allocation requests carried by them.\n"
                "# TYPE stepctl_batched_allocations_total counter\n"
-               "stepctl_batched_allocations_total %llu\n",
-            batches, jobs);
+               "stepctl_batched_allocations_total %llu\n"
+               "# HELP stepctl_connections_cut_total Connections shut down because their request "
+               "had not fully arrived by --request-timeout.\n"
+               "# TYPE stepctl_connections_cut_total counter\n"
+               "stepctl_connections_cut_total %llu\n",
+            extra->batches, extra->jobs, extra->cut);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -6,6 +6,7 @@
  *   stepctl_requests_total{route, status}      answers by route and HTTP status
  *   stepctl_build_info{version, commit, sqlite, libmicrohttpd}  1
  *   stepctl_batches_total, stepctl_batched_allocations_total   group commits
+ *   stepctl_connections_cut_total               connections past the request deadline
  * Names and labels: docs/serve.md.  Thread-safe (one mutex).
  */
 #ifndef SERVE_METRICS_H
@@ -51,9 +52,15 @@ void smet_latency(struct smet *m, size_t route, double seconds);
 /* One answer: route index (or SMET_ROUTE_PREFLIGHT / _UNMATCHED), status. */
 void smet_request(struct smet *m, size_t route, unsigned status);
 
+/* Counts kept by other parts of the service, rendered with the rest. */
+struct smet_extra {
+    unsigned long long batches, jobs; /* the writer's group commits (swr_stats) */
+    unsigned long long cut;           /* connections shut down by the deadline (sdl_cut_total) */
+};
+
 /* The whole text: counters, the remaining quota of every active grant read
  * from db (read-only), the histograms with the route names given. */
 char *smet_render(struct smet *m, sqlite3 *db, int64_t now_ms, const char *const *routes,
-                  size_t n_routes, unsigned long long batches, unsigned long long jobs);
+                  size_t n_routes, const struct smet_extra *extra);
 
 #endif

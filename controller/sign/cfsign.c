@@ -17,6 +17,9 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "cliutil.h"
+#include "evidence_text.h"
+
 #define KEY_FILE_MAX (64 * 1024)
 #define SIG_RAW_MAX 512 /* RSA 4096; ECDSA P-256 DER needs at most 72 */
 
@@ -55,14 +58,17 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
     return -1;
 }
 
-/* Reads at most KEY_FILE_MAX bytes of path into a NUL-terminated buffer. */
-static char *read_key_file(const char *path, size_t *len, bool *unopenable, char *err,
-                           size_t errsz)
+/* Reads at most KEY_FILE_MAX bytes of path (a regular file: a FIFO would
+ * hang the service's start) into a NUL-terminated buffer; *mode its
+ * permissions. */
+static char *read_key_file(const char *path, size_t *len, unsigned *mode, bool *unopenable,
+                           char *err, size_t errsz)
 {
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    FILE *f = cli_open_regular(path, mode, why, sizeof why);
     if (!f) {
         *unopenable = true;
-        fail(err, errsz, "cannot open %s: %s", path, strerror(errno));
+        fail(err, errsz, "cannot open %s: %s", path, why);
         return NULL;
     }
     char *buf = malloc(KEY_FILE_MAX + 1);
@@ -120,7 +126,8 @@ struct cfsign_key *cfsign_key_load(const char *pem_path, bool *unopenable, char 
         unopenable = &dummy;
     *unopenable = false;
     size_t len = 0;
-    char *pem = read_key_file(pem_path, &len, unopenable, err, errsz);
+    unsigned mode = 0;
+    char *pem = read_key_file(pem_path, &len, &mode, unopenable, err, errsz);
     if (!pem)
         return NULL;
     struct cfsign_key *k = calloc(1, sizeof *k);
@@ -150,6 +157,15 @@ struct cfsign_key *cfsign_key_load(const char *pem_path, bool *unopenable, char 
         return NULL;
     }
     if (!key_kind_ok(k, pem_path, err, errsz)) {
+        cfsign_key_free(k);
+        return NULL;
+    }
+    /* Like OpenSSH: a signing key that anyone but its owner can read or
+     * change is refused, not used with a warning nobody reads (issue 19).
+     * Checked once the file is known to hold a private key. */
+    if (mode & 077) {
+        fail(err, errsz, "%s: the private key is accessible by group or others (mode %04o): "
+                         "chmod 600 it (owned by the user that signs)", pem_path, mode & 07777);
         cfsign_key_free(k);
         return NULL;
     }

@@ -3,7 +3,8 @@
  *
  * Exit codes (docs/cli.md, docs/delivery.md): 0 printed, 64 usage (an option
  * missing or invalid, named in the message), 65 the key file holds no usable
- * key, 66 the key file cannot be opened, 70 internal (OpenSSL failed).
+ * key or group or others can access it, 66 the key file cannot be opened or
+ * is not a regular file, 70 internal (OpenSSL failed).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,7 +36,8 @@ static const char sign_help[] =
     "RSA PKCS#1 v1.5 or ECDSA P-256 over SHA-1 (default) or SHA-256, and sent in\n"
     "CloudFront's URL-safe base64.  See docs/delivery.md.\n"
     "\n"
-    "  --key F           PEM private key (RSA 2048 or ECDSA P-256; not encrypted)\n"
+    "  --key F           PEM private key (RSA 2048 or ECDSA P-256; not encrypted), a regular\n"
+    "                    file that group and others cannot access (chmod 600)\n"
     "  --key-pair-id ID  the CloudFront public key id (A-Z a-z 0-9 _ -)\n"
     "  --url URL         absolute http(s) URL, query allowed, no fragment, no signing parameters\n"
     "  --expires EPOCH   DateLessThan, UTC epoch seconds\n"
@@ -48,8 +50,8 @@ static const char sign_help[] =
     "                    wildcards (https://d111.cloudfront.net/ch1/r360/*)\n"
     "  --canned          a canned policy (Expires=EPOCH); not with --not-before, --ip, --resource\n"
     "\n"
-    "exit: 0 printed, 64 usage, 65 the key is not usable, 66 the key file cannot be opened,\n"
-    "      70 internal\n";
+    "exit: 0 printed, 64 usage, 65 the key is not usable (or group or others can access it),\n"
+    "      66 the key file cannot be opened or is not a regular file, 70 internal\n";
 
 static const char url_what[] =
     "Prints URL with Policy, Signature and Key-Pair-Id (and Hash-Algorithm for\n"

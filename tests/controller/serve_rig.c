@@ -179,3 +179,20 @@ void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n)
     snprintf(text + k, sizeof text - (size_t)k, "}, \"steering_ttl_s\": 7}\n");
     ctl_write_text(&w->t, "paths.json", text, path, n);
 }
+
+void serve_priority(int port, const char *alloc, char *out, size_t n)
+{
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/%s/steering", port, alloc);
+    struct cdn_http h;
+    assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
+    json_t *j = json_loads(h.body, 0, NULL), *v;
+    assert_int_equal(json_integer_value(json_object_get(j, "VERSION")), 1);
+    size_t i, k = 0;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(j, "PATHWAY-PRIORITY"), i, v)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : "", json_string_value(v));
+    json_decref(j);
+    cdn_http_free(&h);
+}

@@ -45,6 +45,9 @@ json_t *serve_allocate_isp(int port, const char *id, const char *isp);
 /* paths.json (dir/paths.json, its path into path) delivering every path
  * A..E without signatures: r360 (with attributes) and r720. */
 void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n);
+/* The PATHWAY-PRIORITY of allocation alloc's steering manifest (asserted
+ * 200, VERSION 1) as "C,D,E" into out. */
+void serve_priority(int port, const char *alloc, char *out, size_t n);
 /* The same POST, any answer (the caller frees h). */
 struct cdn_http;
 void serve_post_allocation(int port, const char *id, struct cdn_http *h);

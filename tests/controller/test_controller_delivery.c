@@ -45,23 +45,6 @@ static long get(int port, const char *path, struct cdn_http *h)
     return h->status;
 }
 
-/* The PATHWAY-PRIORITY of an allocation, as "C,D,E". */
-static void priority(int port, const char *alloc, char *out, size_t n)
-{
-    char path[256];
-    snprintf(path, sizeof path, "/v1/allocations/%s/steering", alloc);
-    struct cdn_http h;
-    assert_int_equal(get(port, path, &h), 200);
-    json_t *j = json_loads(h.body, 0, NULL), *v;
-    assert_int_equal(json_integer_value(json_object_get(j, "VERSION")), 1);
-    size_t i, k = 0;
-    out[0] = '\0';
-    json_array_foreach(json_object_get(j, "PATHWAY-PRIORITY"), i, v)
-        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : "", json_string_value(v));
-    json_decref(j);
-    cdn_http_free(&h);
-}
-
 static bool has_line_with(const char *text, const char *needle)
 {
     return strstr(text, needle) != NULL;
@@ -111,7 +94,8 @@ static void ctl_66_serve_paths_json_is_strict_and_names_the_key(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char p[256];
         ctl_write_text(&w.t, "bad.json", cases[i].json, p, sizeof p);
-        int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", w.db, p);
+        int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' --evidence '%s'",
+                         w.db, p, w.ev);
         char *err = ctl_out(&w.t, "err");
         if (rc != cases[i].exit || !strstr(err, cases[i].message))
             printf("case %zu: exit %d, stderr: %s\n", i, rc, err);
@@ -119,8 +103,8 @@ static void ctl_66_serve_paths_json_is_strict_and_names_the_key(void **state)
         assert_non_null(strstr(err, cases[i].message));
         free(err);
     }
-    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s/none.json'",
-                             w.db, w.t.dir),
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s/none.json' "
+                             "--evidence '%s'", w.db, w.t.dir, w.ev),
                      66);
     assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --evidence '%s'", w.db,
                              w.ev),
@@ -173,7 +157,7 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
 
     /* Steering: the allocated path first, then the fallbacks in order. */
     char list[128];
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     assert_int_equal(get(s.port, "/v1/allocations/s-1/steering?_HLS_pathway=C", &h), 200);
     assert_string_equal(h.body, "{\"VERSION\":1,\"TTL\":7,\"PATHWAY-PRIORITY\":[\"C\",\"D\",\"E\"]}");
@@ -215,9 +199,9 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     json_t *a2 = serve_allocate(s.port, "s-2");
     assert_string_equal(json_string_value(json_object_get(a2, "path_id")), "E");
     json_decref(a2);
-    priority(s.port, "s-2", list, sizeof list);
+    serve_priority(s.port, "s-2", list, sizeof list);
     assert_string_equal(list, "E,D,C");
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
 
     /* D gets a MISMATCH after both decisions: it leaves every fallback
@@ -225,9 +209,9 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
      * and never comes back; the allocated paths stay first. */
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
-    priority(s.port, "s-2", list, sizeof list);
+    serve_priority(s.port, "s-2", list, sizeof list);
     assert_string_equal(list, "E,C");
     assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
     assert_null(strstr(h.body, "PATHWAY-ID=\"D\""));
@@ -235,7 +219,7 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     cdn_http_free(&h);
     ctl_world_evidence(&w, "ev-d-good", "D", "MATCH", ctl_now_ms(), true);
     sleep(2);
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
 
     assert_int_equal(server_stop(&s, SIGTERM), 0);
@@ -257,11 +241,11 @@ static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned
     struct server s;
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "s-1"));
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'D' "
                                          "AND evidence_id = 'ev-d-bad'"), 1);
@@ -276,7 +260,7 @@ static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned
     assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM evidence WHERE id = 'ev-d-bad'"), 0);
 
     server_start_with(&w, &s, extra); /* a new process: nothing in memory */
-    priority(s.port, "s-1", list, sizeof list);
+    serve_priority(s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ctl_world_end(&w);
@@ -698,7 +682,8 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
              "\"key_pair_id\": \"" KEY_PAIR_ID "\", \"hash\": \"sha256\"}}}}\n",
              c.base, c.base); /* every pathway carries the same renditions (dlv_variants.c) */
     ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
-    const char *extra[] = {"--paths", paths, "--cors-origin", "http://player.example", NULL};
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, "--cors-origin",
+                           "http://player.example", NULL};
     struct server s;
     server_start_with(&w, &s, extra);
     json_t *a = serve_allocate(s.port, "s-1");

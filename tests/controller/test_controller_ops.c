@@ -391,7 +391,8 @@ static void ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char p[160];
         two_paths(&o, C_SET, cases[i].d, p, sizeof p);
-        int rc = ctl_run(&o.w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s'", o.w.db, p);
+        int rc = ctl_run(&o.w.t, "serve --db '%s' --listen 127.0.0.1:0 --paths '%s' --evidence '%s'",
+                         o.w.db, p, o.w.ev);
         char *err = ctl_out(&o.w.t, "err");
         if (rc != 65 || !strstr(err, cases[i].message))
             fail_msg("case %zu: exit %d, stderr: %s", i, rc, err);
@@ -404,7 +405,7 @@ static void ctl_143_paths_json_with_other_variants_on_another_pathway_is_refused
               V360("cdn-d.invalid", "800000", ", \"frame_rate\": \"25\"") ", " \
               V720("cdn-d.invalid", "2000000", ", \"frame_rate\": \"25\""),
               p, sizeof p);
-    const char *extra[] = {"--paths", p, NULL};
+    const char *extra[] = {"--paths", p, "--evidence", o.w.ev, NULL};
     struct server s;
     server_start_with(&o.w, &s, extra);
     assert_int_equal(server_stop(&s, SIGTERM), 0);

@@ -188,7 +188,7 @@ static void start(struct ctl_world *w, struct server *s, char g[33])
     char paths[256];
     serve_world_granted(w, g);
     paths_unsigned(w, paths, sizeof paths);
-    const char *extra[] = {"--paths", paths, NULL};
+    const char *extra[] = {"--paths", paths, "--evidence", w->ev, NULL};
     server_start_with(w, s, extra);
 }
 
@@ -403,7 +403,7 @@ static void start_with_policy(struct ctl_world *w, struct server *s, char g[33],
     json_decref(sit);
     assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
     paths_unsigned(w, paths, sizeof paths);
-    const char *extra[] = {"--paths", paths, NULL};
+    const char *extra[] = {"--paths", paths, "--evidence", w->ev, NULL};
     server_start_with(w, s, extra);
 }
 

@@ -451,7 +451,7 @@ static void kit_world(const char *live_suffix, const char *count_key)
              c.base, live_suffix);
     ctl_tmp_path(&w.t, "paths.json", paths_file, sizeof paths_file);
     assert_int_equal(cdn_write_file(w.t.dir, "paths.json", paths), 0);
-    const char *extra[] = {"--paths", paths_file, NULL};
+    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "viewer-unused")); /* never played: unused */
