@@ -24,6 +24,8 @@ struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
     *d = (struct dlv){.paths = paths, .db_path = db_path, .evidence_path = evidence_path};
     snprintf(d->url_path, sizeof d->url_path, "%s", url_path);
     pthread_mutex_init(&d->mu, NULL);
+    pthread_mutex_init(&d->fetch_mu, NULL);
+    pthread_cond_init(&d->fetch_cv, NULL);
     d->allocs = dcache_new(ALLOC_SLOTS);
     d->dropped = dcache_new(DROPPED_SLOTS);
     d->signed_q = dcache_new(SIGNED_SLOTS);
@@ -32,6 +34,7 @@ struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
         dlv_free(d);
         return NULL;
     }
+    dlv_upstream_prefetch(d);
     return d;
 }
 
@@ -39,6 +42,7 @@ void dlv_free(struct dlv *d)
 {
     if (!d)
         return;
+    dlv_upstream_stop(d);
     for (size_t i = 0; i < d->n_readers; i++)
         sqlite3_close(d->readers[i]);
     dcache_free(d->allocs);
@@ -46,6 +50,8 @@ void dlv_free(struct dlv *d)
     dcache_free(d->signed_q);
     dlv_upstream_free(d->up, DLV_MAX_PATHS * DLV_MAX_RENDITIONS);
     pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->fetch_mu);
+    pthread_cond_destroy(&d->fetch_cv);
     free(d);
 }
 

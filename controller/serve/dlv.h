@@ -42,6 +42,11 @@
 
 #define DLV_PLAYLIST_MAX (512 * 1024) /* a live media playlist larger than this is refused */
 #define DLV_FETCH_TIMEOUT_MS 5000
+/* A media playlist is answered from a template at most this long past
+ * playlist_cache_ms after its fetch completed; a request with none that
+ * young waits at most DLV_WAIT_MS for the fetch in flight (dlv_media.c). */
+#define DLV_STALE_MS 4000
+#define DLV_WAIT_MS 250
 
 struct dlv;
 
@@ -61,6 +66,7 @@ void dlv_free(struct dlv *d);
 struct dlv_answer {
     int status;
     const char *content_type;
+    const char *retry_after;   /* Retry-After seconds (static), NULL for none */
     char *body;
     size_t len;
     char *cookies[DLV_MAX_COOKIES];

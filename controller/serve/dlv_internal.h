@@ -63,7 +63,16 @@ struct dlv {
     struct dcache *dropped;  /* "decision/path" -> "checked_at_ms dropped" */
     struct dcache *signed_q; /* "alloc/path/rendition" -> "date_less_than query" */
     struct dlv_upstream *up; /* [DLV_MAX_PATHS * DLV_MAX_RENDITIONS] */
+    pthread_mutex_t fetch_mu; /* the fetcher threads (dlv_media.c) */
+    pthread_cond_t fetch_cv;
+    int fetchers;            /* in flight */
+    bool stopping;           /* dlv_free: no new fetcher starts */
 };
+
+/* dlv_media.c: a fetch of every cloudfront-url rendition (at start), and
+ * the wait for the fetchers in flight (before the layer is freed). */
+void dlv_upstream_prefetch(struct dlv *d);
+void dlv_upstream_stop(struct dlv *d);
 
 /* 0 found, 1 no such allocation, -1 the store cannot be read. */
 int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a);

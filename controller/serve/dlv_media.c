@@ -7,30 +7,47 @@
  * followed by one marker byte where the signing query goes ('\1' for '?',
  * '\2' for '&').  Each request then only copies the template and puts the
  * allocation's signed query at the markers: no parsing, no signature in
- * the steady state.  The template is fetched again when older than
- * playlist_cache_ms; one thread fetches while the others wait for it (or
- * use the previous one while it is fresh), so a CDN sees at most one
- * request per rendition and period.  The fetch is bounded
+ * the steady state.
+ *
+ * Nothing slow reaches an HTTP thread (issue 19): the template is fetched
+ * by a fetcher thread of its own, at most one in flight per (path,
+ * rendition), started when the last attempt is older than
+ * playlist_cache_ms (and for every rendition when the service starts).  A
+ * template is stamped with the time its fetch COMPLETED, so a slow CDN's
+ * answer is not stale on arrival.  A request is answered from the newest
+ * good template while it is younger than DLV_STALE_MS beyond
+ * playlist_cache_ms, whatever the CDN is doing (only the request that
+ * starts a refresh waits for it, at most DLV_WAIT_MS, so a CDN that answers
+ * in time is never served stale); with none that young one request at a
+ * time waits at most DLV_WAIT_MS for a fetch in flight; a request then
+ * without a usable template gets 502 with the
+ * last failure when the CDN answered wrongly, or 503 upstream_pending
+ * with Retry-After while a fetch is still under way.  The fetch is bounded
  * (DLV_PLAYLIST_MAX bytes, DLV_FETCH_TIMEOUT_MS, http and https only, no
  * redirect) and signed with the service's own wildcard policy.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
+#include "cliutil.h"
 #include "dlv_internal.h"
 
 struct dlv_upstream {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool fetching;
-    char *tmpl; /* the template, NULL before the first good fetch */
+    char *tmpl;           /* the newest good template, NULL before the first */
     size_t len;
-    int64_t at_ms;        /* when tmpl (or the failure) was fetched */
-    int status;           /* 0: tmpl is good; else the HTTP status to answer */
+    int64_t good_at_ms;   /* when the fetch that gave tmpl completed */
+    int64_t tried_at_ms;  /* when the last fetch completed (good or not) */
+    bool failed;          /* the last fetch failed: code, detail */
+    bool waited_on;       /* a request waits for the fetch in flight */
     char code[32], detail[256];
 };
 
@@ -215,58 +232,176 @@ static int make_template(const char *text, size_t len, const struct dlv_renditio
     return 0;
 }
 
-/* A copy of the fresh template of (p, r), fetching it when due.  0 with
- * *tmpl (malloc'd), or 1 with the error answer in out. */
+/* ---- the fetcher threads ---------------------------------------------------------- */
+
+struct fetch_job {
+    struct dlv *d;
+    size_t pi, ri;
+};
+
+/* One fetch of (pi, ri): the template, or the failure, stamped with the
+ * time it completed. */
+static void *fetcher(void *arg)
+{
+    struct fetch_job job = *(struct fetch_job *)arg;
+    free(arg);
+    struct dlv *d = job.d;
+    const struct dlv_path *p = &d->paths->p[job.pi];
+    const struct dlv_rendition *r = &p->r[job.ri];
+    struct dlv_upstream *u = &d->up[job.pi * DLV_MAX_RENDITIONS + job.ri];
+    char q[DLV_QUERY_MAX], url[DLV_URL_MAX + DLV_QUERY_MAX + 2], key[DLV_ID_MAX * 2 + 8];
+    char code[32] = "", detail[256] = "";
+    struct body b = {0}, t = {0};
+    snprintf(key, sizeof key, "/%s/%s", p->id, r->name); /* the service's own, no allocation */
+    int rc = -1;
+    if (!dlv_signed_query(d, p, key, r->resource, cli_now_ms(), INT64_MAX, q, sizeof q, detail,
+                          sizeof detail))
+        snprintf(code, sizeof code, "signing_failed");
+    else if (!cfsign_append_query(r->url, q, url, sizeof url))
+        snprintf(code, sizeof code, "signing_failed");
+    else if (fetch(url, &b, code, sizeof code, detail, sizeof detail) == 0)
+        rc = make_template(b.p, b.len, r, &t, detail, sizeof detail);
+    if (rc != 0 && !code[0])
+        snprintf(code, sizeof code, "upstream_invalid");
+    free(b.p);
+    int64_t done = cli_now_ms();
+    pthread_mutex_lock(&u->mu);
+    if (rc == 0) {
+        free(u->tmpl);
+        u->tmpl = t.p;
+        u->len = t.len;
+        u->good_at_ms = done;
+    } else {
+        free(t.p);             /* the newest good template stays */
+    }
+    u->failed = rc != 0;
+    snprintf(u->code, sizeof u->code, "%s", code);
+    snprintf(u->detail, sizeof u->detail, "%s", detail);
+    u->tried_at_ms = done;
+    u->fetching = false;
+    pthread_cond_broadcast(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+    pthread_mutex_lock(&d->fetch_mu);
+    d->fetchers--;
+    pthread_cond_broadcast(&d->fetch_cv);
+    pthread_mutex_unlock(&d->fetch_mu);
+    return NULL;
+}
+
+/* Starts the fetch of (pi, ri) on a thread of its own; u->mu held.  When
+ * no thread can start, nothing is in flight and a later request retries. */
+static void start_fetch(struct dlv *d, size_t pi, size_t ri, struct dlv_upstream *u)
+{
+    struct fetch_job *job = malloc(sizeof *job);
+    pthread_attr_t attr;
+    pthread_t th;
+    if (!job)
+        return;
+    *job = (struct fetch_job){d, pi, ri};
+    pthread_mutex_lock(&d->fetch_mu);
+    bool ok = !d->stopping && pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        ok = pthread_create(&th, &attr, fetcher, job) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (ok)
+        d->fetchers++;
+    pthread_mutex_unlock(&d->fetch_mu);
+    if (!ok) {
+        free(job);
+        return;
+    }
+    u->fetching = true;
+}
+
+void dlv_upstream_prefetch(struct dlv *d)
+{
+    for (size_t pi = 0; pi < d->paths->n; pi++) {
+        const struct dlv_path *p = &d->paths->p[pi];
+        if (p->auth != DLV_AUTH_CF_URL)
+            continue;
+        for (size_t ri = 0; ri < p->n; ri++) {
+            struct dlv_upstream *u = &d->up[pi * DLV_MAX_RENDITIONS + ri];
+            pthread_mutex_lock(&u->mu);
+            if (!u->fetching)
+                start_fetch(d, pi, ri, u);
+            pthread_mutex_unlock(&u->mu);
+        }
+    }
+}
+
+void dlv_upstream_stop(struct dlv *d)
+{
+    pthread_mutex_lock(&d->fetch_mu);
+    d->stopping = true;
+    while (d->fetchers > 0)   /* each ends within DLV_FETCH_TIMEOUT_MS */
+        pthread_cond_wait(&d->fetch_cv, &d->fetch_mu);
+    pthread_mutex_unlock(&d->fetch_mu);
+}
+
+/* ---- answering from the newest good template --------------------------------------- */
+
+/* With playlist_cache_ms 0 nothing is reused: only a fetch that completed
+ * after the request arrived (asked_ms) answers it. */
+static bool usable(const struct dlv_upstream *u, int64_t now_ms, int64_t asked_ms, int64_t ttl)
+{
+    if (!u->tmpl)
+        return false;
+    return ttl > 0 ? now_ms - u->good_at_ms <= ttl + DLV_STALE_MS : u->good_at_ms >= asked_ms;
+}
+
+/* Waits (u->mu held) at most DLV_WAIT_MS for the fetch in flight. */
+static void wait_for_fetch(struct dlv_upstream *u)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(DLV_WAIT_MS % 1000) * 1000000L;
+    until.tv_sec += DLV_WAIT_MS / 1000 + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    while (u->fetching && pthread_cond_timedwait(&u->cv, &u->mu, &until) != ETIMEDOUT)
+        ;
+}
+
+/* A copy of the newest usable template of (p, r), starting a fetch when
+ * due.  0 with *tmpl (malloc'd), 1 with the error answer in out, -1 out of
+ * memory. */
 static int upstream(struct dlv *d, size_t pi, size_t ri, int64_t now_ms, char **tmpl,
                     size_t *tlen, struct dlv_answer *out)
 {
-    const struct dlv_path *p = &d->paths->p[pi];
-    const struct dlv_rendition *r = &p->r[ri];
     struct dlv_upstream *u = &d->up[pi * DLV_MAX_RENDITIONS + ri];
-    int64_t ttl = d->paths->playlist_cache_ms;
+    int64_t ttl = d->paths->playlist_cache_ms, asked_ms = now_ms;
     pthread_mutex_lock(&u->mu);
-    while (u->fetching && !(u->tmpl && u->status == 0 && now_ms - u->at_ms < ttl))
-        pthread_cond_wait(&u->cv, &u->mu);
-    if (!u->fetching && (u->at_ms == 0 || now_ms - u->at_ms >= ttl)) {
-        u->fetching = true;
-        pthread_mutex_unlock(&u->mu);
-        char q[DLV_QUERY_MAX], url[DLV_URL_MAX + DLV_QUERY_MAX + 2], key[DLV_ID_MAX * 2 + 8];
-        char code[32] = "", detail[256] = "";
-        struct body b = {0}, t = {0};
-        snprintf(key, sizeof key, "/%s/%s", p->id, r->name); /* the service's own, no allocation */
-        int rc = -1;
-        if (!dlv_signed_query(d, p, key, r->resource, now_ms, INT64_MAX, q, sizeof q, detail,
-                              sizeof detail))
-            snprintf(code, sizeof code, "signing_failed");
-        else if (!cfsign_append_query(r->url, q, url, sizeof url))
-            snprintf(code, sizeof code, "signing_failed");
-        else if (fetch(url, &b, code, sizeof code, detail, sizeof detail) == 0)
-            rc = make_template(b.p, b.len, r, &t, detail, sizeof detail);
-        if (rc != 0 && !code[0])
-            snprintf(code, sizeof code, "upstream_invalid");
-        free(b.p);
-        pthread_mutex_lock(&u->mu);
-        free(u->tmpl);
-        u->tmpl = rc == 0 ? t.p : NULL;
-        u->len = rc == 0 ? t.len : 0;
-        if (rc != 0)
-            free(t.p);
-        u->status = rc == 0 ? 0 : 502;
-        snprintf(u->code, sizeof u->code, "%s", code);
-        snprintf(u->detail, sizeof u->detail, "%s", detail);
-        u->at_ms = now_ms;
-        u->fetching = false;
-        pthread_cond_broadcast(&u->cv);
+    bool started = false;
+    if (!u->fetching && (u->tried_at_ms == 0 || now_ms - u->tried_at_ms >= ttl)) {
+        start_fetch(d, pi, ri, u);
+        started = u->fetching;
+    }
+    /* the request that starts a refresh waits a little for it (a CDN that
+     * answers in time is never served stale); the others do not */
+    if ((started || !usable(u, now_ms, asked_ms, ttl)) && u->fetching && !u->waited_on) {
+        u->waited_on = true;   /* one waiter: a held CDN ties up one HTTP thread at most */
+        wait_for_fetch(u);
+        u->waited_on = false;
+        now_ms = cli_now_ms();
     }
     int res = 0;
     *tmpl = NULL;
-    if (u->status == 0 && u->tmpl && (*tmpl = malloc(u->len + 1))) {
-        memcpy(*tmpl, u->tmpl, u->len + 1);
-        *tlen = u->len;
-    } else if (u->status != 0) {
-        res = dlv_error(out, u->status, u->code, u->detail) == 0 ? 1 : -1;
+    if (usable(u, now_ms, asked_ms, ttl)) {
+        if ((*tmpl = malloc(u->len + 1))) {
+            memcpy(*tmpl, u->tmpl, u->len + 1);
+            *tlen = u->len;
+        } else {
+            res = -1;
+        }
+    } else if (u->failed && !u->fetching) {
+        res = dlv_error(out, 502, u->code, u->detail) == 0 ? 1 : -1;
     } else {
-        res = -1;
+        res = dlv_error(out, 503, "upstream_pending",
+                        u->failed ? u->detail
+                                  : "the path's media playlist is being fetched; retry shortly") == 0
+                  ? 1 : -1;
+        out->retry_after = "1";
     }
     pthread_mutex_unlock(&u->mu);
     return res;

@@ -18,11 +18,15 @@ static enum MHD_Result answer(struct srv_request *rq, int rc, struct dlv_answer 
 {
     if (rc != 0)
         return MHD_NO;
-    const char *headers[2 * DLV_MAX_COOKIES + 1];
+    const char *headers[2 * DLV_MAX_COOKIES + 3];
     size_t n = 0;
     for (size_t i = 0; i < a->n_cookies; i++) {
         headers[n++] = MHD_HTTP_HEADER_SET_COOKIE;
         headers[n++] = a->cookies[i];
+    }
+    if (a->retry_after) {
+        headers[n++] = MHD_HTTP_HEADER_RETRY_AFTER;
+        headers[n++] = a->retry_after;
     }
     headers[n] = NULL;
     enum MHD_Result r =
@@ -40,7 +44,7 @@ static enum MHD_Result not_delivered(struct srv_request *rq)
 
 static enum MHD_Result master(struct srv *s, struct srv_request *rq)
 {
-    struct dlv_answer a;
+    struct dlv_answer a = {0};
     if (!s->dlv)
         return not_delivered(rq);
     int rc = dlv_master(s->dlv, srv_param(rq), cli_now_ms(), &a);
@@ -51,7 +55,7 @@ static enum MHD_Result master(struct srv *s, struct srv_request *rq)
 
 static enum MHD_Result steering(struct srv *s, struct srv_request *rq)
 {
-    struct dlv_answer a;
+    struct dlv_answer a = {0};
     if (!s->dlv)
         return not_delivered(rq);
     return answer(rq, dlv_steering(s->dlv, srv_param(rq), cli_now_ms(), &a), &a);
@@ -59,7 +63,7 @@ static enum MHD_Result steering(struct srv *s, struct srv_request *rq)
 
 static enum MHD_Result media(struct srv *s, struct srv_request *rq)
 {
-    struct dlv_answer a;
+    struct dlv_answer a = {0};
     char rendition[AREQ_ID_MAX + 1];
     const char *last = srv_param_at(rq, 2);
     size_t n = strlen(last);

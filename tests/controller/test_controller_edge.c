@@ -747,6 +747,8 @@ struct fixed_upstream {
     pthread_mutex_t mu;
     char answer[2048];
     bool stop;
+    bool hold;       /* a request read is answered only once hold is cleared */
+    int requests;    /* requests read */
 };
 
 static void *fixed_upstream_run(void *arg)
@@ -767,6 +769,12 @@ static void *fixed_upstream_run(void *arg)
         char req[4096];
         raw_read_request(c, req, sizeof req);
         pthread_mutex_lock(&u->mu);
+        u->requests++;
+        while (u->hold && !u->stop) {
+            pthread_mutex_unlock(&u->mu);
+            usleep(10000);
+            pthread_mutex_lock(&u->mu);
+        }
         send(c, u->answer, strlen(u->answer), MSG_NOSIGNAL);
         pthread_mutex_unlock(&u->mu);
         close(c);
@@ -808,6 +816,19 @@ static void fixed_upstream_stop(struct fixed_upstream *u)
     pthread_mutex_destroy(&u->mu);
 }
 
+/* paths.json: C signed by the service from the upstream at port, D unsigned. */
+static void upstream_paths(struct ctl_world *w, int port, int cache_ms, char *paths, size_t n)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://127.0.0.1:%d/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"K\"}}, "
+             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
+             "\"auth\": {\"type\": \"none\"}}}, \"playlist_cache_ms\": %d}\n",
+             port, cache_ms);
+    ctl_write_text(&w->t, "paths.json", text, paths, n);
+}
+
 /* Invalid upstream content (not a playlist, a multivariant playlist, a
  * control byte, a URI outside the rendition) was answered
  * upstream_unavailable: upstream_invalid was never produced.  Now it is,
@@ -816,18 +837,12 @@ static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **st
 {
     (void)state;
     struct ctl_world w;
-    char g[33], paths[256], text[2048];
+    char g[33], paths[256];
     serve_world_granted(&w, g);
     edge_key(&w);
     struct fixed_upstream up;
     fixed_upstream_start(&up);
-    snprintf(text, sizeof text,
-             "{\"paths\": {\"C\": {\"renditions\": {\"r360\": \"http://127.0.0.1:%d/ch1/r360/live.m3u8\"}, "
-             "\"auth\": {\"type\": \"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"K\"}}, "
-             "\"D\": {\"renditions\": {\"r360\": \"http://cdn-d.invalid/ch1/r360/live.m3u8\"}, "
-             "\"auth\": {\"type\": \"none\"}}}, \"playlist_cache_ms\": 0}\n",
-             up.port);
-    ctl_write_text(&w.t, "paths.json", text, paths, sizeof paths);
+    upstream_paths(&w, up.port, 0, paths, sizeof paths);
     const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
@@ -856,6 +871,123 @@ static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **st
         }
         cdn_http_free(&h);
     }
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    fixed_upstream_stop(&up);
+    ctl_world_end(&w);
+}
+
+/* A slow CDN stalled admission: HTTP threads fetched upstream playlists
+ * themselves.  Now a fetcher thread does, one in flight per playlist: while
+ * the CDN holds its answer, every media playlist request is answered at
+ * once (503 upstream_pending, Retry-After) and allocations are answered
+ * (their latency printed, not asserted); the CDN sees one request; once it
+ * answers, the signed playlist is served, and served from that copy while
+ * the next refresh is held. */
+struct media_load {
+    int port;
+    long status[4];
+    char retry_after[4];
+};
+
+static void *media_client(void *arg)
+{
+    struct media_load *m = arg;
+    for (int i = 0; i < 4; i++) {
+        struct cdn_http h;
+        char url[256];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8", m->port);
+        if (cdn_http(NULL, url, NULL, NULL, &h) == 0) {
+            m->status[i] = h.status;
+            m->retry_after[i] = h.headers && strstr(h.headers, "\nRetry-After: 1") ? 1 : 0;
+            if (h.status == 503 && !strstr(h.body, "upstream_pending"))
+                m->status[i] = -503;
+            cdn_http_free(&h);
+        }
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void ctl_160_serve_a_slow_cdn_never_holds_an_http_thread(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256];
+    serve_world_granted(&w, g);
+    edge_key(&w);
+    struct fixed_upstream up;
+    fixed_upstream_start(&up);
+    fixed_upstream_set(&up, "200 OK", "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n");
+    pthread_mutex_lock(&up.mu);
+    up.hold = true;
+    pthread_mutex_unlock(&up.mu);
+    upstream_paths(&w, up.port, 1000, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "s-1"));
+    struct media_load m[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        m[i] = (struct media_load){.port = s.port};
+        assert_int_equal(pthread_create(&th[i], NULL, media_client, &m[i]), 0);
+    }
+    double ms[6];
+    for (int i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s-%d", i + 2);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        json_decref(serve_allocate(s.port, id));
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ms[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    }
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_lock(&up.mu);
+    int held_requests = up.requests;
+    bool still_held = up.hold;
+    up.hold = false;
+    pthread_mutex_unlock(&up.mu);
+    qsort(ms, 6, sizeof ms[0], cmp_double);
+    printf("allocations while the CDN holds its playlist: median %.1f ms, max %.1f ms; CDN requests %d\n",
+           ms[2], ms[5], held_requests);
+    assert_true(still_held);
+    assert_int_equal(held_requests, 1);      /* one fetch in flight, whatever the load */
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 4; k++) {
+            assert_int_equal(m[i].status[k], 503);
+            assert_true(m[i].retry_after[k]);
+        }
+    /* the CDN answers: the signed playlist is served */
+    struct cdn_http h;
+    long st = 0;
+    for (int i = 0; i < 100 && st != 200; i++) {
+        usleep(50000);
+        st = edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        if (st != 200)
+            cdn_http_free(&h);
+    }
+    assert_int_equal(st, 200);
+    assert_non_null(strstr(h.body, "/ch1/r360/seg0.ts?Policy="));
+    cdn_http_free(&h);
+    /* the next refresh is held: that copy answers meanwhile */
+    pthread_mutex_lock(&up.mu);
+    up.hold = true;
+    pthread_mutex_unlock(&up.mu);
+    usleep(1200 * 1000);   /* past playlist_cache_ms: the next request starts a refresh */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+        cdn_http_free(&h);
+    }
+    pthread_mutex_lock(&up.mu);
+    up.hold = false;
+    pthread_mutex_unlock(&up.mu);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     fixed_upstream_stop(&up);
     ctl_world_end(&w);
@@ -923,6 +1055,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_157_next_actor_is_bounded_like_grant, kill_leftovers),
         cmocka_unit_test_teardown(ctl_158_serve_invalid_upstream_content_is_upstream_invalid, kill_leftovers),
         cmocka_unit_test_teardown(ctl_159_serve_public_url_path_prefix_reaches_steering_and_variants, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_160_serve_a_slow_cdn_never_holds_an_http_thread, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
