@@ -14,12 +14,10 @@
 #include <cmocka.h>
 
 #include <jansson.h>
-#include <libavutil/log.h>
 
-#include "avlog.h"
 #include "mp4box.h"
-#include "profile.h"
 #include "test_file.h"
+#include "test_profile_once.h"
 #include "verify.h"
 
 #define FX FIXTURES_DIR "/"
@@ -56,22 +54,9 @@ static void free_segs(struct segs *g)
         free(g->f[i].data);
 }
 
-static const struct profile *profile(void)
-{
-    static struct profile p;
-    static bool loaded;
-    char err[512];
-    if (!loaded) {
-        avlog_install(AV_LOG_QUIET);
-        assert_int_equal(profile_load(NULL, &p, err, sizeof err), 0);
-        loaded = true;
-    }
-    return &p;
-}
-
 static json_t *check(struct segs *ref, struct segs *cand, int64_t offset, enum verify_compare compare)
 {
-    struct verify_request rq = {.profile = profile(), .ref_segs = ref->s, .n_ref = ref->n, .cand_segs = cand->s,
+    struct verify_request rq = {.profile = test_profile_once(), .ref_segs = ref->s, .n_ref = ref->n, .cand_segs = cand->s,
                                 .n_cand = cand->n, .reference_object = "ref", .candidate_object = "cand",
                                 .compare = compare, .offset = offset};
     json_t *report = NULL;
@@ -118,7 +103,15 @@ static void t01_ts_and_fmp4_have_the_same_decoder_input(void **state)
     (void)state;
     struct segs ts = ts_ref(), mp4 = hls_fmp4(), one = {0};
     add_path(&one, "cand_fmp4_frag.mp4");
-    expect(check(&ts, &mp4, FMP4_OFFSET, VERIFY_COMPARE_AUTO), "MATCH", "identical", "decoder-input");
+    json_t *rep = check(&ts, &mp4, FMP4_OFFSET, VERIFY_COMPARE_AUTO);
+    /* each side names its container (report "container") */
+    assert_string_equal(str(json_object_get(rep, "reference"), "container"), "ts");
+    assert_string_equal(str(json_object_get(rep, "candidate"), "container"), "fmp4");
+    expect(rep, "MATCH", "identical", "decoder-input");
+    rep = check(&mp4, &ts, -FMP4_OFFSET, VERIFY_COMPARE_FULL);
+    assert_string_equal(str(json_object_get(rep, "reference"), "container"), "fmp4");
+    assert_string_equal(str(json_object_get(rep, "candidate"), "container"), "ts");
+    json_decref(rep);
     expect(check(&mp4, &ts, -FMP4_OFFSET, VERIFY_COMPARE_AUTO), "MATCH", "identical", "decoder-input");
     expect(check(&ts, &one, FMP4_OFFSET, VERIFY_COMPARE_AUTO), "MATCH", "identical", "decoder-input");
     expect(check(&mp4, &one, 0, VERIFY_COMPARE_AUTO), "MATCH", "identical", "decoder-input");

@@ -196,7 +196,7 @@ static void on_pes(void *opaque, const struct tsd_pes *pes)
 
 int au_demux_run(struct au_demux *a)
 {
-    if (mp4src_detect(a->src))   /* the second container: by content, never by name */
+    if ((a->fmp4 = mp4src_detect(a->src)))   /* the second container: by content, never by name */
         return mp4src_run(a);
     int rc = bsrc_run(a->src, tsdemux_packet, &a->td);
     if (!a->stopped)

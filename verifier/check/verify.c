@@ -417,6 +417,7 @@ static json_t *side_json(const struct side_result *s, const char *object)
                             json_pack("{s:s, s:I, s:i}", "issue", tscheck_issue_code(s->ts_issue_elsewhere),
                                       "offset", (json_int_t)s->ts_issue_elsewhere_offset, "pid",
                                       s->ts_issue_elsewhere_pid));
+    json_object_set_new(o, "container", json_string(s->fmp4 ? "fmp4" : "ts"));
     json_object_set_new(o, "program", s->program.number ? json_integer(s->program.number) : json_null());
     json_object_set_new(o, "program_selection", json_string(tsd_selection_code(s->selection)));
     json_object_set_new(o, "streams", streams_json(s));
