@@ -153,6 +153,21 @@ static void t04_missing_init_segment_is_unknown(void **state)
     json_decref(r);
 }
 
+/* The evidence row names the container (schema v4): fmp4 here, ts for a
+ * TS candidate. */
+static void t05_evidence_row_names_the_container(void **state)
+{
+    struct env *e = *state;
+    assert_int_equal(test_shell("%s verify --reference %s/ref.ts --time-offset " OFFSET " --evidence %s/ev.db "
+                                "--candidate http://127.0.0.1:%d/ref_fmp4.m3u8 >/dev/null 2>&1",
+                                EXACTAV_BIN, FIXTURES_DIR, e->dir, e->port), 0);
+    assert_int_equal(test_shell("%s verify --reference %s/ref.ts --evidence %s/ev.db --candidate %s/ref.ts "
+                                ">/dev/null 2>&1", EXACTAV_BIN, FIXTURES_DIR, e->dir, FIXTURES_DIR), 0);
+    assert_int_equal(test_shell("test \"$(sqlite3 %s/ev.db \"select group_concat(container, ',') from "
+                                "(select container from evidence order by observed_at_ms)\")\" = fmp4,ts",
+                                e->dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +175,7 @@ int main(void)
         cmocka_unit_test(t02_map_that_changes_or_repeats),
         cmocka_unit_test(t03_map_byterange),
         cmocka_unit_test(t04_missing_init_segment_is_unknown),
+        cmocka_unit_test(t05_evidence_row_names_the_container),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
