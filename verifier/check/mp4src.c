@@ -227,7 +227,8 @@ static struct aac_config parse_asc(const uint8_t *p, size_t len)
     c.channels = (int)get_bits(&b, 4);
     c.frame_samples = get_bits(&b, 1) ? 960 : 1024;   /* GASpecificConfig frameLengthFlag */
     c.rate = rates[c.rate_index];
-    c.ok = c.object >= 1 && c.object <= 4 && c.channels >= 1 && c.channels <= 7;
+    /* 960-sample frames have no ADTS form: a decoder fed ADTS would read 1024 */
+    c.ok = c.object >= 1 && c.object <= 4 && c.channels >= 1 && c.channels <= 7 && c.frame_samples == 1024;
     return c;
 }
 
