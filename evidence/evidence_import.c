@@ -214,6 +214,7 @@ static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *
         (rc = opt_string(ctx, "reference_version", "context.reference_version", &r->reference_version, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_object(root, "candidate", "candidate", &cand, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_string(cand, "object", "candidate.object", &r->object, err, errlen)) == EVIDENCE_OK &&
+        (rc = opt_string(cand, "container", "candidate.container", &r->container, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_object(root, "interval", "interval", &iv, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "start", "interval.start", &r->interval_start, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK &&

@@ -640,16 +640,17 @@ static void case_14_small_usage_rules(void **state)
     assert_int_equal(sh("cd %s && touch empty.ts && ffmpeg -nostdin -hide_banner -loglevel error -i %s/ref.ts -c copy "
                         "-f mp4 ref.mp4", e->dir, FX), 0);
     struct out o;
-    /* an MP4 or an empty reference: "not an MPEG-TS file" */
+    /* a plain (not fragmented) MP4 or an empty reference: exit 65, saying why */
     const char *notts[] = {"ref.mp4", "empty.ts"};
+    const char *why[] = {"mp4_not_fragmented", "not an MPEG-TS or fMP4 file"};
     for (int i = 0; i < 2; i++) {
         o = run(e, "%s verify --reference %s --candidate %s/ref.ts", EXACTAV, notts[i], FX);
         assert_int_equal(o.rc, 65);
-        assert_non_null(strstr(o.err, "not an MPEG-TS file"));
+        assert_non_null(strstr(o.err, why[i]));
         out_free(&o);
         o = run(e, "%s bind --channel c --program-version v --rendition r --out b.json %s", EXACTAV, notts[i]);
         assert_int_equal(o.rc, 65);
-        assert_non_null(strstr(o.err, "not an MPEG-TS file"));
+        assert_non_null(strstr(o.err, why[i]));
         out_free(&o);
     }
     /* --interval beyond 33 bits: refused, not reduced */

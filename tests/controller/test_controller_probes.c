@@ -38,6 +38,7 @@ static void v1_store(struct ctl_tmp *t, char ev[128], char db[128])
     ctl_evidence_store(ev, "main_evidence");
     assert_int_equal(ctl_sql(ev, "DROP INDEX evidence_media_sequence; DROP TABLE probes;"
                                  " ALTER TABLE evidence DROP COLUMN media_sequence;"
+                                 " ALTER TABLE evidence DROP COLUMN container;"
                                  " PRAGMA user_version = 1;"), 0);
 }
 

@@ -1394,20 +1394,66 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     make_v1_store(path, evidence_now_ms() - 1000, true);
     db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "DROP TABLE reference_decodes; PRAGMA user_version=2;");
+    exec_raw(path, "DROP TABLE reference_decodes; ALTER TABLE evidence DROP COLUMN container; PRAGMA user_version=2;");
     db = open_ro(path);
     assert_int_equal(evidence_schema_version(db), 2);
     assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
     assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_E_VERSION);
     evidence_close(db);
     db = ev_open_rw(path);
-    assert_int_equal(evidence_schema_version(db), 3);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(evidence_decode_put(db, &k, &d, err, sizeof err), EVIDENCE_OK);
     evidence_close(db);
-    assert_int_equal(ev_count(path, "PRAGMA user_version"), 3);
+    assert_int_equal(ev_count(path, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), 2);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM reference_decodes"), 1);
     json_decref(side);
+}
+
+/* Schema v4 (issue 20): evidence.container is the report's candidate
+ * container; a v3 store is migrated forward with its rows kept (container
+ * NULL), and a report naming another container is refused. */
+static void store_31_container_column_from_the_report(void **state)
+{
+    struct ev_tmp *t = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/v3.db", t->dir);
+    make_v1_store(path, evidence_now_ms() - 1000, true);
+    struct evidence_db *db = ev_open_rw(path);
+    evidence_close(db);
+    exec_raw(path, "ALTER TABLE evidence DROP COLUMN container; PRAGMA user_version=3;");
+    db = ev_open_rw(path);
+    assert_int_equal(evidence_schema_version(db), 4);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE container IS NULL"), 2);
+    int64_t now = evidence_now_ms();
+    const char *containers[] = {"fmp4", "ts"};
+    for (int i = 0; i < 2; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c%d", i);
+        char *text = ev_sample_report(id, "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
+        json_t *rep = json_loads(text, 0, NULL);
+        json_object_set_new(json_object_get(rep, "candidate"), "container", json_string(containers[i]));
+        char *with = json_dumps(rep, 0);
+        import_ok(db, with, now, 1);
+        free(with);
+        json_decref(rep);
+        free(text);
+    }
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE id = 'c0' AND container = 'fmp4'"), 1);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE id = 'c1' AND container = 'ts'"), 1);
+    char *text = ev_sample_report("c2", "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
+    json_t *rep = json_loads(text, 0, NULL);
+    json_object_set_new(json_object_get(rep, "candidate"), "container", json_string("mkv"));
+    char *bad = json_dumps(rep, 0), err[256] = "";
+    int inserted = -1;
+    assert_int_equal(evidence_import_report_at(db, bad, strlen(bad), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "container"));
+    free(bad);
+    json_decref(rep);
+    free(text);
+    evidence_close(db);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), 4);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
@@ -1445,6 +1491,7 @@ int main(int argc, char **argv)
         T(store_28_observed_after_is_the_step_and_checks_every_row),
         T(store_29_concurrent_first_openers_all_find_their_store),
         T(store_30_reference_decodes_keyed_by_input_profile_and_interval),
+        T(store_31_container_column_from_the_report),
     };
     return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -285,10 +285,9 @@ static void hls_09_outside_profile_key_map_iframes(void **state)
   expect_status(HEAD "#EXT-X-KEY:URI=\"k\",METHOD=SAMPLE-AES,IV=0x01\n#EXTINF:1,\na.ts\n", HLS_E_KEY_METHOD, 3);
   expect_status(HEAD "#EXT-X-KEY:URI=\"k\"\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
   expect_status(HEAD "#EXT-X-KEY:METHOD=\"NONE\"\n", HLS_E_MALFORMED_ATTRIBUTES, 3);
-  expect_status(HEAD "#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:1,\na.m4s\n", HLS_E_MAP, 3);
+  expect_status(HEAD "#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:1,\na.m4s\n", HLS_OK, 0);   /* fMP4: issue 20 */
   expect_status(HEAD "#EXT-X-I-FRAMES-ONLY\n", HLS_E_IFRAMES_ONLY, 3);
   assert_int_equal(hls_status_class(HLS_E_KEY_METHOD), HLS_CLASS_OUTSIDE_PROFILE);
-  assert_int_equal(hls_status_class(HLS_E_MAP), HLS_CLASS_OUTSIDE_PROFILE);
   assert_int_equal(hls_status_class(HLS_E_IFRAMES_ONLY), HLS_CLASS_OUTSIDE_PROFILE);
 }
 
@@ -656,20 +655,20 @@ static const struct corpus_case CORPUS[] = {
     {"grafov_media-playlist-with-program-date-time.m3u8", HLS_OK, 0, 4},
     {"grafov_wowza-vod-chunklist.m3u8", HLS_OK, 0, 522},
     {"hlsjs_byterange-before-extinf.m3u8", HLS_E_TARGETDURATION_TOO_SMALL, 8, 0}, /* EXTINF 1000000 > 1 */
-    {"hlsjs_byterange-before-map.m3u8", HLS_E_MAP, 7, 0},
-    {"hlsjs_multiple-map.m3u8", HLS_E_MAP, 7, 0},
+    {"hlsjs_byterange-before-map.m3u8", HLS_OK, 0, 3},   /* fMP4 (EXT-X-MAP): issue 20 */
+    {"hlsjs_multiple-map.m3u8", HLS_OK, 0, 2},          /* a MAP that changes */
     {"m3u8py_DISCONTINUITY_PLAYLIST_WITH_PROGRAM_DATE_TIME.m3u8", HLS_OK, 0, 8},
-    {"m3u8py_MAP_URI_PLAYLIST_WITH_BYTERANGE.m3u8", HLS_E_MAP, 7, 0},
-    {"m3u8py_MULTIPLE_MAP_URI_PLAYLIST.m3u8", HLS_E_MAP, 8, 0},   /* its AES-128 key is read */
+    {"m3u8py_MAP_URI_PLAYLIST_WITH_BYTERANGE.m3u8", HLS_OK, 0, 2},
+    {"m3u8py_MULTIPLE_MAP_URI_PLAYLIST.m3u8", HLS_OK, 0, 3},    /* AES-128 and fMP4: both read (issue 20) */
     {"m3u8py_PLAYLIST_USING_BYTERANGES.m3u8", HLS_OK, 0, 3},
     {"m3u8py_PLAYLIST_WITH_SLASH_IN_QUERY_STRING.m3u8", HLS_E_DANGLING_SEGMENT_TAGS, 13, 0}, /* ends on EXTINF */
     {"m3u8py_relative-playlist.m3u8", HLS_E_MALFORMED_ATTRIBUTES, 4, 0}, /* ", IV=" */
     {"shaka_hls-ts-rollover_playlist.m3u8", HLS_OK, 0, 10},
     {"videojs_byteRange.m3u8", HLS_E_BYTERANGE_CONTINUATION, 13, 0}, /* continues another URI */
     {"videojs_dateTime.m3u8", HLS_OK, 0, 2},
-    {"videojs_diff-init-key.m3u8", HLS_E_MAP, 7, 0},              /* its AES-128 key is read */
+    {"videojs_diff-init-key.m3u8", HLS_OK, 0, 11},              /* AES-128 and fMP4: both read */
     {"videojs_discontinuity.m3u8", HLS_OK, 0, 9},
-    {"videojs_fmp4.m3u8", HLS_E_MAP, 7, 0},
+    {"videojs_fmp4.m3u8", HLS_OK, 0, 2},
     {"videojs_whiteSpace.m3u8", HLS_E_WHITESPACE, 4, 0},
 };
 

@@ -19,6 +19,7 @@
 #include "exitcodes.h"
 #include "profile.h"
 #include "test_file.h"
+#include "test_profile_once.h"
 #include "verify.h"
 
 #define FX FIXTURES_DIR "/"
@@ -29,16 +30,9 @@
 static json_t *check(const struct file *ref, const struct file *cand, enum verify_compare compare,
                      struct verify_refmemo *memo)
 {
-    static struct profile p;
-    static bool loaded;
     char err[512];
-    if (!loaded) {
-        avlog_install(AV_LOG_QUIET);
-        assert_int_equal(profile_load(NULL, &p, err, sizeof err), 0);
-        loaded = true;
-    }
     struct bsrc_segment rs = {.data = ref->data, .len = ref->len}, cs = {.data = cand->data, .len = cand->len};
-    struct verify_request rq = {.profile = &p, .ref_segs = &rs, .n_ref = 1, .cand_segs = &cs, .n_cand = 1,
+    struct verify_request rq = {.profile = test_profile_once(), .ref_segs = &rs, .n_ref = 1, .cand_segs = &cs, .n_cand = 1,
                                 .reference_object = "ref", .candidate_object = "cand", .compare = compare,
                                 .refmemo = memo};
     json_t *report = NULL;

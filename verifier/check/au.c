@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bsrc.h"
+#include "mp4src.h"
 
 int au_units_per_sample(int sample_rate)
 {
@@ -195,6 +196,8 @@ static void on_pes(void *opaque, const struct tsd_pes *pes)
 
 int au_demux_run(struct au_demux *a)
 {
+    if ((a->fmp4 = mp4src_detect(a->src)))   /* the second container: by content, never by name */
+        return mp4src_run(a);
     int rc = bsrc_run(a->src, tsdemux_packet, &a->td);
     if (!a->stopped)
         tsdemux_finish(&a->td, rc != 0 || !au_transport_complete(a));

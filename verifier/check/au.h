@@ -85,6 +85,7 @@ struct au_demux {
     void *opaque;
     struct bsrc *src;            /* told to stop reading when fn says so */
     bool stopped;
+    bool fmp4;                   /* the source was read as fMP4 (mp4src.h) */
 };
 
 struct bsrc;

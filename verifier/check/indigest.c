@@ -31,6 +31,48 @@ static void put64(uint8_t *p, int64_t v)
         p[i] = (uint8_t)((uint64_t)v >> (8 * i));
 }
 
+/* An H.264 access unit as its NAL units, each as a 4-byte length and its
+ * bytes without trailing zero bytes: the start code's length (3 or 4
+ * bytes, trailing_zero_8bits) is how a muxer or h264_mp4toannexb writes
+ * Annex B, not decoder input, so the same units from MPEG-TS and from fMP4
+ * give the same digest. */
+static bool start_code(const uint8_t *p, size_t n, size_t i)
+{
+    return i + 3 <= n && p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 1;
+}
+
+/* With md NULL, only counts the canonical form's bytes into *total. */
+static bool digest_nals(EVP_MD_CTX *md, const uint8_t *p, size_t n, size_t *total)
+{
+    size_t i = 0;
+    bool ok = true;
+    *total = 0;
+    while (i + 3 <= n && !start_code(p, n, i))
+        i++;
+    bool junk = false;           /* bytes before the first start code other than leading zeros */
+    for (size_t k = 0; k < i && !junk; k++)
+        junk = p[k] != 0;
+    if (i + 3 > n || junk) {     /* not plain Annex B: the bytes as they are */
+        *total = n;
+        return !md || EVP_DigestUpdate(md, p, n);
+    }
+    while (ok && i + 3 <= n) {
+        size_t start = i + 3, end = start;
+        while (end + 3 <= n && !start_code(p, n, end))
+            end++;
+        size_t next = end + 3 <= n ? end : n;
+        size_t last = next;
+        while (last > start && p[last - 1] == 0)
+            last--;
+        uint8_t len[4] = {(uint8_t)((last - start) >> 24), (uint8_t)((last - start) >> 16),
+                          (uint8_t)((last - start) >> 8), (uint8_t)(last - start)};
+        *total += sizeof len + (last - start);
+        ok = !md || (EVP_DigestUpdate(md, len, sizeof len) && EVP_DigestUpdate(md, p + start, last - start));
+        i = next;
+    }
+    return ok;
+}
+
 void indigest_add(struct indigest *d, const struct au *au, enum au_codec codec)
 {
     if (au->damaged)
@@ -46,15 +88,23 @@ void indigest_add(struct indigest *d, const struct au *au, enum au_codec codec)
         units = (au->units - (int64_t)AU_UNITS_PER_TICK * d->offset) % AU_UNITS_MOD;
         units += units < 0 ? AU_UNITS_MOD : 0;
     }
+    /* audio is timed by its units alone: whether a frame's PTS was written
+     * (the first frame of a PES, every fMP4 sample) is packing */
+    bool audio = au->track == TSD_AUDIO;
     put64(h, au->track);
     put64(h + 8, codec);
-    put64(h + 16, (int64_t)au->size);
-    put64(h + 24, to_ref(d, au->pts));
-    put64(h + 32, to_ref(d, au->dts));
+    size_t size = au->size;
+    if (codec == AU_CODEC_H264)
+        digest_nals(NULL, au->data, au->size, &size);
+    put64(h + 16, (int64_t)size);
+    put64(h + 24, audio ? AU_NO_TS : to_ref(d, au->pts));
+    put64(h + 32, audio ? AU_NO_TS : to_ref(d, au->dts));
     put64(h + 40, units);
     put64(h + 48, au->samples);
     put64(h + 56, au->sample_rate);
-    if (!EVP_DigestUpdate(md, h, sizeof h) || !EVP_DigestUpdate(md, au->data, au->size))
+    if (!EVP_DigestUpdate(md, h, sizeof h) ||
+        !(codec == AU_CODEC_H264 ? digest_nals(md, au->data, au->size, &size)
+                                 : EVP_DigestUpdate(md, au->data, au->size)))
         d->failed = true;
     d->units[au->track]++;
 }

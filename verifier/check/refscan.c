@@ -264,8 +264,9 @@ static enum refscan_status check_integrity(const struct bsrc *b, const struct au
         if (issue == TS_ISSUE_NONE)
             snprintf(err, errlen, "reference transport stream was not read to its end");
         else
-            snprintf(err, errlen, "reference transport stream is damaged: %s at byte %llu",
-                     tscheck_issue_code(issue), (unsigned long long)offset);
+            snprintf(err, errlen, "reference %s is damaged: %s at byte %llu",
+                     ad->fmp4 ? "fMP4 stream" : "transport stream", tscheck_issue_code(issue),
+                     (unsigned long long)offset);
         return REFSCAN_UNUSABLE;
     }
     for (size_t i = 0; i < b->nsegs; i++) {

@@ -597,6 +597,7 @@ static void record_observation(struct decode_state *st)
         r->ts_issue_elsewhere_pid = ts->issue_pid;
     }
     r->bytes = st->b.ts->bytes;
+    r->fmp4 = st->ad.fmp4;
     r->selection = td->selection;
     r->opened = td->selection != TSD_SEL_NONE;
     if (!r->opened)

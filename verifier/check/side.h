@@ -110,6 +110,7 @@ struct side_result {
     uint64_t ts_issue_elsewhere_offset;
     int ts_issue_elsewhere_pid;
     uint64_t bytes;
+    bool fmp4;                   /* read as fMP4/CMAF (mp4src.h), else MPEG-TS: report "container" */
     bool aborted;                /* the exchange was aborted */
     bool internal_error;
     struct side_track video, audio;

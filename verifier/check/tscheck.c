@@ -272,6 +272,11 @@ enum ts_issue tscheck_issue_among(const struct tscheck *ts, const int *pids, siz
     return first;
 }
 
+void tscheck_note_container_issue(struct tscheck *ts, enum ts_issue issue, uint64_t offset)
+{
+    note_issue(ts, issue, offset, -1);
+}
+
 const char *tscheck_issue_code(enum ts_issue issue)
 {
     switch (issue) {
@@ -284,6 +289,14 @@ const char *tscheck_issue_code(enum ts_issue issue)
     case TS_ISSUE_TRUNCATED_PES: return "truncated_pes";
     case TS_ISSUE_TRUNCATED_PACKET: return "truncated_ts_packet";
     case TS_ISSUE_DUPLICATE_DIFFERS: return "duplicate_packet_differs";
+    case TS_ISSUE_MP4_TRUNCATED_BOX: return "mp4_truncated_box";
+    case TS_ISSUE_MP4_TRUN_OVERRUN: return "mp4_trun_overrun";
+    case TS_ISSUE_MP4_SAMPLE_TABLE: return "mp4_sample_table";
+    case TS_ISSUE_MP4_MISSING_INIT: return "mp4_missing_init";
+    case TS_ISSUE_MP4_INIT_MISMATCH: return "mp4_init_mismatch";
+    case TS_ISSUE_MP4_ENCRYPTED: return "mp4_encrypted";
+    case TS_ISSUE_MP4_UNREADABLE: return "mp4_unreadable";
+    case TS_ISSUE_MP4_NOT_FRAGMENTED: return "mp4_not_fragmented";
     }
     return "unknown_ts_issue";
 }

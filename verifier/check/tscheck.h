@@ -44,6 +44,15 @@ enum ts_issue {
     TS_ISSUE_TRUNCATED_PES,      /* PES shorter than its PES_packet_length */
     TS_ISSUE_TRUNCATED_PACKET,   /* stream ended inside a TS packet */
     TS_ISSUE_DUPLICATE_DIFFERS,  /* a packet repeats the counter with other bytes */
+    /* the same observation of an fMP4/CMAF source (mp4box.h, mp4src.h) */
+    TS_ISSUE_MP4_TRUNCATED_BOX,  /* a box runs past its parent or the file, or is shorter than its header */
+    TS_ISSUE_MP4_TRUN_OVERRUN,   /* a trun's sample data lies outside the fragment's mdat */
+    TS_ISSUE_MP4_SAMPLE_TABLE,   /* a sample table that does not add up (no size, entries past the box) */
+    TS_ISSUE_MP4_MISSING_INIT,   /* a fragment with no init segment (moov) before it */
+    TS_ISSUE_MP4_INIT_MISMATCH,  /* a fragment's track is not in the init segment before it */
+    TS_ISSUE_MP4_ENCRYPTED,      /* encv/enca sample entries or senc: encrypted (CENC) */
+    TS_ISSUE_MP4_UNREADABLE,     /* the mov demuxer could not read what the box scan passed */
+    TS_ISSUE_MP4_NOT_FRAGMENTED, /* media data (mdat) outside fragments: a plain MP4 is not read */
 };
 
 struct ts_pid_state {
@@ -131,6 +140,10 @@ bool tscheck_complete(const struct tscheck *ts);
  * decisive).  TS_ISSUE_NONE when there is none; *offset, *pid where it is. */
 enum ts_issue tscheck_issue_among(const struct tscheck *ts, const int *pids, size_t n, uint64_t *offset,
                                   int *pid);
+
+/* An issue found by another container's scanner (fMP4): not tied to a
+ * PID, so it always decides. */
+void tscheck_note_container_issue(struct tscheck *ts, enum ts_issue issue, uint64_t offset);
 
 /* Stable reason code for an issue ("continuity_gap", ...). */
 const char *tscheck_issue_code(enum ts_issue issue);

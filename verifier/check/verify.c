@@ -108,6 +108,8 @@ static bool track_clean(const struct side_track *t)
  * complete and valid observation; NULL when it is. */
 static const char *side_problem(const struct side_result *s, const struct side_track *t)
 {
+    if (!s->opened && !s->io_error && s->ts_issue >= TS_ISSUE_MP4_TRUNCATED_BOX)
+        return tscheck_issue_code(s->ts_issue);   /* an MP4 that could not be opened says why */
     if (!s->opened)
         return s->io_error ? (s->io_reason[0] ? s->io_reason : "io_error") : "not_mpegts";
     if (s->selection == TSD_SEL_AMBIGUOUS || s->selection == TSD_SEL_NOT_FOUND ||
@@ -415,6 +417,7 @@ static json_t *side_json(const struct side_result *s, const char *object)
                             json_pack("{s:s, s:I, s:i}", "issue", tscheck_issue_code(s->ts_issue_elsewhere),
                                       "offset", (json_int_t)s->ts_issue_elsewhere_offset, "pid",
                                       s->ts_issue_elsewhere_pid));
+    json_object_set_new(o, "container", json_string(s->fmp4 ? "fmp4" : "ts"));
     json_object_set_new(o, "program", s->program.number ? json_integer(s->program.number) : json_null());
     json_object_set_new(o, "program_selection", json_string(tsd_selection_code(s->selection)));
     json_object_set_new(o, "streams", streams_json(s));

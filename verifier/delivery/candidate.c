@@ -149,6 +149,48 @@ static void add_segment(struct candidate *c, const struct fetch_result *res, boo
     c->length_unproven |= res->length_unproven;
 }
 
+/* The segment needs another init segment than the one before it (the
+ * first one with an EXT-X-MAP always does): fetched once per change, as
+ * FFmpeg's hls demuxer does; an unchanged one is not fetched again. */
+static bool map_changes(const struct hls_segment *prev, const struct hls_segment *seg)
+{
+    if (!seg->map_uri)
+        return false;
+    if (!prev || !prev->map_uri)
+        return true;
+    return strcmp(prev->map_uri, seg->map_uri) != 0 || prev->map_has_byterange != seg->map_has_byterange ||
+           prev->map_byterange_length != seg->map_byterange_length ||
+           prev->map_byterange_offset != seg->map_byterange_offset;
+}
+
+/* The init segment of seg, through the same bounded fetch path as the
+ * segments (its bytes count towards the same limits).  1: added; 0: not
+ * delivered (the failure is recorded, nothing after it is read); -1:
+ * internal error. */
+static int fetch_map(struct candidate *c, const struct candidate_options *opt, const char *base,
+                     const struct hls_segment *seg)
+{
+    char *url = NULL;
+    enum uri_status us = uri_resolve_alloc(base, seg->map_uri, &url);
+    if (us != URI_OK) {
+        set_failure(c, "bad_segment_uri", "init segment (EXT-X-MAP) of segment %llu: %s",
+                    (unsigned long long)seg->media_sequence, uri_status_message(us));
+        return 0;
+    }
+    struct fetch_options fo = opt->fetch;
+    if (seg->map_has_byterange)
+        fo.range = (struct fetch_range){.offset = seg->map_byterange_offset, .length = seg->map_byterange_length};
+    struct fetch_result *res;
+    int frc = fetch_one(c, opt, fo, url, true, &res);
+    free(url);
+    if (frc)
+        return -1;
+    if (!res || res->error != FETCH_OK)
+        return 0;
+    add_segment(c, res, false);
+    return 1;
+}
+
 static const char *playlist_reason(enum hls_status st)
 {
     switch (st) {
@@ -279,16 +321,42 @@ static enum candidate_status fetch_segments(struct candidate *c, const struct ca
         snprintf(err, errlen, "%zu segments selected; at most %d per check", sel.count, CANDIDATE_MAX_SEGMENTS);
         return CANDIDATE_USAGE;
     }
+    size_t maps = 0;
+    for (size_t i = 0; i < sel.count; i++)
+        maps += map_changes(i ? &pl->segments[sel.first_index + i - 1] : NULL, &pl->segments[sel.first_index + i]);
+    if (sel.count + maps > CANDIDATE_MAX_SEGMENTS - 1) {
+        snprintf(err, errlen, "%zu segments and %zu init segments (EXT-X-MAP) selected; at most %d per check",
+                 sel.count, maps, CANDIDATE_MAX_SEGMENTS - 1);
+        return CANDIDATE_USAGE;
+    }
     char *prev_url = NULL;       /* a byte range right after the previous one of */
     uint64_t prev_end = 0;       /* the same resource continues its bytes */
     struct key_cache key = {0};
     enum candidate_status rc = CANDIDATE_OK;
     for (size_t i = 0; i < sel.count && !c->failure; i++) {
         const struct hls_segment *seg = &pl->segments[sel.first_index + i];
+        if (seg->key.method == HLS_KEY_AES_128 && seg->map_uri) {
+            /* whether the init segment is encrypted too depends on the tags' order (RFC 8216
+             * 4.3.2.5): not read yet, so not checked */
+            set_failure(c, "playlist_outside_profile", "segment %llu: AES-128 with fMP4 segments (EXT-X-MAP) "
+                        "is outside profile v1", (unsigned long long)seg->media_sequence);
+            break;
+        }
         int krc = seg->key.method == HLS_KEY_AES_128 ? segment_key(c, opt, base, seg, &key) : 0;
         if (krc) {
             rc = krc < 0 ? CANDIDATE_FAILED : CANDIDATE_OK;
             break;
+        }
+        if (map_changes(i ? seg - 1 : NULL, seg)) {
+            int mrc = fetch_map(c, opt, base, seg);
+            if (mrc < 0) {
+                rc = CANDIDATE_FAILED;
+                break;
+            }
+            free(prev_url);      /* the init segment's bytes stand between */
+            prev_url = NULL;
+            if (mrc == 0)
+                break;
         }
         char *url = NULL;
         enum uri_status us = uri_resolve_alloc(base, seg->uri, &url);

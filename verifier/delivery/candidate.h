@@ -6,7 +6,9 @@
  * numbers pick the segments (all of them when none is declared); their URIs
  * are resolved against the playlist's effective URL (RFC 3986 5.2: a
  * relative URI does not inherit the playlist's query) and fetched in order,
- * to be decoded as one continuous stream.  Every request is recorded
+ * to be decoded as one continuous stream; an fMP4 segment's init segment
+ * (EXT-X-MAP) is fetched the same way before the first segment that needs
+ * it, and again only where the MAP changes (issue 20).  Every request is recorded
  * (redacted); any failed delivery is kept as the reason the observation is
  * incomplete, so the check can only end UNKNOWN, never MISMATCH.
  */

@@ -42,6 +42,11 @@ struct parser {
   struct hls_key key;     /* the EXT-X-KEY in force (RFC 8216 4.3.2.4) */
   bool seen_extm3u, seen_target, seen_sequence, seen_version, seen_dseq;
   bool seen_media, seen_master;
+  struct {                /* the EXT-X-MAP in effect: applies to every later segment */
+    const char *uri;
+    bool byterange;
+    uint64_t length, offset;
+  } map;
 };
 
 struct attr {
@@ -377,13 +382,33 @@ static enum hls_status t_key(struct parser *p, char *v)
   return HLS_OK;
 }
 
-/* ---- tags outside profile v1 ---- */
-
+/* #EXT-X-MAP:URI="...",BYTERANGE="<n>[@<o>]" (RFC 8216 4.3.2.5): the init
+ * segment of every following segment, until the next EXT-X-MAP. */
 static enum hls_status t_map(struct parser *p, char *v)
 {
-  (void)v;
-  return fail(p, HLS_E_MAP, "EXT-X-MAP: fragmented MP4 segments are outside profile v1");
+  struct attr a[MAX_ATTRS];
+  size_t n = 0;
+  enum hls_status st = parse_attrs(p, v, a, &n);
+  if (st != HLS_OK) return st;
+  const struct attr *u = find_attr(a, n, "URI"), *br = find_attr(a, n, "BYTERANGE");
+  if (!u || !u->quoted || !u->value[0]) return fail(p, HLS_E_MAP, "EXT-X-MAP without a quoted URI");
+  struct uri_parts parts;
+  if (uri_parse(u->value, &parts) != URI_OK) return fail(p, HLS_E_MAP, "EXT-X-MAP URI is not a URI reference");
+  p->map.uri = u->value;
+  p->map.byterange = br != NULL;
+  p->map.length = p->map.offset = 0;
+  if (br) {
+    char *at = strchr(br->value, '@');
+    size_t nlen = at ? (size_t)(at - br->value) : strlen(br->value);
+    if (!br->quoted || parse_u64(br->value, nlen, &p->map.length) != HLS_OK || p->map.length == 0 ||
+        (at && parse_u64(at + 1, strlen(at + 1), &p->map.offset) != HLS_OK) ||
+        p->map.offset > UINT64_MAX - p->map.length)
+      return fail(p, HLS_E_MAP, "EXT-X-MAP BYTERANGE is not a quoted <n>[@<o>]");
+  }
+  return HLS_OK;
 }
+
+/* ---- tags outside profile v1 ---- */
 
 static enum hls_status t_iframes(struct parser *p, char *v)
 {
@@ -620,6 +645,10 @@ static enum hls_status add_segment(struct parser *p, const char *uri)
   s.program_date_time_text = q->pdt_text;
   s.key = p->key;
   if (q->byterange && (st = resolve_byterange(p, &s)) != HLS_OK) return st;
+  s.map_uri = p->map.uri;
+  s.map_has_byterange = p->map.byterange;
+  s.map_byterange_length = p->map.length;
+  s.map_byterange_offset = p->map.offset;
   pl->segments[pl->segment_count++] = s;
   memset(&p->pend, 0, sizeof p->pend);
   return HLS_OK;
@@ -909,7 +938,7 @@ static const struct status_info STATUS[] = {
     {HLS_E_NUMBER_RANGE, "number_range", HLS_CLASS_INVALID_DELIVERY, "number out of range"},
     {HLS_E_MIXED_PLAYLIST, "mixed_playlist", HLS_CLASS_INVALID_DELIVERY, "master and media tags mixed"},
     {HLS_E_KEY_METHOD, "key_method", HLS_CLASS_OUTSIDE_PROFILE, "encrypted segments (EXT-X-KEY) are outside profile v1"},
-    {HLS_E_MAP, "map", HLS_CLASS_OUTSIDE_PROFILE, "fMP4 segments (EXT-X-MAP) are outside profile v1"},
+    {HLS_E_MAP, "map", HLS_CLASS_INVALID_DELIVERY, "EXT-X-MAP without a quoted URI, or a bad BYTERANGE"},
     {HLS_E_IFRAMES_ONLY, "iframes_only", HLS_CLASS_OUTSIDE_PROFILE, "I-frame playlists are outside profile v1"},
     {HLS_E_MASTER_PLAYLIST, "master_playlist", HLS_CLASS_USAGE, "a master playlist: choose a media playlist"},
     {HLS_E_NOT_MEDIA, "not_media", HLS_CLASS_USAGE, "not a media playlist"},

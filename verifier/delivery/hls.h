@@ -60,7 +60,7 @@ enum hls_status {
   HLS_E_MIXED_PLAYLIST,           /* master and media tags together */
   /* outside Exact-AV profile v1 (valid HLS, not verifiable) */
   HLS_E_KEY_METHOD,               /* EXT-X-KEY METHOD other than NONE and AES-128, or a KEYFORMAT other than identity */
-  HLS_E_MAP,                      /* EXT-X-MAP (fMP4) */
+  HLS_E_MAP,                      /* EXT-X-MAP without a quoted URI, or a bad BYTERANGE */
   HLS_E_IFRAMES_ONLY,             /* EXT-X-I-FRAMES-ONLY */
   /* usage errors */
   HLS_E_MASTER_PLAYLIST,          /* a master playlist: pl->variants lists the choices */
@@ -122,6 +122,12 @@ struct hls_segment {
   const char *program_date_time_text; /* as written, NULL when absent */
   struct hls_key key;        /* the EXT-X-KEY in force for this segment */
   unsigned long line;        /* line of the URI */
+  /* EXT-X-MAP in effect for this segment (RFC 8216 4.3.2.5): the fMP4 init
+   * segment it needs, NULL when none (MPEG-TS) */
+  const char *map_uri;       /* the URI attribute as written */
+  bool map_has_byterange;
+  uint64_t map_byterange_length;
+  uint64_t map_byterange_offset; /* 0 when the BYTERANGE gives none */
 };
 
 /* One variant of a master playlist (EXT-X-STREAM-INF + its URI line). */
