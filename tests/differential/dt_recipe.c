@@ -303,6 +303,32 @@ static int pack_nal_strip(struct dt_gen *g)
     return tool_recipe(g, "tsrepack", "nalstrip", pid, t, strcmp(t, "7,8") == 0 ? "1" : "0");
 }
 
+/* Issue 18, class 12: a non-VCL NAL unit after the slices of every picture,
+ * inside the picture's PES (a user-data or display-orientation SEI, filler
+ * data, or the SPS and PPS again), on the candidate or on the reference;
+ * by seed a mid-stream interval.  FFmpeg decodes every picture the same
+ * (its parser loses the times of pictures that follow such an SEI, which
+ * the oracle gives back from the PES headers): MATCH. */
+static int pack_nal_tail(struct dt_gen *g)
+{
+    static const char *const kinds[] = {"user", "orient", "filler", "ps"};
+    char ref[DT_PATH_MAX], tail_buf[DT_PATH_MAX], pid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "tsrepack", "naltail", ref, P(tail), pid, dt_pick(g, kinds, 4), "0", (char *)NULL) != 0)
+        return -1;
+    if (dt_rand_in(g, 0, 2) == 0) {
+        dt_note(g->env, "the reference carries the NAL units after its slices");
+        set_case_ref(g->c, tail_buf);
+        set_case_cand(g->c, ref);
+    } else {
+        set_case_cand(g->c, tail_buf);
+    }
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
 /* Video PES packing: every access unit in two PES (split before its first
  * slice, or in the middle of a NAL unit; the second PES without PTS). */
 static int pack_pes_split(struct dt_gen *g)
@@ -1368,6 +1394,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
+    {"pack_nal_tail", "packaging", 0, L_MATCH, "a user-data or display-orientation SEI, filler or SPS/PPS after the slices of each picture (issue 18 class 12)", pack_nal_tail},
     {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES, the second timed or not", pack_pes_split},
     {"pack_hls_restart", "packaging", 6, L_MATCH, "HLS candidate, segments restart continuity counters", pack_hls_restart},
     {"pack_bind_restart", "packaging", 6, L_MATCH, "reference bound as segments that restart counters", pack_bind_restart},

@@ -348,6 +348,20 @@ static void t08_below_the_access_units_nothing_is_excused(void **state)
     free(c.data);
 }
 
+/* Issue 18, class 12: an SEI after the slices of every picture, in its
+ * PES.  The decoder input differs (the SEI), so the fast path decodes in
+ * full, where each picture keeps the time of the PES holding its slices
+ * (before: MISMATCH, the pictures paired one late). */
+static void t09_nal_units_after_the_slices_decode_fully_and_match(void **state)
+{
+    (void)state;
+    expect(FX "ref_og.ts", FX "cand_og_seitail.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "cand_og_seitail.ts", FX "ref_og.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "ref_og.ts", FX "cand_og_orienttail.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "cand_og_seitail.ts", FX "cand_og_seitail.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical",
+           "decoder-input");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +373,7 @@ int main(void)
         cmocka_unit_test(t06_single_byte_edits_never_match_by_decoder_input),
         cmocka_unit_test(t07_early_candidate_pass_ends_with_a_refused_reference),
         cmocka_unit_test(t08_below_the_access_units_nothing_is_excused),
+        cmocka_unit_test(t09_nal_units_after_the_slices_decode_fully_and_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,42 @@ static void identify(struct au_track *tr, const struct tsd_pes *pes)
     }
 }
 
+/* The PES whose time a video access unit takes: from (where it began) but
+ * when the unit's bytes before a later PES (up to to) that declares a time
+ * are non-VCL NAL units only, and that PES holds its first slice: an SEI,
+ * SPS or PPS written after the previous picture's slices in that picture's
+ * PES is where FFmpeg's parser begins this unit (H.264 7.4.1.2.3), while
+ * the packager declared this picture's time on the next PES (au.h). */
+static int64_t picture_pes(const struct au_track *tr, const uint8_t *data, size_t size, int64_t from, int64_t to)
+{
+    size_t vcl = h264_first_vcl(data, size);
+    int64_t own = from;
+    for (int64_t q = from + 1; q <= to && to - from < AU_PES_RING; q++) {
+        uint64_t at = tr->pes[q % AU_PES_RING].start - tr->emitted;
+        if (at > vcl)
+            break;
+        if (tr->pes[q % AU_PES_RING].pts != AU_NO_TS)
+            own = q;
+    }
+    return own;
+}
+
+/* The parser's last video unit holds no slice and began after a picture
+ * inside a PES, with no later PES declaring a time: the non-VCL NAL units a
+ * packager wrote after the last picture's slices (picture_pes), which
+ * belong to that picture's PES and decode to nothing (FFmpeg's decoder
+ * says "no frame!"), not a picture lost. */
+static bool trailing_nals(const struct au_track *tr, const uint8_t *data, size_t size, int64_t from, int64_t to)
+{
+    if (h264_first_vcl(data, size) < size || to - from >= AU_PES_RING ||
+        tr->emitted <= tr->pes[from % AU_PES_RING].start)
+        return false;
+    for (int64_t q = from + 1; q <= to; q++)
+        if (tr->pes[q % AU_PES_RING].pts != AU_NO_TS)
+            return false;
+    return true;
+}
+
 /* ends_before: the access unit ended before the PES being read began;
  * flush: nothing follows it. */
 static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int size, bool ends_before, bool flush)
@@ -112,6 +148,11 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
     int64_t from = tr->au_start_serial, to = tr->serial - 1 - ends_before;
     if (to < from)
         to = from;
+    int64_t own = tr->codec == AU_CODEC_H264 ? picture_pes(tr, data, (size_t)size, from, to) : from;
+    if (own != from) {
+        au.pts = tr->pes[own % AU_PES_RING].pts;
+        au.dts = tr->pes[own % AU_PES_RING].dts;
+    }
     au.damaged = to - from >= AU_PES_RING;
     for (int64_t s = from; s <= to && !au.damaged; s++)
         au.damaged = tr->pes[s % AU_PES_RING].damaged;
@@ -120,11 +161,15 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
      * a picture or frame went missing inside it.  A PES repeating the unit's
      * own time is plain packing (packagers that stamp every PES of a unit). */
     int64_t next = flush ? tr->serial : tr->serial - 1;   /* where the next one begins */
-    for (int64_t q = from + 1; q < next && !au.damaged; q++) {
+    for (int64_t q = own + 1; q < next && !au.damaged; q++) {
         int64_t t = tr->pes[q % AU_PES_RING].pts;
         au.damaged = t != AU_NO_TS && t != au.pts;
     }
     tr->au_start_serial = tr->serial - 1 < 0 ? 0 : tr->serial - 1;
+    bool trailing = flush && tr->codec == AU_CODEC_H264 && trailing_nals(tr, data, (size_t)size, from, to);
+    tr->emitted += (uint64_t)size;
+    if (trailing)
+        return;
     if (tr->codec == AU_CODEC_H264) {
         h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);
     } else {
@@ -190,6 +235,8 @@ static void on_pes(void *opaque, const struct tsd_pes *pes)
     tr->pes[s % AU_PES_RING].pts = pes->pts;
     tr->pes[s % AU_PES_RING].dts = pes->dts;
     tr->pes[s % AU_PES_RING].damaged = pes->damaged;
+    tr->pes[s % AU_PES_RING].start = tr->fed;
+    tr->fed += pes->len;
     parse(a, pes->track, pes->payload, pes->len, s);
 }
 
