@@ -99,6 +99,20 @@ static bool same_but_pcr(const uint8_t *a, const uint8_t *b)
 /* The oracle's own transport scan: sync, whole packets, continuity counters
  * (one duplicate of identical bytes allowed, discontinuity_indicator honoured), the transport
  * error indicator, and CRC-32 of the PAT and PMT sections. */
+/* The stream_type of each elementary PID of a whole PMT section sec (sl
+ * bytes, CRC included): what a player's demuxer reads (ffprobe's codec_tag
+ * is a registration descriptor's identifier when there is one, e.g.
+ * GStreamer's "HDMV"). */
+static void keep_stream_types(struct dt_side *s, const uint8_t *sec, size_t sl)
+{
+    size_t off = 12 + ((((size_t)sec[10] & 0x0f) << 8) | sec[11]);
+    while (off + 5 <= sl - 4) {
+        unsigned pid = ((unsigned)(sec[off + 1] & 0x1f) << 8) | sec[off + 2];
+        s->es_type[pid] = sec[off];
+        off += 5 + ((((size_t)sec[off + 3] & 0x0f) << 8) | sec[off + 4]);
+    }
+}
+
 static void transport_scan(struct dt_side *s)
 {
     size_t len = 0;
@@ -164,6 +178,8 @@ static void transport_scan(struct dt_side *s)
                 dt_fmt(why, wsz, "PSI CRC error on PID %u at offset %zu", info.pid, i);
                 break;
             }
+            if (is_pmt[info.pid] && sec[0] == 2)
+                keep_stream_types(s, sec, sl);
             bool first_pat = info.pid == 0 && sec[0] == 0 && s->npat == 0;
             if (info.pid == 0 && sec[0] == 0)
                 for (size_t off = 8; off + 4 <= sl - 4; off += 4)
@@ -508,14 +524,15 @@ static const struct dt_pstream *first_of(const struct dt_program *p, const char 
  * announces (hls.js and FFmpeg choose the decoder by stream type): H.264 is
  * type 0x1B, ADTS AAC 0x0F; anything else is FFmpeg's name for what it
  * probed together with the announced type, never equal to those two. */
-static void announced_codec(const struct dt_pstream *st, char *out, size_t n)
+static void announced_codec(const struct dt_side *s, const struct dt_pstream *st, char *out, size_t n)
 {
+    unsigned type = st && st->pid <= 0x1fff && s->es_type[st->pid] ? s->es_type[st->pid] : st ? st->tag : 0;
     if (st == NULL)
         dt_fmt(out, n, "none");
-    else if ((st->tag == 0x1b && !strcmp(st->codec, "h264")) || (st->tag == 0x0f && !strcmp(st->codec, "aac")))
+    else if ((type == 0x1b && !strcmp(st->codec, "h264")) || (type == 0x0f && !strcmp(st->codec, "aac")))
         dt_fmt(out, n, "%s", st->codec);
     else
-        dt_fmt(out, n, "%s announced as stream type 0x%02x", st->codec, st->tag);
+        dt_fmt(out, n, "%s announced as stream type 0x%02x", st->codec, type);
 }
 
 static void take_program(struct dt_side *s, const struct dt_program *p)
@@ -526,8 +543,8 @@ static void take_program(struct dt_side *s, const struct dt_program *p)
     s->vpid = v ? v->pid : 0;
     s->apid = au ? au->pid : 0;
     dt_fmt(s->vchroma, sizeof s->vchroma, "%s", v ? v->chroma : "");
-    announced_codec(v, s->vcodec, sizeof s->vcodec);
-    announced_codec(au, s->acodec, sizeof s->acodec);
+    announced_codec(s, v, s->vcodec, sizeof s->vcodec);
+    announced_codec(s, au, s->acodec, sizeof s->acodec);
 }
 
 /* A/V PIDs of a program, for comparing two matching programs. */

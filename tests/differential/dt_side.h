@@ -65,6 +65,7 @@ struct dt_side {
     int nprog;
     int pat_order[DT_MAX_PROGRAMS]; /* program numbers in the first PAT's order (transport scan) */
     int npat;
+    uint8_t es_type[0x2000];        /* stream_type per elementary PID, from the PMTs (0: none) */
     int vindex, aindex;             /* selected input streams, -1: none */
     unsigned vpid, apid;
     char vchroma[32];

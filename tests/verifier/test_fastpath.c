@@ -362,6 +362,18 @@ static void t09_nal_units_after_the_slices_decode_fully_and_match(void **state)
            "decoder-input");
 }
 
+/* Issue 18, class 5: a tick off the declared mapping, per unit, is
+ * packaging.  The decoder input's times differ, so the fast path decodes in
+ * full, which MATCHes; two ticks (more than a sample) never MATCH. */
+static void t10_a_tick_off_decodes_fully_and_matches_two_never(void **state)
+{
+    (void)state;
+    expect(FX "ref_tiny.ts", FX "cand_tiny_subtick_a.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "ref_tiny.ts", FX "cand_tiny_subtick_v.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "cand_tiny_subtick_a.ts", FX "ref_tiny.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "ref_tiny.ts", FX "cand_tiny_twotick_a.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "audio_samples", "full");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +386,7 @@ int main(void)
         cmocka_unit_test(t07_early_candidate_pass_ends_with_a_refused_reference),
         cmocka_unit_test(t08_below_the_access_units_nothing_is_excused),
         cmocka_unit_test(t09_nal_units_after_the_slices_decode_fully_and_match),
+        cmocka_unit_test(t10_a_tick_off_decodes_fully_and_matches_two_never),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
