@@ -771,6 +771,36 @@ static int pack_subtick(struct dt_gen *g)
     return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
 }
 
+/* Issue 18, class 9: runs of 2..4 ADTS frames inside each audio PES merged
+ * into one ADTS frame of as many raw data blocks (legal AAC-LC, which
+ * FFmpeg 5.1 decodes block by block to the same samples), on the candidate
+ * or on the reference; by seed a mid-stream interval and several AAC
+ * frames per PES or one.  MATCH. */
+static int pack_adts_blocks(struct dt_gen *g)
+{
+    static const char *const n[] = {"2", "3", "4"};
+    static const char *const one_per_pes[] = {"-muxdelay", "0", NULL};
+    char ref[DT_PATH_MAX], blocks_buf[DT_PATH_MAX], apid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    dt_fmt(apid, sizeof apid, "%u", APID);
+    vary_specs(g, &v, &a);
+    dt_gen_path(g, "ref.ts", ref, sizeof ref);
+    /* one AAC frame per PES leaves nothing to merge: several, by default */
+    bool several = dt_rand_in(g, 0, 3) != 0;
+    if (make_ts(g, &v, &a, several ? NULL : one_per_pes, ref) != 0 ||
+        dt_gen_tool(g, "tsrepack", "adtsblocks", ref, P(blocks), apid, dt_pick(g, n, 3), (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref);
+    set_case_cand(g->c, blocks_buf);
+    if (dt_rand_in(g, 0, 2) == 0) {
+        dt_note(g->env, "the reference carries the multi-block ADTS frames");
+        set_case_ref(g->c, blocks_buf);
+        set_case_cand(g->c, ref);
+    }
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
 /* The PTS of the first PES with random_access_indicator set (the first key
  * frame, for FFmpeg's and GStreamer's muxers alike, whatever the PID); -1. */
 static int64_t first_rai_pts(const struct dt_pes *p, size_t n)
@@ -1463,6 +1493,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
     {"pack_nal_tail", "packaging", 0, L_MATCH, "a user-data or display-orientation SEI, filler or SPS/PPS after the slices of each picture (issue 18 class 12)", pack_nal_tail},
+    {"pack_adts_blocks", "packaging", 0, L_MATCH, "ADTS frames of 2..4 raw data blocks (issue 18 class 9)", pack_adts_blocks},
     {"pack_subtick", "packaging", 0, L_MATCH, "one track's timestamps (or both, opposite ways) one 90 kHz tick off (issue 18 class 5)", pack_subtick},
     {"pack_gst_mux", "packaging", 0, L_MATCH, "remuxed by GStreamer mpegtsmux: PTS floored to 90 kHz, one tick early (issue 18 class 5)", pack_gst_mux},
     {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES, the second timed or not", pack_pes_split},

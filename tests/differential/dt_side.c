@@ -250,10 +250,10 @@ static int64_t *sorted_pts(const struct dt_pkt *pk, size_t npk, size_t *n)
     return v;
 }
 
-static void keep_declared(struct dt_side *s, int64_t t)
+static void keep_declared(int64_t **v, size_t *n, size_t *cap, int64_t t)
 {
-    if (grow((void **)&s->vdeclared, &s->vdeclared_cap, s->nvdeclared, sizeof *s->vdeclared))
-        s->vdeclared[s->nvdeclared++] = t;
+    if (grow((void **)v, cap, *n, sizeof **v))
+        (*v)[(*n)++] = t;
 }
 
 /* NAL unit starts in the video PES payload bytes d[0..n): whether the PES
@@ -369,7 +369,12 @@ void dt_side_scan_pes(struct dt_side *s)
                     fault = pes_header_fault(pl, info.payload_len, p->video);
                 int64_t t = fault ? DT_NOPTS : pes_header_pts(pl, info.payload_len);
                 if (t != DT_NOPTS && p->video)
-                    keep_declared(s, t);
+                    keep_declared(&s->vdeclared, &s->nvdeclared, &s->vdeclared_cap, t);
+                else if (t != DT_NOPTS)
+                    keep_declared(&s->adeclared, &s->nadeclared, &s->adeclared_cap, t);
+                if (!p->video && !fault && info.payload_len >= 9u + pl[8] + 7 && pl[9 + pl[8]] == 0xff &&
+                    (pl[9 + pl[8] + 6] & 3))
+                    s->a_multiblock = true;   /* an ADTS frame of several raw data blocks */
                 if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, dt_cmp_i64))) {
                     if (p->video && !lost++)
                         lost_at = i;
@@ -939,6 +944,27 @@ static void attach_md5(struct dt_side *s)
         inconsistent(s, "framemd5 and showinfo count different frames");
 }
 
+/* ADTS frames of several raw data blocks (issue 18, class 9): FFmpeg 5.1
+ * decodes each block to a frame of its own, but its parser says 1024
+ * samples per ADTS frame, so its packet and frame times after the first
+ * frame of a PES are wrong.  Each frame follows the samples decoded before
+ * it, from the first packet's time on, and takes the time a PES header
+ * declares where one is within two ticks (the PES's first frame). */
+static void place_blocks(struct dt_side *s)
+{
+    int64_t t = dt_mod33(s->apk[0].pts);
+    for (size_t i = 0; i < s->naf; i++) {
+        struct dt_aframe *f = &s->af[i];
+        for (size_t k = 0; k < s->nadeclared; k++) {
+            int64_t d = dt_mod33(s->adeclared[k] - t);
+            if (d <= 2 || d >= ((int64_t)1 << 33) - 2)
+                t = s->adeclared[k];
+        }
+        f->pts = t;
+        t = f->rate > 0 ? dt_mod33(t + (int64_t)f->nb * 90000 / f->rate) : t;
+    }
+}
+
 /* Audio: samples from the f32le file; each frame's time from its packet. */
 static void attach_audio(struct dt_side *s)
 {
@@ -960,6 +986,10 @@ static void attach_audio(struct dt_side *s)
     if (s->naf == s->napk) {
         for (size_t i = 0; i < s->naf; i++)
             s->af[i].pts = s->apk[i].pts;
+        return;
+    }
+    if (s->a_multiblock && s->napk > 0 && s->apk[0].pts != DT_NOPTS) {
+        place_blocks(s);
         return;
     }
     /* fewer frames than packets: some did not decode.  Place each frame by the
@@ -1040,7 +1070,9 @@ void dt_side_free(struct dt_side *s)
     free(s->af);
     free(s->pcm);
     free(s->vdeclared);
-    s->vdeclared = NULL;
+    free(s->adeclared);
+    s->vdeclared = s->adeclared = NULL;
+    s->nadeclared = s->adeclared_cap = 0;
     s->nvdeclared = s->vdeclared_cap = 0;
     s->vpk = s->apk = NULL;
     s->vf = NULL;

@@ -90,6 +90,9 @@ struct dt_side {
     char inconsistent_why[192];
     int64_t *vdeclared;             /* video PTS the PES headers declare, file order, mod 2^33 */
     size_t nvdeclared, vdeclared_cap;
+    int64_t *adeclared;             /* the same for audio */
+    size_t nadeclared, adeclared_cap;
+    bool a_multiblock;              /* an ADTS frame of several raw data blocks (dt_side_scan_pes) */
     bool v_retime;                  /* FFmpeg's parser lost some of them (dt_side_scan_pes) */
     bool start_retimed;             /* candidate: no packet at the reference's first video
                                      * time, one within a frame of it (dt_oracle.c) */

@@ -374,6 +374,19 @@ static void t10_a_tick_off_decodes_fully_and_matches_two_never(void **state)
     expect(FX "ref_tiny.ts", FX "cand_tiny_twotick_a.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "audio_samples", "full");
 }
 
+/* Issue 18, class 9: ADTS frames of several raw data blocks decode block
+ * by block; each block is timed by the samples before it.  Other decoder
+ * input than the reference's: decoded in full, MATCH, either side. */
+static void t11_raw_data_blocks_decode_fully_and_match(void **state)
+{
+    (void)state;
+    expect(FX "ref_tiny.ts", FX "cand_tiny_adts2.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "ref_tiny.ts", FX "cand_tiny_adts3.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "cand_tiny_adts2.ts", FX "ref_tiny.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(FX "cand_tiny_adts2.ts", FX "cand_tiny_adts2.ts", VERIFY_COMPARE_AUTO, "MATCH", "identical",
+           "decoder-input");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +400,7 @@ int main(void)
         cmocka_unit_test(t08_below_the_access_units_nothing_is_excused),
         cmocka_unit_test(t09_nal_units_after_the_slices_decode_fully_and_match),
         cmocka_unit_test(t10_a_tick_off_decodes_fully_and_matches_two_never),
+        cmocka_unit_test(t11_raw_data_blocks_decode_fully_and_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,15 @@ static int adts_rate(const uint8_t *p, size_t len)
     return len >= 3 && adts_sync(p, len) ? rates[p[2] >> 2 & 15] : 0;
 }
 
+/* Samples per channel of one ADTS frame: 1024 per raw data block
+ * (number_of_raw_data_blocks_in_frame + 1, ISO/IEC 14496-3 1.A.2.2.1), each
+ * of which FFmpeg 5.1 decodes; its parser's duration says 1024 whatever
+ * the header says (issue 18, class 9). */
+static int adts_samples(const uint8_t *p, size_t len)
+{
+    return len >= 7 && adts_sync(p, len) ? 1024 * (1 + (p[6] & 3)) : 1024;
+}
+
 /* The codec of a track, decided on its first PES with data, from what the
  * PMT announces: a player's demuxer picks its decoder from the stream type
  * and descriptors, not from the bytes (hls.js routes 0x03/0x04 to its MPEG
@@ -174,7 +183,7 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
         h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);
     } else {
         au.sample_rate = adts_rate(data, (size_t)size);
-        au.samples = tr->parser->duration > 0 ? tr->parser->duration : 1024;
+        au.samples = adts_samples(data, (size_t)size);
         int unit = au_units_per_sample(au.sample_rate);
         if (au.pts != AU_NO_TS) {
             au.timed = true;

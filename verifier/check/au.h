@@ -63,7 +63,7 @@ struct au {
     struct h264_au_info h264;    /* video */
     bool timed;                  /* audio: units is known */
     int64_t units;               /* audio: first sample, 1/720000 s mod AU_UNITS_MOD */
-    int samples;                 /* audio: per channel, at the header's rate */
+    int samples;                 /* audio: per channel, at the header's rate: 1024 per raw data block */
     int sample_rate;             /* audio: of the ADTS header */
 };
 

@@ -46,6 +46,7 @@ struct decode_state {
     int64_t aserial;
     bool a_have_next;            /* where the next decoded frame starts, by the samples */
     int64_t a_next;              /* decoded so far (1/720000 s) */
+    int64_t a_last_serial;       /* the unit of the last decoded frame */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -410,7 +411,12 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
     int64_t unit = au_units_per_sample(f->sample_rate);
     if (!unit)
         unit = 15;               /* rates with inexact sample times only ever mismatch */
-    int64_t abs_units = st->arec[serial % AREC_RING].units;
+    /* an ADTS frame of several raw data blocks decodes to one frame per
+     * block (FFmpeg 5.1): a later block follows the samples of the one
+     * before it, not the ADTS frame's time (issue 18, class 9) */
+    bool later_block = serial == st->a_last_serial && st->a_have_next;
+    int64_t abs_units = later_block ? st->a_next : st->arec[serial % AREC_RING].units;
+    st->a_last_serial = serial;
     st->a_next = (abs_units + f->nb_samples * unit) % AU_UNITS_MOD;
     st->a_have_next = true;
     int64_t d = units_diff(abs_units, ts33_add(cfg->audio.start, cfg->offset) * AU_UNITS_PER_TICK);
@@ -483,8 +489,7 @@ static void feed_audio(struct decode_state *st, const struct au *au)
     struct side_track *t = &s->res.audio;
     int64_t serial = st->aserial++;
     /* A frame without a PTS of its own follows the samples the previous one
-     * decoded to (its header's sample count can say otherwise: FFmpeg
-     * decodes one raw data block whatever the header claims). */
+     * decoded to (every raw data block of it: handle_audio_frame). */
     bool own = au->pts != AU_NO_TS;
     st->arec[serial % AREC_RING].serial = serial;
     st->arec[serial % AREC_RING].units = !own && st->a_have_next ? st->a_next : au->units;
