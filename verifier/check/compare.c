@@ -253,6 +253,8 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
     if (r)
         note_ref(v, r);
     if (same_time) {
+        if (c->margin && !c->valid)
+            v->unconfirmed = true;   /* a damaged frame stands in for one inside I */
         int64_t npend = v->npend;
         compare_pair(v, r, c);
         if (v->npend > npend)

@@ -156,7 +156,7 @@ static bool push_video(struct decode_state *st, AVFrame *f, int64_t pts, int64_t
     }
     av_frame_move_ref(it.frame, f);
     s->res.video.in_interval += !margin;
-    if (!valid)
+    if (!valid && !margin)       /* a margin frame's validity counts where it pairs (compare.c) */
         s->res.video.invalid = true;
     if (!xfer_push_video(s->cfg.xfer, s->cfg.index, &it)) {
         vitem_release(&it);
@@ -446,7 +446,7 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
             it.pcm[i * (size_t)channels + (size_t)c] = plane[i];
     }
     t->in_interval += in1 - in0;
-    t->invalid |= !it.valid;
+    t->invalid |= !it.valid && in1 > in0;
     if (!xfer_push_audio(s->cfg.xfer, s->cfg.index, &it)) {
         aitem_release(&it);
         st->failed = true;
