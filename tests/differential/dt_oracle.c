@@ -93,7 +93,16 @@ struct pos {
     int64_t at;         /* video: ticks from START; audio: 1/720000 s from START (tick 8, sample 15) */
     uint64_t params;    /* hash of what gives the content its meaning */
     uint64_t content;   /* video: a 64-bit hash of the frame's MD5; audio: L and R bit patterns */
+    bool margin;        /* outside I but within a tick of it (issue 18, class 5) */
 };
+
+/* Issue 18, class 5: a time within one 90 kHz tick of the other side's is
+ * the same time (muxers that floor nanoseconds to ticks, GStreamer, against
+ * those that round), per unit; a frame or a sample (15 units) further is a
+ * difference.  Positions within the tolerance outside I are kept as margin
+ * and count only where they pair with a reference position inside I. */
+#define TOL_TICKS 1
+#define TOL_UNITS 8
 
 static int cmp_pos(const void *a, const void *b)
 {
@@ -130,10 +139,11 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
             continue;
         }
         int64_t r = rel_signed(f->pts - offset, start);
-        if (r < 0 || r >= len)
+        if (r < -TOL_TICKS || r >= len + TOL_TICKS)
             continue;
-        v[(*n)++] = (struct pos){r, fnv(f->params), fnv(f->md5)};
-        if (!f->clean && r < *horizon)
+        bool margin = r < 0 || r >= len;
+        v[(*n)++] = (struct pos){r, fnv(f->params), fnv(f->md5), margin};
+        if (!f->clean && !margin && r < *horizon)
             *horizon = r;
     }
     qsort(have, s->nvf, sizeof *have, dt_cmp_i64);
@@ -176,9 +186,10 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
         uint64_t params = (uint64_t)f->channels * 1000000u + (uint64_t)f->rate;
         for (int k = 0; k < f->nb; k++) {
             int64_t u = 8 * r0 + step * k;
-            if (u < 0 || u >= end_u)
+            if (u < -TOL_UNITS || u >= end_u + TOL_UNITS)
                 continue;
-            if (!f->clean && u < *horizon)
+            bool margin = u < 0 || u >= end_u;
+            if (!f->clean && !margin && u < *horizon)
                 *horizon = u;
             size_t at = f->off + (size_t)k * (size_t)out_ch;
             uint32_t l = 0, rr = 0;
@@ -186,7 +197,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
                 memcpy(&l, &s->pcm[at], sizeof l);
                 memcpy(&rr, &s->pcm[at + (out_ch > 1 ? 1 : 0)], sizeof rr);
             }
-            v[(*n)++] = (struct pos){u, params, ((uint64_t)l << 32) | rr};
+            v[(*n)++] = (struct pos){u, params, ((uint64_t)l << 32) | rr, margin};
         }
     }
     for (size_t k = 0; k < s->napk; k++) { /* packets in I whose frame did not come out */
@@ -203,12 +214,21 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
     return v;
 }
 
+static size_t inside_count(const struct pos *p, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; p && i < n; i++)
+        k += !p[i].margin;
+    return k;
+}
+
 typedef struct pos *(*positions_fn)(const struct dt_side *, int64_t, int64_t, int64_t, size_t *,
                                     int64_t *, int64_t *);
 
-/* Pair the two sides' positions by time and note every difference. */
+/* Pair the two sides' positions by time (within tol) and note every
+ * difference. */
 static void compare_track(positions_fn positions, const struct dt_side *r, const struct dt_side *c,
-                          int64_t start, int64_t len, int64_t offset, bool damaged,
+                          int64_t start, int64_t len, int64_t offset, bool damaged, int64_t tol,
                           struct track_result *t)
 {
     memset(t, 0, sizeof *t);
@@ -221,12 +241,20 @@ static void compare_track(positions_fn positions, const struct dt_side *r, const
     if (t->unobserved < t->horizon)
         t->horizon = t->unobserved;
     t->damaged = damaged;
-    t->nref = nr;
-    t->ncand = nc;
-    t->neutral = nr == 0 && nc == 0 && t->horizon == NEVER;
+    t->nref = inside_count(pr, nr);
+    t->ncand = inside_count(pc, nc);
+    t->neutral = t->nref == 0 && t->ncand == 0 && t->horizon == NEVER;
     size_t i = 0, j = 0;
     while (pr && pc && (i < nr || j < nc)) {
-        if (i < nr && j < nc && pr[i].at == pc[j].at) {
+        bool same = i < nr && j < nc && llabs(pr[i].at - pc[j].at) <= tol;
+        bool ref_first = j >= nc || (i < nr && pr[i].at < pc[j].at);
+        if (same && pr[i].margin) { /* outside I on the reference */
+            i++, j++;
+        } else if (!same && ref_first && pr[i].margin) {
+            i++;
+        } else if (!same && !ref_first && pc[j].margin) {
+            j++;
+        } else if (same) {
             t->npairs++;
             if (pr[i].params != pc[j].params)
                 note_diff(t, D_PARAMS, pr[i].at);
@@ -376,6 +404,13 @@ static void default_interval(const struct dt_side *r, int64_t *start, int64_t *v
     *aend = dt_mod33(*start + (amax >= 0 ? amax + 1024 * 90000 / rate : 0));
 }
 
+/* Two packet times within a tick of each other (TOL_TICKS): the same time. */
+static bool same_tick(int64_t a, int64_t b)
+{
+    int64_t d = dt_mod33(a - b);
+    return d <= TOL_TICKS || d >= ((int64_t)1 << 33) - TOL_TICKS;
+}
+
 /* Index of the candidate packet that maps onto the reference's first one. */
 static size_t align_index(const struct dt_pkt *rp, size_t nr, const struct dt_pkt *cp, size_t nc,
                           int64_t offset)
@@ -383,8 +418,7 @@ static size_t align_index(const struct dt_pkt *rp, size_t nr, const struct dt_pk
     if (nr == 0)
         return 0;
     for (size_t k = 0; k < nc; k++)
-        if (cp[k].pts != DT_NOPTS && rp[0].pts != DT_NOPTS &&
-            dt_mod33(cp[k].pts - offset) == dt_mod33(rp[0].pts))
+        if (cp[k].pts != DT_NOPTS && rp[0].pts != DT_NOPTS && same_tick(cp[k].pts - offset, rp[0].pts))
             return k;
     return 0;
 }
@@ -399,7 +433,7 @@ static bool start_retimed(const struct dt_pkt *rp, size_t nr, const struct dt_pk
                           int64_t offset)
 {
     if (nr < 2 || rp[0].pts == DT_NOPTS || align_index(rp, nr, cp, nc, offset) != 0 ||
-        (nc > 0 && cp[0].pts != DT_NOPTS && dt_mod33(cp[0].pts - offset) == dt_mod33(rp[0].pts)))
+        (nc > 0 && cp[0].pts != DT_NOPTS && same_tick(cp[0].pts - offset, rp[0].pts)))
         return false;
     int64_t frame = INT64_MAX;   /* the reference's shortest PTS step: one frame */
     for (size_t i = 0; i < nr; i++)
@@ -545,9 +579,9 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     }
     struct track_result tv, ta;
     compare_track(video_positions, &r, &s, start, dt_mod33(vend - start), (int64_t)c->offset,
-                  r.v_damaged || s.v_damaged, &tv);
+                  r.v_damaged || s.v_damaged, TOL_TICKS, &tv);
     compare_track(audio_positions, &r, &s, start, dt_mod33(aend - start), (int64_t)c->offset,
-                  r.a_damaged || s.a_damaged, &ta);
+                  r.a_damaged || s.a_damaged, TOL_UNITS, &ta);
     bool global_clean = tv.horizon == NEVER && ta.horizon == NEVER && !r.xerror_failed &&
                         !s.xerror_failed && !r.transport_damage && !s.transport_damage &&
                         !r.inconsistent && !s.inconsistent;

@@ -303,6 +303,32 @@ static int pack_nal_strip(struct dt_gen *g)
     return tool_recipe(g, "tsrepack", "nalstrip", pid, t, strcmp(t, "7,8") == 0 ? "1" : "0");
 }
 
+/* Issue 18, class 12: a non-VCL NAL unit after the slices of every picture,
+ * inside the picture's PES (a user-data or display-orientation SEI, filler
+ * data, or the SPS and PPS again), on the candidate or on the reference;
+ * by seed a mid-stream interval.  FFmpeg decodes every picture the same
+ * (its parser loses the times of pictures that follow such an SEI, which
+ * the oracle gives back from the PES headers): MATCH. */
+static int pack_nal_tail(struct dt_gen *g)
+{
+    static const char *const kinds[] = {"user", "orient", "filler", "ps"};
+    char ref[DT_PATH_MAX], tail_buf[DT_PATH_MAX], pid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    dt_fmt(pid, sizeof pid, "%u", VPID);
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "tsrepack", "naltail", ref, P(tail), pid, dt_pick(g, kinds, 4), "0", (char *)NULL) != 0)
+        return -1;
+    if (dt_rand_in(g, 0, 2) == 0) {
+        dt_note(g->env, "the reference carries the NAL units after its slices");
+        set_case_ref(g->c, tail_buf);
+        set_case_cand(g->c, ref);
+    } else {
+        set_case_cand(g->c, tail_buf);
+    }
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
 /* Video PES packing: every access unit in two PES (split before its first
  * slice, or in the middle of a NAL unit; the second PES without PTS). */
 static int pack_pes_split(struct dt_gen *g)
@@ -689,7 +715,8 @@ static int edit_frame_dup(struct dt_gen *g)
     return edit_specs(g, &v, &a, &ve, &a);
 }
 
-static const int64_t shifts[] = {900000, 3000, 1, -1, -90000, (INT64_C(1) << 33) - 45000};
+/* Shifts of two ticks at least: one tick is packaging (issue 18 class 5, pack_subtick). */
+static const int64_t shifts[] = {900000, 3000, 2, -2, -90000, (INT64_C(1) << 33) - 45000};
 
 static int shift_common(struct dt_gen *g, bool declared)
 {
@@ -713,13 +740,110 @@ static int edit_shift_undeclared(struct dt_gen *g)
     return shift_common(g, false);
 }
 
-/* Only the audio PES timestamps move (by a tick, a sample, half or one AAC frame). */
+/* Only the audio PES timestamps move (by a sample or more: two ticks, 15,
+ * half or one AAC frame; a tick is packaging since issue 18, pack_subtick). */
 static int edit_shift_audio(struct dt_gen *g)
 {
-    static const char *const t[] = {"1", "-1", "15", "960", "1920", "-1920"};
+    static const char *const t[] = {"2", "-2", "15", "960", "1920", "-1920"};
     char pid[16];
     dt_fmt(pid, sizeof pid, "%u", APID);
     return tool_recipe(g, "tsedit", "shift", dt_pick(g, t, 6), pid, NULL);
+}
+
+/* Issue 18, class 5: one track's PES timestamps (or both, in opposite
+ * directions) moved by one 90 kHz tick, as a muxer that floors where
+ * another rounds: packaging, MATCH; by seed a mid-stream interval. */
+static int pack_subtick(struct dt_gen *g)
+{
+    static const char *const t[] = {"1", "-1"};
+    char ref[DT_PATH_MAX], mid_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], vpid[16], apid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    dt_fmt(vpid, sizeof vpid, "%u", VPID);
+    dt_fmt(apid, sizeof apid, "%u", APID);
+    int which = (int)dt_rand_in(g, 0, 2);   /* audio, video, both */
+    const char *ticks = dt_pick(g, t, 2), *other = ticks[0] == '-' ? "1" : "-1";
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        dt_gen_tool(g, "tsedit", "shift", ref, P(mid), ticks, which == 1 ? vpid : apid, (char *)NULL) != 0 ||
+        dt_gen_tool(g, "tsedit", "shift", mid_buf, P(cand), which == 2 ? other : "0", vpid, (char *)NULL) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
+/* Issue 18, class 9: runs of 2..4 ADTS frames inside each audio PES merged
+ * into one ADTS frame of as many raw data blocks (legal AAC-LC, which
+ * FFmpeg 5.1 decodes block by block to the same samples), on the candidate
+ * or on the reference; by seed a mid-stream interval and several AAC
+ * frames per PES or one.  MATCH. */
+static int pack_adts_blocks(struct dt_gen *g)
+{
+    static const char *const n[] = {"2", "3", "4"};
+    static const char *const one_per_pes[] = {"-muxdelay", "0", NULL};
+    char ref[DT_PATH_MAX], blocks_buf[DT_PATH_MAX], apid[16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    dt_fmt(apid, sizeof apid, "%u", APID);
+    vary_specs(g, &v, &a);
+    dt_gen_path(g, "ref.ts", ref, sizeof ref);
+    /* one AAC frame per PES leaves nothing to merge: several, by default */
+    bool several = dt_rand_in(g, 0, 3) != 0;
+    if (make_ts(g, &v, &a, several ? NULL : one_per_pes, ref) != 0 ||
+        dt_gen_tool(g, "tsrepack", "adtsblocks", ref, P(blocks), apid, dt_pick(g, n, 3), (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref);
+    set_case_cand(g->c, blocks_buf);
+    if (dt_rand_in(g, 0, 2) == 0) {
+        dt_note(g->env, "the reference carries the multi-block ADTS frames");
+        set_case_ref(g->c, blocks_buf);
+        set_case_cand(g->c, ref);
+    }
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
+/* The PTS of the first PES with random_access_indicator set (the first key
+ * frame, for FFmpeg's and GStreamer's muxers alike, whatever the PID); -1. */
+static int64_t first_rai_pts(const struct dt_pes *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++)
+        if (p[i].rai && p[i].pts >= 0)
+            return p[i].pts;
+    return -1;
+}
+
+/* Issue 18, class 5: the reference remuxed by GStreamer (tsdemux !
+ * mpegtsmux, as hlssink2 packages), which floors nanoseconds to 90 kHz: most
+ * AAC PTS (and many video PTS) one tick early against FFmpeg's, the content
+ * byte for byte the same; its timeline starts at 3600 s, declared as the
+ * offset between the two first video PES.  MATCH. */
+static int pack_gst_mux(struct dt_gen *g)
+{
+    char ref_buf[DT_PATH_MAX], cand_buf[DT_PATH_MAX], loc_in[DT_PATH_MAX + 16], loc_out[DT_PATH_MAX + 16];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    a.lead_ms = 0;               /* mpegtsmux drops audio before the first video time */
+    if (make_ts(g, &v, &a, NULL, P(ref)) != 0 || !P(cand) ||
+        !dt_fmt(loc_in, sizeof loc_in, "location=%s", ref_buf) ||
+        !dt_fmt(loc_out, sizeof loc_out, "location=%s", cand_buf) ||
+        dt_gen_tool(g, "gst-launch-1.0", "-q", "filesrc", loc_in, "!", "tsdemux", "name=d", "d.", "!", "queue",
+                    "!", "h264parse", "!", "mpegtsmux", "name=m", "!", "filesink", loc_out, "d.", "!", "queue",
+                    "!", "aacparse", "!", "m.", (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref_buf);
+    set_case_cand(g->c, cand_buf);
+    size_t nr = 0, nc = 0;
+    struct dt_pes *pr = dt_gen_pes_list(g, ref_buf, &nr, NULL);
+    int64_t r0 = first_rai_pts(pr, nr);
+    free(pr);
+    struct dt_pes *pc = dt_gen_pes_list(g, cand_buf, &nc, NULL);
+    int64_t c0 = first_rai_pts(pc, nc);
+    free(pc);
+    if (r0 < 0 || c0 < 0)
+        return -1;
+    g->c->offset = (uint64_t)((c0 - r0) & ((INT64_C(1) << 33) - 1));
+    dt_note(g->env, "GStreamer's timeline: --time-offset %" PRIu64, g->c->offset);
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref_buf) : 0;
 }
 
 /* Byte length of the first k ADTS frames of file path; -1 if it has fewer. */
@@ -1368,6 +1492,10 @@ static const struct dt_recipe recipes[] = {
     {"pack_pcr_pid", "packaging", 0, L_MATCH, "PCR on its own PID", pack_pcr_pid},
     {"pack_nulls", "packaging", 0, L_MATCH, "null packets inserted", pack_nulls},
     {"pack_nal_strip", "packaging", 0, L_MATCH, "AUD, SEI or repeated SPS/PPS removed", pack_nal_strip},
+    {"pack_nal_tail", "packaging", 0, L_MATCH, "a user-data or display-orientation SEI, filler or SPS/PPS after the slices of each picture (issue 18 class 12)", pack_nal_tail},
+    {"pack_adts_blocks", "packaging", 0, L_MATCH, "ADTS frames of 2..4 raw data blocks (issue 18 class 9)", pack_adts_blocks},
+    {"pack_subtick", "packaging", 0, L_MATCH, "one track's timestamps (or both, opposite ways) one 90 kHz tick off (issue 18 class 5)", pack_subtick},
+    {"pack_gst_mux", "packaging", 0, L_MATCH, "remuxed by GStreamer mpegtsmux: PTS floored to 90 kHz, one tick early (issue 18 class 5)", pack_gst_mux},
     {"pack_pes_split", "packaging", 0, L_MATCH, "video PES packing: each access unit in two PES, the second timed or not", pack_pes_split},
     {"pack_hls_restart", "packaging", 6, L_MATCH, "HLS candidate, segments restart continuity counters", pack_hls_restart},
     {"pack_bind_restart", "packaging", 6, L_MATCH, "reference bound as segments that restart counters", pack_bind_restart},

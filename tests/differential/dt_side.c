@@ -99,6 +99,20 @@ static bool same_but_pcr(const uint8_t *a, const uint8_t *b)
 /* The oracle's own transport scan: sync, whole packets, continuity counters
  * (one duplicate of identical bytes allowed, discontinuity_indicator honoured), the transport
  * error indicator, and CRC-32 of the PAT and PMT sections. */
+/* The stream_type of each elementary PID of a whole PMT section sec (sl
+ * bytes, CRC included): what a player's demuxer reads (ffprobe's codec_tag
+ * is a registration descriptor's identifier when there is one, e.g.
+ * GStreamer's "HDMV"). */
+static void keep_stream_types(struct dt_side *s, const uint8_t *sec, size_t sl)
+{
+    size_t off = 12 + ((((size_t)sec[10] & 0x0f) << 8) | sec[11]);
+    while (off + 5 <= sl - 4) {
+        unsigned pid = ((unsigned)(sec[off + 1] & 0x1f) << 8) | sec[off + 2];
+        s->es_type[pid] = sec[off];
+        off += 5 + ((((size_t)sec[off + 3] & 0x0f) << 8) | sec[off + 4]);
+    }
+}
+
 static void transport_scan(struct dt_side *s)
 {
     size_t len = 0;
@@ -164,6 +178,8 @@ static void transport_scan(struct dt_side *s)
                 dt_fmt(why, wsz, "PSI CRC error on PID %u at offset %zu", info.pid, i);
                 break;
             }
+            if (is_pmt[info.pid] && sec[0] == 2)
+                keep_stream_types(s, sec, sl);
             bool first_pat = info.pid == 0 && sec[0] == 0 && s->npat == 0;
             if (info.pid == 0 && sec[0] == 0)
                 for (size_t off = 8; off + 4 <= sl - 4; off += 4)
@@ -234,6 +250,83 @@ static int64_t *sorted_pts(const struct dt_pkt *pk, size_t npk, size_t *n)
     return v;
 }
 
+static void keep_declared(int64_t **v, size_t *n, size_t *cap, int64_t t)
+{
+    if (grow((void **)v, cap, *n, sizeof **v))
+        (*v)[(*n)++] = t;
+}
+
+/* NAL unit starts in the video PES payload bytes d[0..n): whether the PES
+ * being read ends with non-VCL NAL units after a slice (t->tail).  The
+ * state carries across packets: t->zeros counts the zero bytes before. */
+struct nal_tail {
+    unsigned zeros;
+    bool after_sc, slice, tail;
+};
+
+static void nal_tail_scan(struct nal_tail *t, const uint8_t *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (t->after_sc) {
+            unsigned type = d[i] & 0x1f;
+            t->after_sc = false;
+            if (type >= 1 && type <= 5)
+                t->slice = true, t->tail = false;
+            else if (t->slice && type >= 6 && type <= 9)
+                t->tail = true;   /* where FFmpeg's parser begins the next unit */
+        }
+        if (d[i] == 1 && t->zeros >= 2)
+            t->after_sc = true;
+        t->zeros = d[i] == 0 ? t->zeros + 1 : 0;
+    }
+}
+
+/* Video PES declaring a PTS that none of FFmpeg's packets carries: a unit
+ * swallowed by its neighbour (damage).  Unless a video PES ended with an
+ * SEI, SPS, PPS or AUD after its slices (issue 18, class 12): FFmpeg's
+ * parser begins the next unit there, inside the previous picture's PES,
+ * and gives it that PES's time (or none), so its packet times are one
+ * picture late while the pictures decode the same; the times the PES
+ * headers declare are then the frames' times (retime_video). */
+static void lost_video_times(struct dt_side *s, bool tail, size_t lost, size_t lost_at)
+{
+    if (s->transport_damage)
+        return;
+    if (tail) {
+        s->v_retime = true;
+        return;
+    }
+    if (lost == 0)
+        return;
+    s->transport_damage = true;
+    dt_fmt(s->transport_why, sizeof s->transport_why,
+           "a PES declaring a PTS no access unit carries (a unit swallowed) on PID %u at offset %zu",
+           s->vpid, lost_at);
+}
+
+/* The frames of a side whose video times FFmpeg's parser lost
+ * (lost_video_times): FFmpeg outputs its pictures in presentation order,
+ * so the k-th frame is at the k-th declared PTS in time order (relative to
+ * the first, so a wrap of 2^33 sorts right).  Frames and declared times
+ * that do not pair one to one (a trimmed side) leave the frames unplaced:
+ * damage, as before. */
+static void retime_video(struct dt_side *s)
+{
+    if (!s->v_retime)
+        return;
+    if (s->nvf != s->nvdeclared || s->nvf == 0) {
+        s->transport_damage = true;
+        dt_fmt(s->transport_why, sizeof s->transport_why, "video times lost by FFmpeg's parser, not placed");
+        return;
+    }
+    const int64_t base = s->vdeclared[0] - 90000, mask = (INT64_C(1) << 33) - 1;
+    for (size_t i = 0; i < s->nvdeclared; i++)
+        s->vdeclared[i] = (s->vdeclared[i] - base) & mask;
+    qsort(s->vdeclared, s->nvdeclared, sizeof *s->vdeclared, dt_cmp_i64);
+    for (size_t i = 0; i < s->nvf; i++)
+        s->vf[i].pts = (s->vdeclared[i] + base) & mask;
+}
+
 /* PES-level integrity of the selected tracks (the transport scan does not
  * know which PIDs carry them): every PES header sound, a declared
  * PES_packet_length met by the bytes up to that PID's next PES start, and
@@ -256,6 +349,9 @@ void dt_side_scan_pes(struct dt_side *s)
     st[0].pts = sorted_pts(s->vpk, s->nvpk, &st[0].npts);
     st[1].pts = sorted_pts(s->apk, s->napk, &st[1].npts);
     char *why = s->transport_why;
+    size_t lost = 0, lost_at = 0;
+    struct nal_tail nt = {0};
+    bool tail_seen = false;
     for (size_t i = 0; d && !s->transport_damage && i + TS_PACKET_SIZE <= len; i += TS_PACKET_SIZE) {
         struct ts_packet_info info;
         if (ts_parse_packet(d + i, &info) != TSPKT_OK || info.payload_len == 0)
@@ -272,13 +368,33 @@ void dt_side_scan_pes(struct dt_side *s)
                 else
                     fault = pes_header_fault(pl, info.payload_len, p->video);
                 int64_t t = fault ? DT_NOPTS : pes_header_pts(pl, info.payload_len);
-                if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, dt_cmp_i64)))
-                    fault = "a PES declaring a PTS no access unit carries (a unit swallowed)";
+                if (t != DT_NOPTS && p->video)
+                    keep_declared(&s->vdeclared, &s->nvdeclared, &s->vdeclared_cap, t);
+                else if (t != DT_NOPTS)
+                    keep_declared(&s->adeclared, &s->nadeclared, &s->adeclared_cap, t);
+                if (!p->video && !fault && info.payload_len >= 9u + pl[8] + 7 && pl[9 + pl[8]] == 0xff &&
+                    (pl[9 + pl[8] + 6] & 3))
+                    s->a_multiblock = true;   /* an ADTS frame of several raw data blocks */
+                if (t != DT_NOPTS && !(p->pts && bsearch(&t, p->pts, p->npts, sizeof t, dt_cmp_i64))) {
+                    if (p->video && !lost++)
+                        lost_at = i;
+                    else if (!p->video)
+                        fault = "a PES declaring a PTS no access unit carries (a unit swallowed)";
+                }
                 p->open = true;
                 p->declared = info.payload_len >= 6 ? ((size_t)pl[4] << 8 | pl[5]) : 0;
                 p->got = info.payload_len >= 6 ? info.payload_len - 6 : 0;
+                if (p->video) {
+                    tail_seen |= nt.tail;
+                    nt = (struct nal_tail){0};
+                    size_t h = info.payload_len >= 9 ? 9u + pl[8] : info.payload_len;
+                    if (!fault && h < info.payload_len)
+                        nal_tail_scan(&nt, pl + h, info.payload_len - h);
+                }
             } else {
                 p->got += info.payload_len;
+                if (p->video)
+                    nal_tail_scan(&nt, pl, info.payload_len);
             }
             if (fault) {
                 s->transport_damage = true;
@@ -286,6 +402,7 @@ void dt_side_scan_pes(struct dt_side *s)
             }
         }
     }
+    lost_video_times(s, tail_seen || nt.tail, lost, lost_at);
     free(st[0].pts);
     free(st[1].pts);
     free(d);
@@ -412,14 +529,15 @@ static const struct dt_pstream *first_of(const struct dt_program *p, const char 
  * announces (hls.js and FFmpeg choose the decoder by stream type): H.264 is
  * type 0x1B, ADTS AAC 0x0F; anything else is FFmpeg's name for what it
  * probed together with the announced type, never equal to those two. */
-static void announced_codec(const struct dt_pstream *st, char *out, size_t n)
+static void announced_codec(const struct dt_side *s, const struct dt_pstream *st, char *out, size_t n)
 {
+    unsigned type = st && st->pid <= 0x1fff && s->es_type[st->pid] ? s->es_type[st->pid] : st ? st->tag : 0;
     if (st == NULL)
         dt_fmt(out, n, "none");
-    else if ((st->tag == 0x1b && !strcmp(st->codec, "h264")) || (st->tag == 0x0f && !strcmp(st->codec, "aac")))
+    else if ((type == 0x1b && !strcmp(st->codec, "h264")) || (type == 0x0f && !strcmp(st->codec, "aac")))
         dt_fmt(out, n, "%s", st->codec);
     else
-        dt_fmt(out, n, "%s announced as stream type 0x%02x", st->codec, st->tag);
+        dt_fmt(out, n, "%s announced as stream type 0x%02x", st->codec, type);
 }
 
 static void take_program(struct dt_side *s, const struct dt_program *p)
@@ -430,8 +548,8 @@ static void take_program(struct dt_side *s, const struct dt_program *p)
     s->vpid = v ? v->pid : 0;
     s->apid = au ? au->pid : 0;
     dt_fmt(s->vchroma, sizeof s->vchroma, "%s", v ? v->chroma : "");
-    announced_codec(v, s->vcodec, sizeof s->vcodec);
-    announced_codec(au, s->acodec, sizeof s->acodec);
+    announced_codec(s, v, s->vcodec, sizeof s->vcodec);
+    announced_codec(s, au, s->acodec, sizeof s->acodec);
 }
 
 /* A/V PIDs of a program, for comparing two matching programs. */
@@ -587,6 +705,7 @@ int dt_side_trim(struct dt_env *env, struct dt_side *s, size_t vskip, size_t ask
 struct parse_state {
     size_t vcap, acap;
     bool v_event, a_event;      /* a damage event was logged for the stream */
+    bool v_refused;             /* tail_refusal: "no frame!" just seen */
     char vcodec[32], acodec[32];
 };
 
@@ -671,6 +790,42 @@ static void stream_event(const struct dt_side *s, struct parse_state *ps, int id
         ps->a_event = true;
 }
 
+/* A side with NAL units after the slices of its last picture (issue 18,
+ * class 12): FFmpeg's parser gives them a unit of their own at the end, its
+ * decoder refuses that unit ("no frame!", and the CLI's "Error while
+ * decoding" for it right after), and the null muxer complains about the
+ * packet times the parser shifted (lost_video_times).  None of that is a
+ * picture lost or damaged; anything else in the log still is. */
+static bool tail_refusal(const char *line, struct parse_state *ps)
+{
+    if (strstr(line, "] [error] no frame!") || strstr(line, "] no frame!")) {
+        ps->v_refused = true;
+        return true;
+    }
+    if (ps->v_refused && strstr(line, "Error while decoding stream #")) {
+        ps->v_refused = false;
+        return true;
+    }
+    return strstr(line, "missing picture in access unit") ||
+           strstr(line, "non monotonically increasing dts to muxer");
+}
+
+/* -xerror failed only on what tail_refusal excuses. */
+static bool xerror_only_tail(struct dt_side *s)
+{
+    char path[DT_PATH_MAX];
+    if (!s->v_retime || !dt_fmt(path, sizeof path, "%s/xerror.log", s->dir))
+        return false;
+    char *text = dt_read_file(path, LOG_MAX, NULL);
+    struct parse_state ps = {0};
+    bool only = text != NULL;
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line && only;
+         line = strtok_r(NULL, "\n", &save))
+        only = tail_refusal(line, &ps) || strstr(line, "Conversion failed!");
+    free(text);
+    return only;
+}
+
 static void parse_line(struct dt_side *s, struct parse_state *ps, const char *line)
 {
     const char *m;
@@ -689,6 +844,8 @@ static void parse_line(struct dt_side *s, struct parse_state *ps, const char *li
         stream_event(s, ps, atoi(m + 32));
     } else if ((m = strstr(line, "corrupt input packet in stream ")) != NULL) {
         stream_event(s, ps, atoi(m + 31));
+    } else if (s->v_retime && tail_refusal(line, ps)) {
+        /* not damage: the unit of NAL units after the last picture's slices */
     } else if ((m = strstr(line, "Error while decoding stream #")) != NULL &&
                sscanf(m, "Error while decoding stream #%*d:%d", &idx) == 1) {
         stream_event(s, ps, idx);
@@ -787,6 +944,27 @@ static void attach_md5(struct dt_side *s)
         inconsistent(s, "framemd5 and showinfo count different frames");
 }
 
+/* ADTS frames of several raw data blocks (issue 18, class 9): FFmpeg 5.1
+ * decodes each block to a frame of its own, but its parser says 1024
+ * samples per ADTS frame, so its packet and frame times after the first
+ * frame of a PES are wrong.  Each frame follows the samples decoded before
+ * it, from the first packet's time on, and takes the time a PES header
+ * declares where one is within two ticks (the PES's first frame). */
+static void place_blocks(struct dt_side *s)
+{
+    int64_t t = dt_mod33(s->apk[0].pts);
+    for (size_t i = 0; i < s->naf; i++) {
+        struct dt_aframe *f = &s->af[i];
+        for (size_t k = 0; k < s->nadeclared; k++) {
+            int64_t d = dt_mod33(s->adeclared[k] - t);
+            if (d <= 2 || d >= ((int64_t)1 << 33) - 2)
+                t = s->adeclared[k];
+        }
+        f->pts = t;
+        t = f->rate > 0 ? dt_mod33(t + (int64_t)f->nb * 90000 / f->rate) : t;
+    }
+}
+
 /* Audio: samples from the f32le file; each frame's time from its packet. */
 static void attach_audio(struct dt_side *s)
 {
@@ -808,6 +986,10 @@ static void attach_audio(struct dt_side *s)
     if (s->naf == s->napk) {
         for (size_t i = 0; i < s->naf; i++)
             s->af[i].pts = s->apk[i].pts;
+        return;
+    }
+    if (s->a_multiblock && s->napk > 0 && s->apk[0].pts != DT_NOPTS) {
+        place_blocks(s);
         return;
     }
     /* fewer frames than packets: some did not decode.  Place each frame by the
@@ -839,7 +1021,7 @@ int dt_side_decode(struct dt_env *env, struct dt_side *s)
     int xrc = 0;
     if (run_decodes(env, s, &xrc) != 0)
         return -1;
-    s->xerror_failed = xrc != 0;
+    s->xerror_failed = xrc != 0 && !xerror_only_tail(s);
     char log[DT_PATH_MAX];
     if (!dt_fmt(log, sizeof log, "%s/decode.log", s->dir))
         return -1;
@@ -855,6 +1037,7 @@ int dt_side_decode(struct dt_env *env, struct dt_side *s)
     free(text);
     attach_md5(s);
     attach_audio(s);
+    retime_video(s);
     if (!s->xerror_failed) {
         /* -xerror decides whether there is damage at all; without it, log
          * events (such as start-up noise after the first frame) do not make a
@@ -886,6 +1069,11 @@ void dt_side_free(struct dt_side *s)
     free(s->vf);
     free(s->af);
     free(s->pcm);
+    free(s->vdeclared);
+    free(s->adeclared);
+    s->vdeclared = s->adeclared = NULL;
+    s->nadeclared = s->adeclared_cap = 0;
+    s->nvdeclared = s->vdeclared_cap = 0;
     s->vpk = s->apk = NULL;
     s->vf = NULL;
     s->af = NULL;

@@ -65,6 +65,7 @@ struct dt_side {
     int nprog;
     int pat_order[DT_MAX_PROGRAMS]; /* program numbers in the first PAT's order (transport scan) */
     int npat;
+    uint8_t es_type[0x2000];        /* stream_type per elementary PID, from the PMTs (0: none) */
     int vindex, aindex;             /* selected input streams, -1: none */
     unsigned vpid, apid;
     char vchroma[32];
@@ -87,6 +88,12 @@ struct dt_side {
     char transport_why[192];
     bool inconsistent;              /* FFmpeg's outputs disagree among themselves */
     char inconsistent_why[192];
+    int64_t *vdeclared;             /* video PTS the PES headers declare, file order, mod 2^33 */
+    size_t nvdeclared, vdeclared_cap;
+    int64_t *adeclared;             /* the same for audio */
+    size_t nadeclared, adeclared_cap;
+    bool a_multiblock;              /* an ADTS frame of several raw data blocks (dt_side_scan_pes) */
+    bool v_retime;                  /* FFmpeg's parser lost some of them (dt_side_scan_pes) */
     bool start_retimed;             /* candidate: no packet at the reference's first video
                                      * time, one within a frame of it (dt_oracle.c) */
 };

@@ -94,6 +94,12 @@ static void push_frame(struct ring *r, int64_t rel, bool valid, uint8_t seed)
     push(r, &it);
 }
 
+static void push_margin(struct ring *r, int64_t rel, uint8_t seed)
+{
+    struct vitem it = {.rel = rel, .pts = rel, .valid = true, .margin = true, .frame = make_frame(16, 8, 0, seed)};
+    push(r, &it);
+}
+
 static void rings_free(struct rings *rs)
 {
     for (int s = 0; s < 2; s++) {
@@ -447,6 +453,44 @@ static void t15_audio_parameters_are_checked_per_item(void **state)
     assert_int_equal(a.confirmed.sample_index, 1024);
 }
 
+/* Issue 18, class 5: a frame within one tick of the reference's is at its
+ * time (either way, per frame); two ticks are a pts difference; a margin
+ * frame counts only where it pairs with a reference frame inside I. */
+static void t16_one_tick_is_the_same_time_and_margins_pair_or_drop(void **state)
+{
+    (void)state;
+    struct rings rs;
+    struct vcmp v;
+    rings_init(&rs);
+    vcmp_init(&v);
+    push_margin(&rs.r[0], -1, 9);        /* the reference's, outside I: dropped */
+    push_margin(&rs.r[1], -2, 9);
+    push_frame(&rs.r[0], 0, true, 1);
+    push_margin(&rs.r[1], -1, 1);        /* pairs with the frame at START */
+    for (int i = 1; i < 4; i++) {
+        push_frame(&rs.r[0], i * 3000, true, (uint8_t)(i + 1));
+        push_frame(&rs.r[1], i * 3000 + (i % 2 ? 1 : -1), true, (uint8_t)(i + 1));
+    }
+    push_margin(&rs.r[1], 12000, 7);     /* past END, pairs with nothing: dropped */
+    run(&v, &rs, true);
+    assert_false(v.confirmed.set);
+    assert_int_equal(v.compared_frames, 4);
+    assert_int_equal(v.ref_frames, 4);
+    assert_int_equal(v.cand_frames, 4);
+    rings_free(&rs);
+
+    rings_init(&rs);
+    vcmp_init(&v);
+    push_frame(&rs.r[0], 0, true, 1);
+    push_frame(&rs.r[0], 3000, true, 2);
+    push_frame(&rs.r[1], 0, true, 1);
+    push_frame(&rs.r[1], 3002, true, 2);
+    run(&v, &rs, true);
+    assert_true(v.confirmed.set);
+    assert_string_equal(v.confirmed.plane, "pts");
+    rings_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +509,7 @@ int main(void)
         cmocka_unit_test(t13_audio_missing_tail_needs_a_complete_observation),
         cmocka_unit_test(t14_colour_and_geometry_parameters_are_compared),
         cmocka_unit_test(t15_audio_parameters_are_checked_per_item),
+        cmocka_unit_test(t16_one_tick_is_the_same_time_and_margins_pair_or_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

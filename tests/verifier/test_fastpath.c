@@ -342,6 +342,45 @@ static void t08_below_the_access_units_nothing_is_excused(void **state)
     free(c.data);
 }
 
+/* A packaging the decoder input shows (other bytes or times than the
+ * reference's) but a decode does not: the fast path decodes in full and
+ * MATCHes, with the packaging on either side (plain, packaged), and also
+ * against other; the packaged stream against itself MATCHes by decoder
+ * input. */
+static void expect_full_match(const char *plain, const char *packaged, const char *other)
+{
+    expect(plain, packaged, VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(packaged, plain, VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(plain, other, VERIFY_COMPARE_AUTO, "MATCH", "identical", "full");
+    expect(packaged, packaged, VERIFY_COMPARE_AUTO, "MATCH", "identical", "decoder-input");
+}
+
+/* Issue 18, class 12: an SEI after the slices of every picture, in its
+ * PES.  Each picture keeps the time of the PES holding its slices (before:
+ * MISMATCH, the pictures paired one late). */
+static void t09_nal_units_after_the_slices_decode_fully_and_match(void **state)
+{
+    (void)state;
+    expect_full_match(FX "ref_og.ts", FX "cand_og_seitail.ts", FX "cand_og_orienttail.ts");
+}
+
+/* Issue 18, class 5: a tick off the declared mapping, per unit, is
+ * packaging; two ticks (more than a sample) never MATCH. */
+static void t10_a_tick_off_decodes_fully_and_matches_two_never(void **state)
+{
+    (void)state;
+    expect_full_match(FX "ref_tiny.ts", FX "cand_tiny_subtick_a.ts", FX "cand_tiny_subtick_v.ts");
+    expect(FX "ref_tiny.ts", FX "cand_tiny_twotick_a.ts", VERIFY_COMPARE_AUTO, "MISMATCH", "audio_samples", "full");
+}
+
+/* Issue 18, class 9: ADTS frames of several raw data blocks decode block
+ * by block; each block is timed by the samples before it. */
+static void t11_raw_data_blocks_decode_fully_and_match(void **state)
+{
+    (void)state;
+    expect_full_match(FX "ref_tiny.ts", FX "cand_tiny_adts2.ts", FX "cand_tiny_adts3.ts");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +392,9 @@ int main(void)
         cmocka_unit_test(t06_single_byte_edits_never_match_by_decoder_input),
         cmocka_unit_test(t07_early_candidate_pass_ends_with_a_refused_reference),
         cmocka_unit_test(t08_below_the_access_units_nothing_is_excused),
+        cmocka_unit_test(t09_nal_units_after_the_slices_decode_fully_and_match),
+        cmocka_unit_test(t10_a_tick_off_decodes_fully_and_matches_two_never),
+        cmocka_unit_test(t11_raw_data_blocks_decode_fully_and_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,15 @@ static int adts_rate(const uint8_t *p, size_t len)
     return len >= 3 && adts_sync(p, len) ? rates[p[2] >> 2 & 15] : 0;
 }
 
+/* Samples per channel of one ADTS frame: 1024 per raw data block
+ * (number_of_raw_data_blocks_in_frame + 1, ISO/IEC 14496-3 1.A.2.2.1), each
+ * of which FFmpeg 5.1 decodes; its parser's duration says 1024 whatever
+ * the header says (issue 18, class 9). */
+static int adts_samples(const uint8_t *p, size_t len)
+{
+    return len >= 7 && adts_sync(p, len) ? 1024 * (1 + (p[6] & 3)) : 1024;
+}
+
 /* The codec of a track, decided on its first PES with data, from what the
  * PMT announces: a player's demuxer picks its decoder from the stream type
  * and descriptors, not from the bytes (hls.js routes 0x03/0x04 to its MPEG
@@ -96,6 +105,42 @@ static void identify(struct au_track *tr, const struct tsd_pes *pes)
     }
 }
 
+/* The PES whose time a video access unit takes: from (where it began) but
+ * when the unit's bytes before a later PES (up to to) that declares a time
+ * are non-VCL NAL units only, and that PES holds its first slice: an SEI,
+ * SPS or PPS written after the previous picture's slices in that picture's
+ * PES is where FFmpeg's parser begins this unit (H.264 7.4.1.2.3), while
+ * the packager declared this picture's time on the next PES (au.h). */
+static int64_t picture_pes(const struct au_track *tr, const uint8_t *data, size_t size, int64_t from, int64_t to)
+{
+    size_t vcl = h264_first_vcl(data, size);
+    int64_t own = from;
+    for (int64_t q = from + 1; q <= to && to - from < AU_PES_RING; q++) {
+        uint64_t at = tr->pes[q % AU_PES_RING].start - tr->emitted;
+        if (at > vcl)
+            break;
+        if (tr->pes[q % AU_PES_RING].pts != AU_NO_TS)
+            own = q;
+    }
+    return own;
+}
+
+/* The parser's last video unit holds no slice and began after a picture
+ * inside a PES, with no later PES declaring a time: the non-VCL NAL units a
+ * packager wrote after the last picture's slices (picture_pes), which
+ * belong to that picture's PES and decode to nothing (FFmpeg's decoder
+ * says "no frame!"), not a picture lost. */
+static bool trailing_nals(const struct au_track *tr, const uint8_t *data, size_t size, int64_t from, int64_t to)
+{
+    if (h264_first_vcl(data, size) < size || to - from >= AU_PES_RING ||
+        tr->emitted <= tr->pes[from % AU_PES_RING].start)
+        return false;
+    for (int64_t q = from + 1; q <= to; q++)
+        if (tr->pes[q % AU_PES_RING].pts != AU_NO_TS)
+            return false;
+    return true;
+}
+
 /* ends_before: the access unit ended before the PES being read began;
  * flush: nothing follows it. */
 static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int size, bool ends_before, bool flush)
@@ -113,6 +158,11 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
     int64_t from = tr->au_start_serial, to = tr->serial - 1 - ends_before;
     if (to < from)
         to = from;
+    int64_t own = tr->codec == AU_CODEC_H264 ? picture_pes(tr, data, (size_t)size, from, to) : from;
+    if (own != from) {
+        au.pts = tr->pes[own % AU_PES_RING].pts;
+        au.dts = tr->pes[own % AU_PES_RING].dts;
+    }
     au.damaged = to - from >= AU_PES_RING;
     for (int64_t s = from; s <= to && !au.damaged; s++)
         au.damaged = tr->pes[s % AU_PES_RING].damaged;
@@ -121,16 +171,20 @@ static void emit(struct au_demux *a, enum tsd_track t, const uint8_t *data, int 
      * a picture or frame went missing inside it.  A PES repeating the unit's
      * own time is plain packing (packagers that stamp every PES of a unit). */
     int64_t next = flush ? tr->serial : tr->serial - 1;   /* where the next one begins */
-    for (int64_t q = from + 1; q < next && !au.damaged; q++) {
+    for (int64_t q = own + 1; q < next && !au.damaged; q++) {
         int64_t t = tr->pes[q % AU_PES_RING].pts;
         au.damaged = t != AU_NO_TS && t != au.pts;
     }
     tr->au_start_serial = tr->serial - 1 < 0 ? 0 : tr->serial - 1;
+    bool trailing = flush && tr->codec == AU_CODEC_H264 && trailing_nals(tr, data, (size_t)size, from, to);
+    tr->emitted += (uint64_t)size;
+    if (trailing)
+        return;
     if (tr->codec == AU_CODEC_H264) {
         h264_au_scan(data, (size_t)size, &au.h264, &tr->ps);
     } else {
         au.sample_rate = adts_rate(data, (size_t)size);
-        au.samples = tr->parser->duration > 0 ? tr->parser->duration : 1024;
+        au.samples = adts_samples(data, (size_t)size);
         int unit = au_units_per_sample(au.sample_rate);
         if (au.pts != AU_NO_TS) {
             au.timed = true;
@@ -191,6 +245,8 @@ static void on_pes(void *opaque, const struct tsd_pes *pes)
     tr->pes[s % AU_PES_RING].pts = pes->pts;
     tr->pes[s % AU_PES_RING].dts = pes->dts;
     tr->pes[s % AU_PES_RING].damaged = pes->damaged;
+    tr->pes[s % AU_PES_RING].start = tr->fed;
+    tr->fed += pes->len;
     parse(a, pes->track, pes->payload, pes->len, s);
 }
 

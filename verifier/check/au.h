@@ -5,7 +5,13 @@
  * aac), so a packager's PES packing never shows above this line.  Each
  * access unit carries the time the stream declares for it:
  *   - video: the PTS/DTS of the PES in which it is the first access unit
- *     to begin (ISO/IEC 13818-1 2.4.3.7), else none;
+ *     to begin (ISO/IEC 13818-1 2.4.3.7), else none; but when only non-VCL
+ *     NAL units of it lie in the PES before the one holding its first slice
+ *     and that one declares a time, that time: FFmpeg's parser begins a
+ *     unit at an SEI, SPS or PPS after the slices (H.264 7.4.1.2.3), yet a
+ *     packager that writes side data after the picture puts it in the
+ *     picture's own PES, and the next PES, with the next picture, is the
+ *     one that declares the next picture's time (issue 18, class 12);
  *   - audio: one ADTS frame; timed by its PES like video, else exactly by
  *     continuation from the previous frame (its sample count at the
  *     header's rate), in 1/720000 s units (a 90 kHz tick is 8, a 48 kHz
@@ -57,7 +63,7 @@ struct au {
     struct h264_au_info h264;    /* video */
     bool timed;                  /* audio: units is known */
     int64_t units;               /* audio: first sample, 1/720000 s mod AU_UNITS_MOD */
-    int samples;                 /* audio: per channel, at the header's rate */
+    int samples;                 /* audio: per channel, at the header's rate: 1024 per raw data block */
     int sample_rate;             /* audio: of the ADTS header */
 };
 
@@ -69,7 +75,8 @@ struct au_track {
     const char *codec_name;      /* "h264", "aac", or what the stream type names */
     AVCodecParserContext *parser;
     AVCodecContext *pctx;
-    struct { int64_t pts, dts; bool damaged; } pes[AU_PES_RING];
+    struct { int64_t pts, dts; bool damaged; uint64_t start; } pes[AU_PES_RING];
+    uint64_t fed, emitted;       /* bytes given to the parser, and in units it returned */
     int64_t serial;              /* PES packets fed so far */
     int64_t au_start_serial;     /* the PES in which the next access unit begins, at the latest */
     bool have_next;

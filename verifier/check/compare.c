@@ -216,6 +216,26 @@ void vcmp_release(struct vcmp *v)
     av_frame_free(&v->kept[1]);
 }
 
+/* A margin frame (xfer.h) counts only where it pairs with a reference
+ * frame inside the interval: one of the reference's, or one that pairs
+ * with none, is outside the interval and dropped unseen.  True when one
+ * was dropped. */
+static bool drop_margin(struct ring *ref, struct ring *cand, struct vitem *r, struct vitem *c, bool same_time)
+{
+    if (same_time && r->margin) {
+        consume(ref), consume(cand);
+        return true;
+    }
+    if (same_time)
+        return false;
+    bool ref_first = r && (!c || r->rel < c->rel);
+    struct vitem *first = ref_first ? r : c;
+    if (!first || !first->margin)
+        return false;
+    consume(ref_first ? ref : cand);
+    return true;
+}
+
 /* One pairing decision; false when it must wait for more items. */
 static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
 {
@@ -227,9 +247,14 @@ static bool pair_once(struct vcmp *v, struct ring *ref, struct ring *cand)
         v->done = true;
         return false;
     }
+    bool same_time = r && c && llabs(r->rel - c->rel) <= XFER_TOLERANCE_TICKS;
+    if (drop_margin(ref, cand, r, c, same_time))
+        return true;
     if (r)
         note_ref(v, r);
-    if (r && c && r->rel == c->rel) {
+    if (same_time) {
+        if (c->margin && !c->valid)
+            v->unconfirmed = true;   /* a damaged frame stands in for one inside I */
         int64_t npend = v->npend;
         compare_pair(v, r, c);
         if (v->npend > npend)
@@ -313,13 +338,13 @@ static void note_audio(struct acmp *a, struct audio_diff *slot, bool valid, int6
                                 .pts = sample_pts(a, rel_units), .kind = kind};
 }
 
-static void advance(struct acmp *a, struct ring *r, int s, size_t n)
+static void advance_by(struct acmp *a, struct ring *r, int s, size_t n, bool counted)
 {
     struct aitem *it = ring_peek(r, 0);
     size_t *off = s == 0 ? &a->roff : &a->coff;
-    if (s == 0)
+    if (counted && s == 0)
         a->ref_samples += (int64_t)n;
-    else
+    else if (counted)
         a->cand_samples += (int64_t)n;
     *off += n;
     if (!it->valid)
@@ -329,6 +354,46 @@ static void advance(struct acmp *a, struct ring *r, int s, size_t n)
         ring_drop(r);
         *off = 0;
     }
+}
+
+static void advance(struct acmp *a, struct ring *r, int s, size_t n)
+{
+    advance_by(a, r, s, n, true);
+}
+
+/* The head sample at offset off lies in the item's margin (xfer.h). */
+static bool in_margin(const struct aitem *it, size_t off)
+{
+    return off < (size_t)it->head_margin || off >= (size_t)(it->nb_samples - it->tail_margin);
+}
+
+/* Samples from off before the item's tail margin (at least one). */
+static size_t before_tail(const struct aitem *it, size_t off)
+{
+    size_t end = (size_t)(it->nb_samples - it->tail_margin);
+    return off < end ? end - off : 1;
+}
+
+/* A head sample in the margin counts only where it pairs with a reference
+ * sample inside the interval (the rule of drop_margin for frames): one of
+ * the reference's, or one pairing with none, is dropped unseen. */
+static bool audio_margin(struct acmp *a, struct ring *ref, struct ring *cand, const struct aitem *r,
+                         const struct aitem *c, int64_t tr, int64_t tc)
+{
+    bool rm = r && in_margin(r, a->roff), cm = c && in_margin(c, a->coff);
+    bool same_time = r && c && llabs(tr - tc) <= XFER_TOLERANCE_UNITS;
+    if (same_time && rm) {
+        advance_by(a, ref, 0, 1, false);
+        advance_by(a, cand, 1, 1, false);
+        return true;
+    }
+    if (same_time)
+        return false;
+    bool ref_first = r && (!c || tr < tc);
+    if (ref_first ? !rm : !cm)
+        return false;
+    advance_by(a, ref_first ? ref : cand, ref_first ? 0 : 1, 1, false);
+    return true;
 }
 
 /* Copies one channel of the run [0, n) around its first difference. */
@@ -393,27 +458,28 @@ static bool audio_once(struct acmp *a, struct ring *ref, struct ring *cand)
         a->done = true;
         return false;
     }
+    int64_t tr = r ? r->rel_units + (int64_t)a->roff * sample_unit(r) : 0;
+    int64_t tc = c ? c->rel_units + (int64_t)a->coff * sample_unit(c) : 0;
+    if (audio_margin(a, ref, cand, r, c, tr, tc))
+        return true;
     if (!c) {   /* the candidate ended: the rest of the reference is missing */
-        note_audio(a, &a->gap, true, a->ref_samples, -1,
-                   r->rel_units + (int64_t)a->roff * sample_unit(r), "missing");
-        advance(a, ref, 0, (size_t)r->nb_samples - a->roff);
+        note_audio(a, &a->gap, true, a->ref_samples, -1, tr, "missing");
+        advance(a, ref, 0, before_tail(r, a->roff));
         return true;
     }
     if (!r) {
-        note_audio(a, &a->gap, true, a->ref_samples, -1,
-                   c->rel_units + (int64_t)a->coff * sample_unit(c), "extra");
-        advance(a, cand, 1, (size_t)c->nb_samples - a->coff);
+        note_audio(a, &a->gap, true, a->ref_samples, -1, tc, "extra");
+        advance(a, cand, 1, before_tail(c, a->coff));
         return true;
     }
     int64_t ur = sample_unit(r), uc = sample_unit(c);
-    int64_t tr = r->rel_units + (int64_t)a->roff * ur, tc = c->rel_units + (int64_t)a->coff * uc;
-    size_t nr = (size_t)r->nb_samples - a->roff, nc = (size_t)c->nb_samples - a->coff;
+    size_t nr = before_tail(r, a->roff), nc = before_tail(c, a->coff);
     if (params_differ(a, r, c, tr)) {
         advance(a, ref, 0, nr);
         advance(a, cand, 1, nc);
         return true;
     }
-    if (tr == tc) {
+    if (llabs(tr - tc) <= XFER_TOLERANCE_UNITS) {   /* the same instants (xfer.h) */
         size_t n = nr < nc ? nr : nc;
         compare_run(a, r, c, n, tr);
         advance(a, ref, 0, n);

@@ -174,6 +174,16 @@ void h264_au_scan(const uint8_t *au, size_t len, struct h264_au_info *info, stru
     }
 }
 
+size_t h264_first_vcl(const uint8_t *au, size_t len)
+{
+    for (size_t start = next_start(au, len, 0); start < len; start = next_start(au, len, start)) {
+        int type = au[start] & 0x1F;
+        if (type >= 1 && type <= 5)
+            return start - 3;
+    }
+    return len;
+}
+
 bool h264_au_intra(const struct h264_au_info *info)
 {
     return info->slice_type == 2 || info->slice_type == 4;

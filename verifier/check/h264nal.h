@@ -41,6 +41,10 @@ struct h264_ps {
 /* Scans one access unit (Annex B); stores its SPS/PPS in ps when not NULL. */
 void h264_au_scan(const uint8_t *au, size_t len, struct h264_au_info *info, struct h264_ps *ps);
 
+/* Offset of the start code (its first byte, 00 00 01) of the first VCL NAL
+ * unit (nal_unit_type 1..5) in Annex B data; len when there is none. */
+size_t h264_first_vcl(const uint8_t *au, size_t len);
+
 /* An I or SI picture: intra slices only, as far as the first slice says. */
 bool h264_au_intra(const struct h264_au_info *info);
 

@@ -46,6 +46,7 @@ struct decode_state {
     int64_t aserial;
     bool a_have_next;            /* where the next decoded frame starts, by the samples */
     int64_t a_next;              /* decoded so far (1/720000 s) */
+    int64_t a_last_serial;       /* the unit of the last decoded frame */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -100,6 +101,15 @@ static bool in_span(const struct span *sp, int64_t ref_t)
     return ts33_in_interval(ref_t, sp->start, sp->end);
 }
 
+/* Outside the span but within the tolerance of it (xfer.h); *rel then its
+ * signed distance from the start in ticks. */
+static bool in_margin(const struct span *sp, int64_t ref_t, int64_t *rel)
+{
+    int64_t d = ts33_diff(ref_t, sp->start), len = ts33_interval_len(sp->start, sp->end);
+    *rel = d;
+    return (d < 0 && d >= -XFER_TOLERANCE_TICKS) || (d >= len && d < len + XFER_TOLERANCE_TICKS);
+}
+
 /* At or after the span's end (before its start is not "past"). */
 static bool past_end(const struct span *sp, int64_t ref_t)
 {
@@ -136,18 +146,17 @@ static bool send_packet(struct decode_state *st, AVCodecContext *c, const uint8_
 
 /* ---- video ---- */
 
-static bool push_video(struct decode_state *st, AVFrame *f, int64_t pts, int64_t ref_pts, bool valid)
+static bool push_video(struct decode_state *st, AVFrame *f, int64_t pts, int64_t rel, bool margin, bool valid)
 {
     struct side *s = st->s;
-    struct vitem it = {.pts = pts, .rel = ts33_sub(ref_pts, s->cfg.video.start), .valid = valid,
-                       .frame = av_frame_alloc()};
+    struct vitem it = {.pts = pts, .rel = rel, .margin = margin, .valid = valid, .frame = av_frame_alloc()};
     if (!it.frame) {
         s->res.internal_error = st->failed = true;
         return false;
     }
     av_frame_move_ref(it.frame, f);
-    s->res.video.in_interval++;
-    if (!valid)
+    s->res.video.in_interval += !margin;
+    if (!valid && !margin)       /* a margin frame's validity counts where it pairs (compare.c) */
         s->res.video.invalid = true;
     if (!xfer_push_video(s->cfg.xfer, s->cfg.index, &it)) {
         vitem_release(&it);
@@ -164,9 +173,12 @@ static void drain_pending(struct decode_state *st)
     while (st->npend > 0 && vvalid_final(&st->vv, st->pend[0].d)) {
         struct pending p = st->pend[0];
         memmove(st->pend, st->pend + 1, (size_t)--st->npend * sizeof st->pend[0]);
-        int64_t ref_pts = ts33_sub(p.pts, cfg->offset);
-        if (!st->failed && in_span(&cfg->video, ref_pts))
-            push_video(st, p.frame, p.pts, ref_pts, vvalid_valid(&st->vv, p.d, p.pts));
+        int64_t ref_pts = ts33_sub(p.pts, cfg->offset), rel = 0;
+        bool inside = in_span(&cfg->video, ref_pts), margin = !inside && in_margin(&cfg->video, ref_pts, &rel);
+        if (inside)
+            rel = ts33_sub(ref_pts, cfg->video.start);
+        if (!st->failed && (inside || margin))
+            push_video(st, p.frame, p.pts, rel, margin, vvalid_valid(&st->vv, p.d, p.pts));
         av_frame_free(&p.frame);
     }
 }
@@ -290,7 +302,7 @@ static void feed_video(struct decode_state *st, const struct au *au, int64_t ref
     const struct side_config *cfg = &s->cfg;
     struct side_track *t = &s->res.video;
     bool timed = au->pts != AU_NO_TS;
-    bool preroll = timed && ts33_diff(ref_pts, cfg->video_recovery) < 0;
+    bool preroll = timed && ts33_diff(ref_pts, cfg->video_recovery) < -XFER_TOLERANCE_TICKS;
     enum vv_cut cut = au->h264.idr ? VV_CUT_IDR
                       : au->h264.recovery_cnt == 0 && h264_au_intra(&au->h264) ? VV_CUT_RECOVERY
                                                                                 : VV_CUT_NONE;
@@ -335,8 +347,9 @@ static void video_au(struct decode_state *st, const struct au *au)
     }
     if (!t->started) {
         /* the reference's random access point, or the first one after it */
-        bool here = timed && (ref_pts == cfg->video_boundary ||
-                              (random_access_point(au) && ts33_diff(ref_pts, cfg->video_boundary) >= 0));
+        int64_t from = timed ? ts33_diff(ref_pts, cfg->video_boundary) : 0;
+        bool here = timed && (llabs(from) <= XFER_TOLERANCE_TICKS ||
+                              (random_access_point(au) && from >= -XFER_TOLERANCE_TICKS));
         if (!here) {
             t->skipped |= in_interval;
             return;
@@ -362,6 +375,13 @@ static void video_au(struct decode_state *st, const struct au *au)
 }
 
 /* ---- audio ---- */
+
+/* The first sample i >= 0 of a frame whose first sample is at d (units
+ * from START) with d + i * unit >= at. */
+static int64_t first_sample_from(int64_t d, int64_t at, int64_t unit)
+{
+    return d >= at ? 0 : (at - d + unit - 1) / unit;
+}
 
 static void handle_audio_frame(struct decode_state *st, AVFrame *f)
 {
@@ -391,20 +411,29 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
     int64_t unit = au_units_per_sample(f->sample_rate);
     if (!unit)
         unit = 15;               /* rates with inexact sample times only ever mismatch */
-    int64_t abs_units = st->arec[serial % AREC_RING].units;
+    /* an ADTS frame of several raw data blocks decodes to one frame per
+     * block (FFmpeg 5.1): a later block follows the samples of the one
+     * before it, not the ADTS frame's time (issue 18, class 9) */
+    bool later_block = serial == st->a_last_serial && st->a_have_next;
+    int64_t abs_units = later_block ? st->a_next : st->arec[serial % AREC_RING].units;
+    st->a_last_serial = serial;
     st->a_next = (abs_units + f->nb_samples * unit) % AU_UNITS_MOD;
     st->a_have_next = true;
     int64_t d = units_diff(abs_units, ts33_add(cfg->audio.start, cfg->offset) * AU_UNITS_PER_TICK);
     int64_t len = ts33_interval_len(cfg->audio.start, cfg->audio.end) * AU_UNITS_PER_TICK;
-    int64_t i0 = d >= 0 ? 0 : (-d + unit - 1) / unit;
-    int64_t i1 = len - d <= 0 ? 0 : (len - d + unit - 1) / unit;
+    const int64_t m = XFER_TOLERANCE_UNITS;     /* the margin on each side (xfer.h) */
+    int64_t i0 = first_sample_from(d, -m, unit), i1 = first_sample_from(d, len + m, unit);
+    int64_t in0 = first_sample_from(d, 0, unit), in1 = first_sample_from(d, len, unit);
     if (i1 > f->nb_samples)
         i1 = f->nb_samples;
     if (i0 >= i1)
         return;
+    in0 = in0 < i0 ? i0 : in0 > i1 ? i1 : in0;
+    in1 = in1 < in0 ? in0 : in1 > i1 ? i1 : in1;
     size_t n = (size_t)(i1 - i0);
     struct aitem it = {.nb_samples = (int)n, .channels = channels, .sample_rate = f->sample_rate,
                        .pts = abs_units / AU_UNITS_PER_TICK, .rel_units = d + i0 * unit,
+                       .head_margin = (int)(in0 - i0), .tail_margin = (int)(i1 - in1),
                        .valid = !st->audio_taint, .pcm = malloc(n * (size_t)channels * sizeof(float))};
     if (!it.pcm) {
         s->res.internal_error = st->failed = true;
@@ -416,8 +445,8 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
         for (size_t i = 0; i < n; i++)
             it.pcm[i * (size_t)channels + (size_t)c] = plane[i];
     }
-    t->in_interval += (int64_t)n;
-    t->invalid |= !it.valid;
+    t->in_interval += in1 - in0;
+    t->invalid |= !it.valid && in1 > in0;
     if (!xfer_push_audio(s->cfg.xfer, s->cfg.index, &it)) {
         aitem_release(&it);
         st->failed = true;
@@ -460,8 +489,7 @@ static void feed_audio(struct decode_state *st, const struct au *au)
     struct side_track *t = &s->res.audio;
     int64_t serial = st->aserial++;
     /* A frame without a PTS of its own follows the samples the previous one
-     * decoded to (its header's sample count can say otherwise: FFmpeg
-     * decodes one raw data block whatever the header claims). */
+     * decoded to (every raw data block of it: handle_audio_frame). */
     bool own = au->pts != AU_NO_TS;
     st->arec[serial % AREC_RING].serial = serial;
     st->arec[serial % AREC_RING].units = !own && st->a_have_next ? st->a_next : au->units;
@@ -503,7 +531,7 @@ static void audio_au(struct decode_state *st, const struct au *au)
     }
     if (!t->started) {
         int64_t boundary = (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
-        if (!au->timed || units_diff(au->units, boundary) < 0) {
+        if (!au->timed || units_diff(au->units, boundary) < -XFER_TOLERANCE_UNITS) {
             t->skipped |= in_interval;
             return;
         }

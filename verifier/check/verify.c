@@ -656,13 +656,13 @@ static bool drain_reference(struct run *r)
         bool p = false;
         for (struct vitem *v; (v = ring_peek(rv, 0)); p = true) {
             valid &= v->valid;
-            r->v.ref_frames++;
+            r->v.ref_frames += !v->margin;
             vitem_release(v);
             ring_drop(rv);
         }
         for (struct aitem *a; (a = ring_peek(ra, 0)); p = true) {
             valid &= a->valid;
-            r->a.ref_samples += a->nb_samples;
+            r->a.ref_samples += a->nb_samples - a->head_margin - a->tail_margin;
             aitem_release(a);
             ring_drop(ra);
         }

@@ -23,13 +23,25 @@
 
 enum { XFER_REF = 0, XFER_CAND = 1 };
 
+/* Sub-tick timestamps (issue 18, class 5): muxers that floor nanoseconds to
+ * 90 kHz (GStreamer) place a unit up to one tick from where one that rounds
+ * (FFmpeg) places it.  A time within this many ticks of the other side's is
+ * the same time, per unit (nothing accumulates); a frame or a sample (15
+ * units at 48 kHz, more than a tick) further is a difference.  So each side
+ * also hands on what lies within the tolerance outside the interval (the
+ * "margin"), and the comparer keeps a margin frame or sample only where it
+ * pairs with one of the reference inside the interval. */
+#define XFER_TOLERANCE_TICKS 1
+#define XFER_TOLERANCE_UNITS 8   /* the same in 1/720000 s */
+
 /* A decoded picture of the interval, in presentation order; its validity
  * is final when it is handed on (vvalid.h). */
 struct vitem {
     AVFrame *frame;              /* owned by the item while queued */
     int64_t pts;                 /* the side's own 33-bit PTS */
-    int64_t rel;                 /* ticks since START on the reference timeline */
+    int64_t rel;                 /* ticks since START on the reference timeline (negative in the margin) */
     bool valid;                  /* decoded from undamaged data */
+    bool margin;                 /* outside the interval, within the tolerance of it */
 };
 
 struct aitem {
@@ -40,6 +52,7 @@ struct aitem {
     int64_t pts;                 /* PTS of the first sample (side's own timeline) */
     int64_t rel_units;           /* first sample's time since START in 1/720000 s */
     bool valid;                  /* decoded without any error on this side so far */
+    int head_margin, tail_margin;   /* samples at each end outside the interval, in the margin */
 };
 
 struct ring {
