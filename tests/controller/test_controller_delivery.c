@@ -29,6 +29,7 @@
 #include "cdn_rig.h"
 #include "test_skip.h"
 #include "ctl_test.h"
+#include "dlv.h"
 #include "serve_rig.h"
 
 #define ROLLOVER CORPUS_DIR "/media/hls-ts-rollover"
@@ -560,10 +561,21 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'"), 2);
     assert_int_equal(ctl_query_int(ev2, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN'"), 2);
 
-    /* CDN C answers 503: the signed playlist is 502 (the player moves on). */
+    /* CDN C answers 503: once the newest good copy is too old to answer
+     * (playlist_cache_ms + DLV_STALE_MS after its fetch), the signed
+     * playlist is 502 (the player moves on).  A refresh still under way
+     * when asked is 503 upstream_pending: asked again. */
     assert_int_equal(cdn_set_answer(&c, 503), 0);
-    sleep(2);
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 502);
+    sleep((unsigned)(1 + DLV_STALE_MS / 1000 + 1));
+    long st = 0;
+    for (int i = 0; i < 50; i++) {
+        st = get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        if (st != 503 || !strstr(h.body, "upstream_pending"))
+            break;
+        cdn_http_free(&h);
+        usleep(100000);
+    }
+    assert_int_equal(st, 502);
     assert_non_null(strstr(h.body, "upstream_unavailable"));
     cdn_http_free(&h);
 
