@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ledger.h"
 #include "num.h"
 #include "stmtcache.h"
@@ -202,6 +203,25 @@ int grt_settle(sqlite3 *db, const struct grt_grant *g, int64_t now_ms, const cha
         return -1;
     return changed ? (grt_event(db, g->id, now_ms, "reservations_posted", why, actor) < 0 ? -1 : 0)
                    : 0;
+}
+
+int grt_expiry_confirmed(sqlite3 *db, const struct grt_grant *g, int64_t *heartbeat_ms)
+{
+    static const char sql[] =
+        "SELECT 1 FROM grant_events WHERE grant_id = ?1 AND kind = 'expired'";
+    *heartbeat_ms = 0;
+    int r = clk_read(db, CLK_SERVE_HEARTBEAT, heartbeat_ms);
+    if (r < 0)
+        return -1;
+    if (r == 0 && *heartbeat_ms >= g->valid_until_ms)
+        return 1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, g->id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 int grt_close(sqlite3 *db, struct grt_grant *g, const char *kind, const char *close_status,

@@ -82,6 +82,13 @@ int grt_close(sqlite3 *db, struct grt_grant *g, const char *kind, const char *cl
  * Under the caller's write transaction.  0 or -1. */
 int grt_settle(sqlite3 *db, const struct grt_grant *g, int64_t now_ms, const char *actor);
 
+/* Has the end of g's validity been confirmed by the service (clock.h)?  A
+ * recorded `expired` event, or the service's heartbeat at or past
+ * valid_until_ms.  1 yes (*heartbeat_ms: the heartbeat, 0 when none), 0 no,
+ * -1 an SQLite error.  Why: another process's clock running ahead must not
+ * end, for the ledger, a grant the service still honours. */
+int grt_expiry_confirmed(sqlite3 *db, const struct grt_grant *g, int64_t *heartbeat_ms);
+
 /* Is (version, intent) still the policy's current one, i.e. that of the
  * newest recorded decision under policy_id?  1 yes, 0 changed, -1 error. */
 int grt_policy_current(sqlite3 *db, struct stmtcache *cache, const char *policy_id,

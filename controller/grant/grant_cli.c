@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cliutil.h"
+#include "clock.h"
 #include "evidence_text.h"
 #include "grant.h"
 #include "ledger.h"
@@ -164,29 +165,65 @@ static const char revoke_help[] =
     "Ends new issuance under the grant now, with the reason recorded.  URLs already issued\n"
     "are not revoked and playing sessions are not stopped: they stay counted as commitments\n"
     "(the grant's pending reservation is posted when allocations were issued).\n"
-    "exit: 0 revoked, 64 usage, 65 unknown grant or already closed, 66 control.db cannot be\n"
-    "      opened, 70 internal\n";
+    "Refused clock_behind when this clock is behind control.db's high-water mark by more\n"
+    "than 2 s (docs/security.md#time).\n"
+    "exit: 0 revoked, 64 usage, 65 unknown grant, already closed or clock_behind, 66\n"
+    "      control.db cannot be opened, 70 internal\n";
 
 static const char release_help[] =
     "usage: stepctl release GRANT_ID --reason TEXT [--db control.db] [--actor NAME]\n"
     "\n"
     "Voids the grant's pending reservations with the reason recorded: the only way headroom\n"
     "comes back before its window ends.  Refused while the grant can still issue, and for\n"
-    "posted reservations (a reservation is resolved once).\n"
-    "exit: 0 released, 64 usage, 65 unknown grant, grant still active or nothing pending,\n"
-    "      66 control.db cannot be opened, 70 internal\n";
+    "posted reservations (a reservation is resolved once).  A grant whose validity ended by\n"
+    "this clock is released only once the service confirmed it (a recorded expiry, or its\n"
+    "heartbeat in control.db past valid_until_ms): refused expiry_unconfirmed otherwise.\n"
+    "Refused clock_behind when this clock is behind control.db's high-water mark by more\n"
+    "than 2 s (docs/security.md#time).\n"
+    "exit: 0 released, 64 usage, 65 unknown grant, grant still active, nothing pending,\n"
+    "      expiry_unconfirmed or clock_behind, 66 control.db cannot be opened, 70 internal\n";
 
-/* The write part of revoke / release, under BEGIN IMMEDIATE. */
+/* Release of a grant past its validity by this clock: allowed only once the
+ * service confirmed it (grant.h: grt_expiry_confirmed), so a clock running
+ * ahead cannot free headroom the service still honours.  CLI_OK or the
+ * refusal's exit code. */
+static int expiry_confirmed(sqlite3 *db, const struct grt_grant *g, int64_t now)
+{
+    if (grt_state(g, now) != GRT_EXPIRED)
+        return CLI_OK; /* revoked, closed or exhausted: recorded in the row itself */
+    int64_t hb = 0;
+    int r = grt_expiry_confirmed(db, g, &hb);
+    if (r < 0)
+        return CLI_SOFTWARE;
+    if (r == 1)
+        return CLI_OK;
+    fprintf(stderr,
+            "stepctl release: refused: expiry_unconfirmed: the grant's validity ends at %lld ms "
+            "and this clock reads %lld ms, but the service has confirmed time only up to %lld "
+            "ms (its heartbeat; 0: none) and recorded no expiry; revoke the grant first, or "
+            "wait for the service\n",
+            (long long)g->valid_until_ms, (long long)now, (long long)hb);
+    return CLI_DATA;
+}
+
+/* The write part of revoke / release, under BEGIN IMMEDIATE, at the acting
+ * time of control.db's clock (clock.h). */
 static int revoke_or_release(sqlite3 *db, const char *cmd, const char *id, const char *reason,
                              const char *actor, bool release)
 {
     struct grt_grant g;
-    int64_t now = cli_now_ms();
+    int64_t clock = cli_now_ms(), now = 0;
     int rc = load_grant(db, cmd, id, &g), changed = 0;
-    char line[160] = "";
+    char line[256] = "";
     if (rc != CLI_OK)
         return rc;
-    if (!release) {
+    enum clk_rc c = clk_enter(db, clock, &now);
+    if (c != CLK_OK) {
+        clk_behind_text(line, sizeof line, clock, now);
+        if (c == CLK_BEHIND)
+            fprintf(stderr, "stepctl %s: refused: %s\n", cmd, line);
+        rc = c == CLK_BEHIND ? CLI_DATA : CLI_SOFTWARE;
+    } else if (!release) {
         int r = grt_close(db, &g, "revoked", NULL, reason, now, actor);
         if (r == 1)
             fprintf(stderr, "stepctl revoke: refused: already_closed: the grant is %s\n",
@@ -196,6 +233,8 @@ static int revoke_or_release(sqlite3 *db, const char *cmd, const char *id, const
     } else if (grt_state(&g, now) == GRT_ACTIVE) {
         fprintf(stderr, "stepctl release: refused: grant_active: revoke the grant first\n");
         rc = CLI_DATA;
+    } else if ((rc = expiry_confirmed(db, &g, now)) != CLI_OK) {
+        /* said */
     } else if (grt_settle(db, &g, now, actor) < 0 ||
                ldg_resolve(db, id, false, now, reason, &changed) < 0 ||
                (changed && grt_event(db, id, now, "reservations_voided", reason, actor) < 0)) {

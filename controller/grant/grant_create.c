@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "decision.h"
 #include "ledger.h"
 #include "loop_policy.h"
@@ -307,11 +308,21 @@ enum grt_outcome grt_create(sqlite3 *db, const struct grt_options *o, int64_t no
         snprintf(why, whylen, "control.db: begin: %s", sqlite3_errmsg(db));
         return GRT_FAILED;
     }
+    /* The grant's times are control.db's acting time (clock.h): never
+     * before anything the file recorded. */
+    int64_t acting = 0;
+    enum clk_rc c = clk_enter(db, now_ms, &acting);
+    if (c != CLK_OK) {
+        if (c == CLK_BEHIND)
+            clk_behind_text(why, whylen, now_ms, acting);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return c == CLK_BEHIND ? GRT_REFUSED : GRT_FAILED;
+    }
     struct rec_loaded l;
     enum rec_status ls = rec_load(db, o->decision_id, &l, why, whylen);
     enum grt_outcome rc = ls == REC_NOT_FOUND ? GRT_NOT_FOUND
                           : ls != REC_OK      ? GRT_FAILED
-                                              : create_locked(db, o, now_ms, &l, out, why, whylen);
+                                              : create_locked(db, o, acting, &l, out, why, whylen);
     if (ls == REC_OK)
         rec_loaded_free(&l);
     if (rc == GRT_CREATED && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)

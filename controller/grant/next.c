@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cond.h"
 #include "feedback.h"
 #include "grant.h"
@@ -490,6 +491,30 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     return pos ? NXT_POSITIVE : NXT_NEGATIVE;
 }
 
+/* The review's time is control.db's acting time (clock.h), raised as its
+ * high-water mark; a dry run writes nothing, but refuses as next would.
+ * NXT_POSITIVE to go on, NXT_REFUSED (clock_behind) or NXT_FAILED. */
+static enum nxt_outcome at_acting_time(sqlite3 *db, struct review *r, bool dry_run, char *why,
+                                       size_t whylen)
+{
+    int64_t clock = r->now, hw = 0;
+    if (dry_run) {
+        int got = clk_read(db, CLK_HIGH_WATER, &hw);
+        if (got < 0)
+            return NXT_FAILED;
+        if (got == 0 && clock + CLK_SKEW_MS < hw) {
+            clk_behind_text(why, whylen, clock, hw);
+            return NXT_REFUSED;
+        }
+        r->now = got == 0 && hw > clock ? hw : clock;
+        return NXT_POSITIVE;
+    }
+    enum clk_rc c = clk_enter(db, clock, &r->now);
+    if (c == CLK_BEHIND)
+        clk_behind_text(why, whylen, clock, r->now);
+    return c == CLK_OK ? NXT_POSITIVE : c == CLK_BEHIND ? NXT_REFUSED : NXT_FAILED;
+}
+
 enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_ms,
                          json_t **result, char *why, size_t whylen)
 {
@@ -514,7 +539,9 @@ enum nxt_outcome nxt_run(sqlite3 *db, const struct nxt_request *rq, int64_t now_
         review_free(r);
         return NXT_FAILED;
     }
-    enum nxt_outcome rc = review(db, r, rq, result, why, whylen);
+    enum nxt_outcome rc = at_acting_time(db, r, rq->dry_run, why, whylen);
+    if (rc == NXT_POSITIVE)
+        rc = review(db, r, rq, result, why, whylen);
     bool ok = rc == NXT_POSITIVE || rc == NXT_NEGATIVE;
     if (ok && rq->dry_run)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* nothing was written */

@@ -2,13 +2,21 @@
 #include "serve_writer.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cliutil.h"
+#include "clock.h"
 #include "record.h"
+
+/* While idle, the writer confirms its clock to control.db this often (the
+ * serve_heartbeat mark `stepctl release` waits for, clock.h). */
+#define SWR_HEARTBEAT_MS 1000
 
 struct swr {
     sqlite3 *db;
@@ -21,16 +29,21 @@ struct swr {
     struct swr_job *head, *tail; /* FIFO of submitted jobs */
     size_t pending;              /* submitted, not done */
     bool stopping;
+    bool behind_said; /* the clock_behind line was logged (once per episode) */
     unsigned long long batches, jobs;
 };
 
-/* Takes up to batch_max jobs, in submission order; NULL when stopping with
- * nothing left. */
-static struct swr_job *take(struct swr *w)
+/* Takes up to batch_max jobs, in submission order.  NULL when stopping with
+ * nothing left, or (*idle set) when SWR_HEARTBEAT_MS passed with no job. */
+static struct swr_job *take(struct swr *w, bool *idle)
 {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += SWR_HEARTBEAT_MS / 1000;
+    *idle = false;
     pthread_mutex_lock(&w->mu);
-    while (!w->head && !w->stopping)
-        pthread_cond_wait(&w->cv, &w->mu);
+    while (!w->head && !w->stopping && !*idle)
+        *idle = pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT;
     struct swr_job *first = w->head, *last = NULL;
     size_t n = 0;
     for (struct swr_job *j = w->head; j && n < w->batch_max; j = j->next, n++)
@@ -40,6 +53,7 @@ static struct swr_job *take(struct swr *w)
         if (!w->head)
             w->tail = NULL;
         last->next = NULL;
+        *idle = false;
     }
     pthread_mutex_unlock(&w->mu);
     return first;
@@ -68,13 +82,13 @@ static bool exec_cached(sqlite3 *db, struct stmtcache *cache, const char *sql)
 
 /* One job in its own savepoint: a failing job never takes the others down. */
 static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_delivery *d,
-                    struct swr_job *j)
+                    int64_t acting_ms, struct swr_job *j)
 {
     memset(&j->reply, 0, sizeof j->reply);
     j->failed = !exec_cached(db, cache, savepoint_sql);
     if (j->failed)
         return;
-    int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, cli_now_ms(), d, &j->reply);
+    int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, acting_ms, d, &j->reply);
     if (rc != 0) {
         fprintf(stderr, "stepctl serve: %s %s failed: %s\n", j->run ? "report of" : "allocation",
                 j->run ? "a session" : j->req.allocation_id, sqlite3_errmsg(db));
@@ -84,19 +98,72 @@ static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_deliv
     exec_cached(db, cache, release_sql);
 }
 
+/* Nothing of the batch was written: every job answers 503. */
+static void fail_batch(struct swr *w, struct swr_job *batch)
+{
+    fprintf(stderr, "stepctl serve: batch not committed: %s\n", sqlite3_errmsg(w->db));
+    exec(w->db, "ROLLBACK");
+    for (struct swr_job *j = batch; j; j = j->next) {
+        alc_reply_free(&j->reply);
+        j->failed = true;
+    }
+}
+
+/* A batch while this clock is behind control.db's high-water mark: nothing
+ * is written; allocations get 503 clock_behind with Retry-After, other jobs
+ * fail (503). */
+static void refuse_behind(struct swr_job *batch, int64_t now, int64_t high_water)
+{
+    char detail[256];
+    clk_behind_text(detail, sizeof detail, now, high_water);
+    for (struct swr_job *j = batch; j; j = j->next) {
+        memset(&j->reply, 0, sizeof j->reply);
+        json_t *o = j->run ? NULL
+                           : json_pack("{s:s,s:s,s:I,s:I}", "error", "clock_behind", "detail",
+                                       detail, "clock_ms", (json_int_t)now, "high_water_ms",
+                                       (json_int_t)high_water);
+        j->reply.body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(o);
+        j->reply.http_status = 503;
+        j->reply.retry_after_s = 5;
+        j->failed = !j->reply.body;
+    }
+}
+
+/* The batch's acting time (clock.h): max(now, high_water), the heartbeat
+ * raised to it.  false when this clock is behind (the batch is refused). */
+static bool enter_clock(struct swr *w, struct swr_job *batch, int64_t *acting)
+{
+    int64_t now = cli_now_ms();
+    enum clk_rc c = clk_enter(w->db, now, acting);
+    if (c == CLK_BEHIND) {
+        if (!w->behind_said)
+            fprintf(stderr, "stepctl serve: refusing to write: clock %lld ms is behind "
+                            "control.db's high-water mark %lld ms (by %lld ms)\n",
+                    (long long)now, (long long)*acting, (long long)(*acting - now));
+        w->behind_said = true;
+        refuse_behind(batch, now, *acting);
+        return false;
+    }
+    w->behind_said = false;
+    return c == CLK_OK && clk_advance(w->db, CLK_SERVE_HEARTBEAT, *acting) == 0;
+}
+
 static void run_batch(struct swr *w, struct swr_job *batch)
 {
-    bool ok = exec(w->db, "BEGIN IMMEDIATE");
-    for (struct swr_job *j = batch; ok && j; j = j->next)
-        run_job(w->db, &w->cache, w->delivery, j);
-    /* The durability point: COMMIT returns after the WAL is synced. */
-    if (!ok || !exec(w->db, "COMMIT")) {
-        fprintf(stderr, "stepctl serve: batch not committed: %s\n", sqlite3_errmsg(w->db));
-        exec(w->db, "ROLLBACK");
-        for (struct swr_job *j = batch; j; j = j->next) {
-            alc_reply_free(&j->reply);
-            j->failed = true;
-        }
+    int64_t acting = 0;
+    if (!exec(w->db, "BEGIN IMMEDIATE")) {
+        fail_batch(w, batch);
+    } else if (!enter_clock(w, batch, &acting)) {
+        exec(w->db, "ROLLBACK"); /* behind: the replies say clock_behind; else an error */
+        for (struct swr_job *j = batch; j; j = j->next)
+            j->failed = j->failed || !j->reply.body;
+    } else {
+        for (struct swr_job *j = batch; j; j = j->next)
+            run_job(w->db, &w->cache, w->delivery, acting, j);
+        /* The durability point: COMMIT returns after the WAL is synced. */
+        if (!exec(w->db, "COMMIT"))
+            fail_batch(w, batch);
     }
     size_t n = 0;
     for (struct swr_job *j = batch, *next; j; j = next, n++) {
@@ -111,12 +178,27 @@ static void run_batch(struct swr *w, struct swr_job *batch)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* An idle second: the heartbeat alone (nothing else is written). */
+static void heartbeat(struct swr *w)
+{
+    int64_t acting;
+    if (!exec(w->db, "BEGIN IMMEDIATE"))
+        return;
+    if (!enter_clock(w, NULL, &acting) || !exec(w->db, "COMMIT"))
+        exec(w->db, "ROLLBACK");
+}
+
 static void *loop(void *arg)
 {
     struct swr *w = arg;
     struct swr_job *batch;
-    while ((batch = take(w)))
-        run_batch(w, batch);
+    bool idle;
+    while ((batch = take(w, &idle)) || idle) {
+        if (batch)
+            run_batch(w, batch);
+        else
+            heartbeat(w);
+    }
     return NULL;
 }
 
@@ -136,7 +218,13 @@ struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_de
         return NULL;
     }
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    /* The heartbeat's wait is timed on the monotonic clock: a wall clock
+     * stepped back must not stop the heartbeat. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&w->thread, NULL, loop, w) != 0) {
         snprintf(err, errlen, "cannot start the writer thread");
         sqlite3_close(w->db);

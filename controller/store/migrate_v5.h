@@ -1,0 +1,16 @@
+/* migrate_v5.h - control.db schema version 4 -> 5 (migrate_v5.sql).
+ *
+ * Adds clock_marks (clock.h: the high-water mark and the service's
+ * heartbeat), seeded from the latest time the file recorded, and sets
+ * PRAGMA user_version = 5.  The caller holds the write transaction, as for
+ * migrate_v2.
+ */
+#ifndef MIGRATE_V5_H
+#define MIGRATE_V5_H
+
+#include <sqlite3.h>
+
+/* Runs the migration on a version 4 file.  SQLITE_OK or an SQLite error. */
+int migrate_v5(sqlite3 *db);
+
+#endif
