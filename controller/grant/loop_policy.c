@@ -51,6 +51,7 @@ static void defaults(const struct sit_situation *s, struct lpol *p)
     p->steps_factor_micro = 2 * NUM_MICRO;
     p->steps_max_allocations = s->action.max_allocations;
     p->steps_max_rate_micro = s->action.max_rate_per_s;
+    p->sessions_keep = false; /* steer_away */
 }
 
 /* An optional decimal member in (min, max] micro-units, read exactly
@@ -86,6 +87,22 @@ static int parse_steps(const json_t *st, struct lpol *p, char *err, size_t errle
     return 0;
 }
 
+/* policy.active_sessions: {"on_content_violation": "keep" | "steer_away"}. */
+static int parse_sessions(const json_t *as, struct lpol *p, char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(as, "on_content_violation");
+    const char *t = json_string_value(v);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!t || (strcmp(t, "keep") && strcmp(t, "steer_away"))) {
+        snprintf(err, errlen, "policy.active_sessions.on_content_violation: must be \"keep\" or "
+                              "\"steer_away\"");
+        return -1;
+    }
+    p->sessions_keep = !strcmp(t, "keep");
+    return 0;
+}
+
 int lpol_parse(const char *json, size_t len, const struct sit_situation *s, struct lpol *p,
                char *err, size_t errlen)
 {
@@ -101,6 +118,9 @@ int lpol_parse(const char *json, size_t len, const struct sit_situation *s, stru
     int bad = 0;
     const json_t *g = opt_obj(pol, "grant", "policy.grant", &bad, err, errlen);
     const json_t *st = bad ? NULL : opt_obj(pol, "steps", "policy.steps", &bad, err, errlen);
+    const json_t *as = bad ? NULL
+                           : opt_obj(pol, "active_sessions", "policy.active_sessions", &bad, err,
+                                     errlen);
     int rc = bad ? -1 : 0;
     if (rc == 0 && g &&
         (opt_int(g, "policy.grant", "max_decision_age_s", 1, 365 * DAY_S, &p->max_decision_age_s,
@@ -111,6 +131,8 @@ int lpol_parse(const char *json, size_t len, const struct sit_situation *s, stru
          opt_int(g, "policy.grant", "max_burst", 1, TB_MAX_BURST, &p->max_burst, err, errlen) < 0))
         rc = -1;
     if (rc == 0 && st && parse_steps(st, p, err, errlen) < 0)
+        rc = -1;
+    if (rc == 0 && as && parse_sessions(as, p, err, errlen) < 0)
         rc = -1;
     json_decref(root);
     return rc;

@@ -1,6 +1,7 @@
 /* loop_policy.h - the policy settings of the loop after a decision:
- * `policy.grant` (what a grant may be) and `policy.steps` (how the next step
- * grows).  They live in the situation file next to the rest of the policy
+ * `policy.grant` (what a grant may be), `policy.steps` (how the next step
+ * grows) and `policy.active_sessions` (what existing sessions do after a
+ * content violation).  They live in the situation file next to the rest of the policy
  * and are read from the recorded situation text, so a grant or a `next` uses
  * exactly the policy its decision was made under.  Fields and defaults:
  * docs/controller.md, "policy.grant and policy.steps".
@@ -8,6 +9,7 @@
 #ifndef LOOP_POLICY_H
 #define LOOP_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +25,10 @@ struct lpol {
     int64_t steps_factor_micro; /* a decimal above 1, micro-units */
     int64_t steps_max_allocations;
     int64_t steps_max_rate_micro;
+    /* policy.active_sessions.on_content_violation: keep (true) or
+     * steer_away (false, the default): what existing allocations' steering
+     * does when the allocated path is found MISMATCH (dlv.h) */
+    bool sessions_keep;
 };
 
 /* Reads both objects (absent: defaults) from the situation text; s is the

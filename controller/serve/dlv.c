@@ -221,6 +221,11 @@ int dlv_begin(struct dlv *d, const char *id, int64_t now_ms, bool master, struct
                                 : "the allocation's commitment has ended (expires_at_ms + "
                                   "expected play)") ? -1 : 1;
     dlv_pathways(d, a, now_ms, pw);
+    if (pw->n == 0) /* steer_away with nowhere to steer to: nothing wrong is delivered */
+        return dlv_error(out, 410, "path_withdrawn",
+                         "the allocated path was found MISMATCH after the decision and no "
+                         "fallback is listed (policy.active_sessions.on_content_violation: "
+                         "steer_away)") ? -1 : 1;
     return 0;
 }
 
@@ -235,7 +240,7 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
     bool ok = put(&b, "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n"
                       "#EXT-X-CONTENT-STEERING:SERVER-URI=\"%s/v1/allocations/%s/steering\","
                       "PATHWAY-ID=\"%s\"\n",
-                  d->url_path, id, a.path_id);
+                  d->url_path, id, pw.id[0]);
     for (size_t i = 0; ok && i < pw.n; i++) {
         const struct dlv_path *p = dlv_paths_find(d->paths, pw.id[i]);
         if (p->auth == DLV_AUTH_CF_COOKIES && cookies(d, &a, id, p, now_ms, out) != 0)

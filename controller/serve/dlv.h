@@ -8,7 +8,9 @@
  * grant or a newer decision never changes the list of an existing
  * allocation; only content evidence can shorten it:
  *
- *   PATHWAY-PRIORITY = the allocated path, then each fallback path that the
+ *   PATHWAY-PRIORITY = the allocated path (unless it has such a MISMATCH
+ *   and the decision's policy.active_sessions.on_content_violation is
+ *   steer_away, the default), then each fallback path that the
  *   service delivers (paths.json) and that has NO valid Exact-AV MISMATCH
  *   (the step's scope: channel, rendition, program version, DecodeProfile
  *   of the decision) observed after the decision's time.  A path once

@@ -53,7 +53,8 @@ static int read_row(sqlite3 *db, const char *id, struct dlv_alloc *a)
     static const char sql[] =
         "SELECT a.path_id, a.fallback_path_ids, a.created_at_ms, a.expires_at_ms, "
         "a.commitment_until_ms, a.decision_id, d.decision_time_ms, d.channel, d.rendition, "
-        "d.program_version, json_extract(d.situation, '$.policy.content.profile_id') "
+        "d.program_version, json_extract(d.situation, '$.policy.content.profile_id'), "
+        "json_extract(d.situation, '$.policy.active_sessions.on_content_violation') "
         "FROM allocations a JOIN decisions d ON d.id = a.decision_id WHERE a.id = ?1";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -78,6 +79,9 @@ static int read_row(sqlite3 *db, const char *id, struct dlv_alloc *a)
         col(st, 8, a->rendition, sizeof a->rendition);
         col(st, 9, a->program_version, sizeof a->program_version);
         col(st, 10, a->profile_id, sizeof a->profile_id);
+        /* decide checked the value (loop_policy.h): absent is steer_away */
+        const unsigned char *ocv = sqlite3_column_text(st, 11);
+        a->keep_on_violation = ocv && !strcmp((const char *)ocv, "keep");
         res = 0;
     }
     sqlite3_finalize(st);
@@ -142,35 +146,43 @@ static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *
 
 /* Is path (or one rendition of it) out of the decision's lists: a removal
  * recorded in control.db (paths), or a MISMATCH in evidence.db?  Once
- * true, true for good.  A fallback path whose evidence cannot be read now
- * is out too, for this look only: what cannot be shown free of MISMATCH
- * is not listed (fail closed), and it comes back when the store can be
- * read again and shows none.  Renditions stay when the store cannot be
- * read: the allocated path keeps being served. */
-static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
-                    const char *rendition, int64_t now_ms)
+ * DLV_GONE, gone for good.  DLV_UNSHOWN: the path's evidence cannot be read
+ * now (asked again after DROPPED_RECHECK_MS); renditions are never
+ * unshown (they stay when the store cannot be read). */
+enum drop_state { DLV_LISTED = 0, DLV_GONE = 1, DLV_UNSHOWN = 2 };
+static enum drop_state drop_state(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                                  const char *rendition, int64_t now_ms)
 {
     char key[3 * SIT_STR + 4];
     snprintf(key, sizeof key, "%s/%s%s%s", a->decision_id, path, rendition ? "/r:" : "",
              rendition ? rendition : "");
     char *c = dcache_get(d->dropped, key, NULL);
     int64_t checked = 0;
-    int was = 0; /* 0 listed, 1 dropped for good, 2 not shown free of MISMATCH (asked again) */
+    int was = DLV_LISTED;
     if (c && sscanf(c, "%" SCNd64 " %d", &checked, &was) == 2 &&
-        (was == 1 || now_ms - checked < DROPPED_RECHECK_MS)) {
+        (was == DLV_GONE || now_ms - checked < DROPPED_RECHECK_MS)) {
         free(c);
-        return was != 0;
+        return (enum drop_state)was;
     }
     free(c);
     int recorded = rendition ? 0 : removal_recorded(d, a, path);
     bool unread = recorded < 0;
     bool gone = recorded == 1 ||
                 (!unread && d->evidence_path && mismatch_seen(d, a, path, rendition, now_ms, &unread));
-    int now_dropped = gone ? 1 : unread && !rendition ? 2 : 0;
+    enum drop_state now = gone ? DLV_GONE : unread && !rendition ? DLV_UNSHOWN : DLV_LISTED;
     char val[48];
-    int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, now_dropped);
+    int n = snprintf(val, sizeof val, "%" PRId64 " %d", now_ms, (int)now);
     dcache_put(d->dropped, key, val, (size_t)n);
-    return now_dropped != 0;
+    return now;
+}
+
+/* A fallback is out when gone, and for this look when it cannot be shown
+ * free of MISMATCH (fail closed: it comes back when the store can be read
+ * again and shows none). */
+static bool dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
+                    const char *rendition, int64_t now_ms)
+{
+    return drop_state(d, a, path, rendition, now_ms) != DLV_LISTED;
 }
 
 bool dlv_rendition_dropped(struct dlv *d, const struct dlv_alloc *a, const char *path,
@@ -183,7 +195,12 @@ void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
                   struct dlv_pathways *out)
 {
     out->n = 0;
-    out->id[out->n++] = a->path_id;
+    /* The allocated path leaves only for a MISMATCH, and only under
+     * steer_away (issue 19: existing sessions kept the violating path first
+     * and its freshly signed playlists until their commitment ended); an
+     * unreadable store never withdraws what the viewer is playing. */
+    if (a->keep_on_violation || drop_state(d, a, a->path_id, NULL, now_ms) != DLV_GONE)
+        out->id[out->n++] = a->path_id;
     for (size_t i = 0; i < a->n_fallbacks; i++)
         if (dlv_paths_find(d->paths, a->fallbacks[i]) && !dropped(d, a, a->fallbacks[i], NULL, now_ms))
             out->id[out->n++] = a->fallbacks[i];

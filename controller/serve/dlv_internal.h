@@ -39,6 +39,10 @@ struct dlv_alloc {
     char decision_id[SIT_STR];
     int64_t decision_time_ms;
     char channel[SIT_STR], rendition[SIT_STR], program_version[SIT_STR], profile_id[SIT_STR];
+    /* the decision's policy.active_sessions.on_content_violation is "keep":
+     * the allocated path stays listed after its MISMATCH (default:
+     * steer_away, it is dropped like a fallback) */
+    bool keep_on_violation;
 };
 
 /* The pathways now: the allocated one first, then every fallback still

@@ -824,6 +824,74 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
     ctl_world_end(&w);
 }
 
+/* Issue 19, item 10: after a MISMATCH of the allocated path, existing
+ * allocations kept it first in steering and kept receiving its freshly
+ * signed playlists.  policy.active_sessions.on_content_violation decides:
+ * steer_away (the default) drops it at the next reload, keep keeps it. */
+static void ctl_185_serve_steer_away_drops_the_allocated_path_after_its_mismatch(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], paths[256], list[128];
+    serve_world_granted(&w, g);
+    /* A second cohort whose decision keeps existing sessions. */
+    json_t *sit = serve_situation(&w, SERVE_ORDER_CDE);
+    ctl_other_isp(sit, "isp-keep");
+    ctl_set(sit, "policy.active_sessions.on_content_violation", json_string("drop"));
+    char d2[33], g2[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "bad.json", sit, w.ev, w.db, d2), 65);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "policy.active_sessions.on_content_violation"));
+    free(err);
+    ctl_set(sit, "policy.active_sessions.on_content_violation", json_string("keep"));
+    assert_int_equal(ctl_decide_cli(&w.t, "keep.json", sit, w.ev, w.db, d2), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d2, "", g2), 0);
+
+    serve_paths_unsigned(&w, paths, sizeof paths);
+    const char *extra[] = {"--paths", paths, "--evidence", w.ev, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    json_decref(serve_allocate(s.port, "away-1"));
+    json_decref(serve_allocate_isp(s.port, "keep-1", "isp-keep"));
+    serve_priority(s.port, "away-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+
+    /* C, the allocated path, is found MISMATCH after both decisions. */
+    ctl_world_evidence(&w, "ev-c-bad", "C", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    serve_priority(s.port, "away-1", list, sizeof list);
+    assert_string_equal(list, "D,E");
+    serve_priority(s.port, "keep-1", list, sizeof list);
+    assert_string_equal(list, "C,D,E");
+    struct cdn_http h;
+    assert_int_equal(get(s.port, "/v1/allocations/away-1/master.m3u8", &h), 200);
+    assert_null(strstr(h.body, "PATHWAY-ID=\"C\""));
+    assert_non_null(strstr(h.body, "/steering\",PATHWAY-ID=\"D\"\n"));
+    cdn_http_free(&h);
+    /* its playlists on C are not answered any more */
+    assert_int_equal(get(s.port, "/v1/allocations/away-1/C/r360.m3u8", &h), 403);
+    assert_non_null(strstr(h.body, "pathway_not_listed"));
+    cdn_http_free(&h);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = "
+                                         "'C' AND evidence_id = 'ev-c-bad'"),
+                     1); /* the steer_away decision's (keep never looks) */
+
+    /* Nowhere left to steer to: 410 path_withdrawn, never C again. */
+    ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
+    ctl_world_evidence(&w, "ev-e-bad", "E", "MISMATCH", ctl_now_ms(), true);
+    sleep(2);
+    assert_int_equal(get(s.port, "/v1/allocations/away-1/steering", &h), 410);
+    assert_non_null(strstr(h.body, "path_withdrawn"));
+    cdn_http_free(&h);
+    assert_int_equal(get(s.port, "/v1/allocations/away-1/master.m3u8", &h), 410);
+    cdn_http_free(&h);
+    serve_priority(s.port, "keep-1", list, sizeof list);
+    assert_string_equal(list, "C");
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -840,6 +908,8 @@ int main(int argc, char **argv)
             kill_leftovers),
         cmocka_unit_test_teardown(
             ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned, kill_leftovers),
+        cmocka_unit_test_teardown(
+            ctl_185_serve_steer_away_drops_the_allocated_path_after_its_mismatch, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
