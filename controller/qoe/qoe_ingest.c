@@ -202,15 +202,15 @@ int qing_store(sqlite3 *db, struct stmtcache *cache, const char *sid, const stru
     return update(db, cache, sid, &s, b, out->refused, ended, now_ms);
 }
 
-int qing_master_fetched(sqlite3 *db, struct stmtcache *cache, const char *allocation_id,
+int qing_master_fetched(sqlite3 *db, struct stmtcache *cache, const char *session_id,
                         int64_t now_ms)
 {
     static const char sql[] = "UPDATE sessions SET master_fetched_at_ms = ?2 WHERE "
-                              "allocation_id = ?1 AND master_fetched_at_ms IS NULL";
+                              "id = ?1 AND master_fetched_at_ms IS NULL";
     sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
     if (!st)
         return -1;
-    sqlite3_bind_text(st, 1, allocation_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now_ms);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     stmtcache_done(cache, st);

@@ -41,8 +41,8 @@ int qing_store(sqlite3 *db, struct stmtcache *cache, const char *sid, const stru
                bool query, int64_t now_ms, qing_served_by_fn served_by, const void *ctx,
                struct qing_result *out);
 
-/* The first fetch of an allocation's master playlist (kept once).  0 or -1. */
-int qing_master_fetched(sqlite3 *db, struct stmtcache *cache, const char *allocation_id,
+/* The first fetch of a session's master playlist (kept once).  0 or -1. */
+int qing_master_fetched(sqlite3 *db, struct stmtcache *cache, const char *session_id,
                         int64_t now_ms);
 
 #endif

@@ -182,8 +182,9 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
     if (o && delivered(g, d)) {
         char url[512];
         json_object_set_new(o, "session", ases_json(sid, d->base_url, c->channel));
-        snprintf(url, sizeof url, "%s/v1/allocations/%s/master.m3u8", d->base_url,
-                 req->allocation_id);
+        /* the session id is the capability: the client-chosen allocation
+         * id may be guessed, so it opens nothing (issue 19) */
+        snprintf(url, sizeof url, "%s/v1/sessions/%s/master.m3u8", d->base_url, sid);
         json_object_set_new(o, "playback_url", json_string(url));
     }
     return o;

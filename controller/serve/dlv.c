@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "areq.h"
 #include "dlv_internal.h"
 
 #define ALLOC_SLOTS 16384
@@ -27,10 +28,11 @@ struct dlv *dlv_new(const struct dlv_paths *paths, const char *db_path,
     pthread_mutex_init(&d->fetch_mu, NULL);
     pthread_cond_init(&d->fetch_cv, NULL);
     d->allocs = dcache_new(ALLOC_SLOTS);
+    d->sessions = dcache_new(ALLOC_SLOTS);
     d->dropped = dcache_new(DROPPED_SLOTS);
     d->signed_q = dcache_new(SIGNED_SLOTS);
     d->up = dlv_upstream_new(DLV_MAX_PATHS * DLV_MAX_RENDITIONS);
-    if (!d->allocs || !d->dropped || !d->signed_q || !d->up) {
+    if (!d->allocs || !d->sessions || !d->dropped || !d->signed_q || !d->up) {
         dlv_free(d);
         return NULL;
     }
@@ -46,6 +48,7 @@ void dlv_free(struct dlv *d)
     for (size_t i = 0; i < d->n_readers; i++)
         sqlite3_close(d->readers[i]);
     dcache_free(d->allocs);
+    dcache_free(d->sessions);
     dcache_free(d->dropped);
     dcache_free(d->signed_q);
     dlv_upstream_free(d->up, DLV_MAX_PATHS * DLV_MAX_RENDITIONS);
@@ -204,14 +207,17 @@ static bool put(struct buf *b, const char *fmt, ...)
     }
 }
 
-int dlv_begin(struct dlv *d, const char *id, int64_t now_ms, bool master, struct dlv_alloc *a,
+int dlv_begin(struct dlv *d, const char *sid, int64_t now_ms, bool master, struct dlv_alloc *a,
               struct dlv_pathways *pw, struct dlv_answer *out)
 {
     memset(out, 0, sizeof *out);
-    int r = dlv_alloc_load(d, id, a);
+    char id[AREQ_ID_MAX + 1];
+    int r = dlv_session_allocation(d, sid, id, sizeof id);
+    if (r == 0)
+        r = dlv_alloc_load(d, id, a);
     if (r != 0)
-        return dlv_error(out, r == 1 ? 404 : 503, r == 1 ? "no_such_allocation" : "store_unavailable",
-                         r == 1 ? "no allocation has this id" : "control.db cannot be read now") ? -1 : 1;
+        return dlv_error(out, r == 1 ? 404 : 503, r == 1 ? "no_such_session" : "store_unavailable",
+                         r == 1 ? "no session has this id" : "control.db cannot be read now") ? -1 : 1;
     if (!dlv_paths_find(d->paths, a->path_id))
         return dlv_error(out, 404, "not_delivered",
                          "the allocated path has no delivery configuration (paths.json)") ? -1 : 1;
@@ -229,6 +235,7 @@ int dlv_begin(struct dlv *d, const char *id, int64_t now_ms, bool master, struct
     return 0;
 }
 
+/* id: the session id, which every URI of the playlist carries. */
 int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer *out)
 {
     struct dlv_alloc a;
@@ -238,7 +245,7 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
         return r < 0 ? -1 : 0;
     struct buf b = {0};
     bool ok = put(&b, "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n"
-                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"%s/v1/allocations/%s/steering\","
+                      "#EXT-X-CONTENT-STEERING:SERVER-URI=\"%s/v1/sessions/%s/steering\","
                       "PATHWAY-ID=\"%s\"\n",
                   d->url_path, id, pw.id[0]);
     for (size_t i = 0; ok && i < pw.n; i++) {
@@ -255,7 +262,7 @@ int dlv_master(struct dlv *d, const char *id, int64_t now_ms, struct dlv_answer 
                  (!v->frame_rate[0] || put(&b, ",FRAME-RATE=%s", v->frame_rate)) &&
                  put(&b, ",STABLE-VARIANT-ID=\"%s\",PATHWAY-ID=\"%s\"\n", v->name, p->id) &&
                  (p->auth == DLV_AUTH_CF_URL
-                      ? put(&b, "%s/v1/allocations/%s/%s/%s.m3u8\n", d->url_path, id, p->id,
+                      ? put(&b, "%s/v1/sessions/%s/%s/%s.m3u8\n", d->url_path, id, p->id,
                             v->name)
                       : put(&b, "%s\n", v->url));
         }

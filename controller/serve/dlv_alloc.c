@@ -108,6 +108,37 @@ int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a)
     return rc;
 }
 
+int dlv_session_allocation(struct dlv *d, const char *sid, char *alloc_id, size_t cap)
+{
+    char *cached = dcache_get(d->sessions, sid, NULL);
+    if (cached) {
+        snprintf(alloc_id, cap, "%s", cached);
+        free(cached);
+        return 0;
+    }
+    sqlite3 *db = reader_take(d);
+    if (!db)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    /* a control.db of schema 2 has no sessions: no session is found */
+    if (sqlite3_prepare_v2(db, "SELECT allocation_id FROM sessions WHERE id = ?1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, sid, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        rc = r == SQLITE_ROW ? 0 : r == SQLITE_DONE ? 1 : -1;
+        if (rc == 0)
+            snprintf(alloc_id, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    } else if (rec_schema_version(db) < 3) {
+        rc = 1;
+    }
+    sqlite3_finalize(st);
+    reader_give(d, db);
+    if (rc == 0) /* a session's allocation never changes (only found ones are kept) */
+        dcache_put(d->sessions, sid, alloc_id, strlen(alloc_id) + 1);
+    return rc;
+}
+
 /* Was path already removed from the decision's list (control.db)?  1, 0,
  * -1 when control.db cannot be read now. */
 static int removal_recorded(struct dlv *d, const struct dlv_alloc *a, const char *path)

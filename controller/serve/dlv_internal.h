@@ -64,6 +64,7 @@ struct dlv {
     sqlite3 *readers[8];
     size_t n_readers;
     struct dcache *allocs;   /* allocation id -> struct dlv_alloc (immutable rows) */
+    struct dcache *sessions; /* session id -> allocation id (immutable rows) */
     struct dcache *dropped;  /* "decision/path" -> "checked_at_ms dropped" */
     struct dcache *signed_q; /* "alloc/path/rendition" -> "date_less_than query" */
     struct dlv_upstream *up; /* [DLV_MAX_PATHS * DLV_MAX_RENDITIONS] */
@@ -80,6 +81,10 @@ void dlv_upstream_stop(struct dlv *d);
 
 /* 0 found, 1 no such allocation, -1 the store cannot be read. */
 int dlv_alloc_load(struct dlv *d, const char *id, struct dlv_alloc *a);
+/* The allocation of session sid (the capability every delivery URL
+ * carries, never the client-chosen allocation id) into alloc_id[cap]:
+ * 0 found, 1 no such session, -1 the store cannot be read. */
+int dlv_session_allocation(struct dlv *d, const char *sid, char *alloc_id, size_t cap);
 /* dlv_removals.c: paths removed by a MISMATCH, kept in control.db.  find:
  * 1 recorded, 0 not (also when the table does not exist yet), -1 error;
  * record: 0, or -1 (logged) when control.db cannot be written. */
@@ -99,12 +104,12 @@ bool dlv_rendition_dropped(struct dlv *d, const struct dlv_alloc *a, const char 
 void dlv_pathways(struct dlv *d, const struct dlv_alloc *a, int64_t now_ms,
                   struct dlv_pathways *out);
 
-/* What every endpoint does first: the allocation into a (404 when there is
- * none, 404 not_delivered when its path is not in paths.json), still
+/* What every endpoint does first: the allocation of session sid into a
+ * (404 no_such_session when there is none, 404 not_delivered when its path is not in paths.json), still
  * served at now_ms (master: before expires_at_ms; the others: before
  * commitment_until_ms; else 410), and its pathway list.  0 go on, 1
  * answered (the error in out), -1 memory. */
-int dlv_begin(struct dlv *d, const char *id, int64_t now_ms, bool master, struct dlv_alloc *a,
+int dlv_begin(struct dlv *d, const char *sid, int64_t now_ms, bool master, struct dlv_alloc *a,
               struct dlv_pathways *pw, struct dlv_answer *out);
 
 /* An error answer {"error": code, "detail": detail}.  0 or -1. */

@@ -1,8 +1,10 @@
 /* serve_delivery.c - the delivery endpoints of `stepctl serve --paths`:
  *
- *   GET /v1/allocations/{id}/master.m3u8          the multivariant playlist
- *   GET /v1/allocations/{id}/steering             the steering manifest
- *   GET /v1/allocations/{id}/{path}/{rendition}.m3u8  a signed live media playlist
+ *   GET /v1/sessions/{sid}/master.m3u8          the multivariant playlist
+ *   GET /v1/sessions/{sid}/steering             the steering manifest
+ *   GET /v1/sessions/{sid}/{path}/{rendition}.m3u8  a signed live media playlist
+ * reached only through the allocation's session id (128 random bits: a
+ * capability), never the client-chosen allocation id (issue 19).
  * Without --paths each answers 404 not_delivered.  What they answer is
  * dlv.h's; this file only maps it onto HTTP.  Contract: docs/delivery.md.
  */
@@ -81,9 +83,9 @@ static enum MHD_Result media(struct srv *s, struct srv_request *rq)
 }
 
 static const struct srv_route routes[] = {
-    {"GET", "/v1/allocations/{}/master.m3u8", master, "master"},
-    {"GET", "/v1/allocations/{}/steering", steering, "steering"},
-    {"GET", "/v1/allocations/{}/{}/{}", media, "media_playlist"},
+    {"GET", "/v1/sessions/{}/master.m3u8", master, "master"},
+    {"GET", "/v1/sessions/{}/steering", steering, "steering"},
+    {"GET", "/v1/sessions/{}/{}/{}", media, "media_playlist"},
 };
 
 const struct srv_route_table srv_delivery_table = {routes, sizeof routes / sizeof routes[0]};

@@ -141,14 +141,14 @@ static enum MHD_Result report(struct srv *s, struct srv_request *rq)
 
 struct srep_fetch {
     struct swr_job job;
-    char allocation_id[AREQ_ID_MAX + 1];
+    char session_id[AREQ_ID_MAX + 1];
     int64_t at_ms;
 };
 
 static int run_fetch(sqlite3 *db, struct stmtcache *cache, struct swr_job *j)
 {
     struct srep_fetch *f = j->arg;
-    return qing_master_fetched(db, cache, f->allocation_id, f->at_ms);
+    return qing_master_fetched(db, cache, f->session_id, f->at_ms);
 }
 
 static void done_fetch(struct swr_job *j)
@@ -156,12 +156,12 @@ static void done_fetch(struct swr_job *j)
     free(j->arg);
 }
 
-void srep_master_fetched(struct srv *s, const char *allocation_id)
+void srep_master_fetched(struct srv *s, const char *session_id)
 {
     struct srep_fetch *f = calloc(1, sizeof *f);
     if (!f)
         return; /* the fetch stays unrecorded: the session then counts as unused */
-    snprintf(f->allocation_id, sizeof f->allocation_id, "%s", allocation_id);
+    snprintf(f->session_id, sizeof f->session_id, "%s", session_id);
     f->at_ms = cli_now_ms();
     f->job.run = run_fetch;
     f->job.done = done_fetch;

@@ -14,8 +14,8 @@
 
 #include "serve.h"
 
-/* The first GET of an allocation's master playlist: recorded in its
+/* The first GET of a session's master playlist: recorded in it
  * session by the writer, without delaying the playlist's answer. */
-void srep_master_fetched(struct srv *s, const char *allocation_id);
+void srep_master_fetched(struct srv *s, const char *session_id);
 
 #endif

@@ -10,7 +10,8 @@
  *
  * With --get, each request is instead a GET of PATH with its "%s" replaced
  * by PREFIX-K, K cycling over 0..N-1 (allocations made before with that
- * prefix): the delivery endpoints (steering manifests, signed playlists);
+ * prefix), or with --sessions too by the session ids in turn: the delivery
+ * endpoints (steering manifests, signed playlists: /v1/sessions/%s/...);
  * "ok_per_s" counts the 200 answers.
  *
  * With --sessions FILE (one session id a line), each request instead POSTs
@@ -124,13 +125,17 @@ static int read_sessions(struct run *r, const char *path)
 
 static void start(struct run *r, CURLM *m, struct conn *c)
 {
-    if (r->sessions) {
+    if (r->sessions && !r->get) {
         start_report(r, m, c);
         return;
     }
     if (r->get) {
         char id[96];
-        snprintf(id, sizeof id, "%s-%lld", r->prefix, r->started++ % r->ids);
+        long long k = r->started++;
+        if (r->sessions) /* the delivery URLs carry the session id */
+            snprintf(id, sizeof id, "%s", r->sessions[k % r->n_sessions]);
+        else
+            snprintf(id, sizeof id, "%s-%lld", r->prefix, k % r->ids);
         int n = snprintf(c->url, sizeof c->url, "http://%s:%d", r->host, r->port);
         snprintf(c->url + n, sizeof c->url - (size_t)n, r->get, id);
         snprintf(c->id, sizeof c->id, "%s", id);
@@ -256,7 +261,7 @@ static int args(int argc, char **argv, struct run *r)
     if (argc % 2 == 0 || r->port <= 0 || r->connections < 1 || r->connections > MAX_CONN ||
         (r->duration <= 0 && r->requests <= 0))
         return -1;
-    if (r->get && (r->ids < 1 || !strstr(r->get, "%s") || strchr(strstr(r->get, "%s") + 2, '%') ||
+    if (r->get && ((r->ids < 1 && !r->sessions) || !strstr(r->get, "%s") || strchr(strstr(r->get, "%s") + 2, '%') ||
                    strchr(r->get, '%') != strstr(r->get, "%s")))
         return -1;
     if (sscanf(cohort, "%127[^,],%127[^,],%127[^,],%127[^,],%127[^,],%127s", r->cohort[0],

@@ -6,12 +6,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "cdn_rig.h"
 
@@ -180,10 +182,56 @@ void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n)
     ctl_write_text(&w->t, "paths.json", text, path, n);
 }
 
-void serve_priority(int port, const char *alloc, char *out, size_t n)
+void serve_session_path(const char *db, const char *path, char *out, size_t n)
 {
-    char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/%s/steering", port, alloc);
+    static const char prefix[] = "/v1/allocations/";
+    const char *id = !strncmp(path, prefix, sizeof prefix - 1) ? path + sizeof prefix - 1 : NULL;
+    const char *rest = id ? strchr(id, '/') : NULL;
+    if (!rest) {
+        snprintf(out, n, "%s", path);
+        return;
+    }
+    char sql[512], sid[160] = "";
+    snprintf(sql, sizeof sql, "SELECT id FROM sessions WHERE allocation_id = '%.*s'",
+             (int)(rest - id), id);
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        snprintf(sid, sizeof sid, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    if (!sid[0]) /* no such allocation: the id itself, which no session has */
+        snprintf(sid, sizeof sid, "%.*s", (int)(rest - id), id);
+    snprintf(out, n, "/v1/sessions/%s%s", sid, rest);
+}
+
+void serve_session_text(const char *db, const char *alloc, const char *text, char *out, size_t n)
+{
+    char from[200], path[256], to[400];
+    snprintf(from, sizeof from, "/v1/allocations/%s/", alloc);
+    snprintf(path, sizeof path, "%sx", from);
+    serve_session_path(db, path, to, sizeof to);
+    to[strlen(to) - 1] = '\0'; /* "/v1/sessions/SID/" */
+    size_t k = 0;
+    for (const char *t = text; *t && k + 1 < n;) {
+        if (!strncmp(t, from, strlen(from)) && k + strlen(to) + 1 < n) {
+            memcpy(out + k, to, strlen(to));
+            k += strlen(to);
+            t += strlen(from);
+        } else {
+            out[k++] = *t++;
+        }
+    }
+    out[k] = '\0';
+}
+
+void serve_priority(const char *db, int port, const char *alloc, char *out, size_t n)
+{
+    char path[256], sp[384], url[512];
+    snprintf(path, sizeof path, "/v1/allocations/%s/steering", alloc);
+    serve_session_path(db, path, sp, sizeof sp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, sp);
     struct cdn_http h;
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
     assert_int_equal(h.status, 200);

@@ -46,8 +46,15 @@ json_t *serve_allocate_isp(int port, const char *id, const char *isp);
  * A..E without signatures: r360 (with attributes) and r720. */
 void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n);
 /* The PATHWAY-PRIORITY of allocation alloc's steering manifest (asserted
- * 200, VERSION 1) as "C,D,E" into out. */
-void serve_priority(int port, const char *alloc, char *out, size_t n);
+ * 200, VERSION 1) as "C,D,E" into out; db: control.db, where its session
+ * id (the URL's capability) is looked up. */
+void serve_priority(const char *db, int port, const char *alloc, char *out, size_t n);
+/* path with "/v1/allocations/ID/REST" made "/v1/sessions/SID/REST", SID the
+ * session of allocation ID in control.db (ID itself when it has none);
+ * other paths as they are.  Delivery URLs carry only the session id. */
+void serve_session_path(const char *db, const char *path, char *out, size_t n);
+/* text with every "/v1/allocations/ALLOC/" made "/v1/sessions/SID/". */
+void serve_session_text(const char *db, const char *alloc, const char *text, char *out, size_t n);
 /* The same POST, any answer (the caller frees h). */
 struct cdn_http;
 void serve_post_allocation(int port, const char *id, struct cdn_http *h);

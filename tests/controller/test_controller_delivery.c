@@ -38,10 +38,12 @@
 
 /* ---- HTTP ------------------------------------------------------------------------- */
 
-static long get(int port, const char *path, struct cdn_http *h)
+/* GET path ("/v1/allocations/ID/..." reaches the session of ID: db) */
+static long get(const char *db, int port, const char *path, struct cdn_http *h)
 {
-    char url[512];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    char url[512], sp[384];
+    serve_session_path(db, path, sp, sizeof sp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, sp);
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
     return h->status;
 }
@@ -127,18 +129,25 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
 
     /* 201 with playback_url; a retry returns the same bytes. */
     json_t *a1 = serve_allocate(s.port, "s-1");
-    char want[256];
-    snprintf(want, sizeof want, "http://127.0.0.1:%d/v1/allocations/s-1/master.m3u8", s.port);
+    /* ... under the session id (a capability), never the allocation id */
+    char want[512], sp[384];
+    serve_session_path(w.db, "/v1/allocations/s-1/master.m3u8", sp, sizeof sp);
+    assert_null(strstr(sp, "s-1"));
+    snprintf(want, sizeof want, "http://127.0.0.1:%d%s", s.port, sp);
     assert_string_equal(json_string_value(json_object_get(a1, "playback_url")), want);
+    const char *sid = json_string_value(json_object_get(json_object_get(a1, "session"), "id"));
+    assert_non_null(strstr(want, sid));
     assert_string_equal(json_string_value(json_object_get(a1, "path_id")), "C");
     json_decref(a1);
 
     /* The multivariant playlist: steering tag, C's variants, then D's and
      * E's; A and B (excluded by the decision) never appear. */
     struct cdn_http h;
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
-    assert_true(has_line_with(h.body, "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/s-1/"
-                                      "steering\",PATHWAY-ID=\"C\"\n"));
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    char line[512];
+    serve_session_text(w.db, "s-1", "#EXT-X-CONTENT-STEERING:SERVER-URI=\"/v1/allocations/s-1/"
+                                    "steering\",PATHWAY-ID=\"C\"\n", line, sizeof line);
+    assert_true(has_line_with(h.body, line));
     assert_true(has_line_with(h.body, "#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS=\"avc1.4d401e,"
                                       "mp4a.40.2\",RESOLUTION=640x360,STABLE-VARIANT-ID=\"r360\","
                                       "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r360/live.m3u8\n"));
@@ -158,32 +167,45 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
 
     /* Steering: the allocated path first, then the fallbacks in order. */
     char list[128];
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/steering?_HLS_pathway=C", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/steering?_HLS_pathway=C", &h), 200);
     assert_string_equal(h.body, "{\"VERSION\":1,\"TTL\":7,\"PATHWAY-PRIORITY\":[\"C\",\"D\",\"E\"]}");
     v = cdn_http_header(&h, "Access-Control-Allow-Origin");
     assert_string_equal(v, "http://player.example");
     free(v);
     cdn_http_free(&h);
     /* A CORS preflight, and the unknown. */
-    char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-1/steering", s.port);
+    char url[512];
+    serve_session_path(w.db, "/v1/allocations/s-1/steering", sp, sizeof sp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s.port, sp);
     assert_int_equal(cdn_http("OPTIONS", url, NULL, NULL, &h), 0);
     assert_int_equal(h.status, 204);
     v = cdn_http_header(&h, "Access-Control-Allow-Methods");
     assert_non_null(v);
     free(v);
     cdn_http_free(&h);
-    assert_int_equal(get(s.port, "/v1/allocations/nobody/steering", &h), 404);
-    assert_non_null(strstr(h.body, "no_such_allocation"));
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/nobody/steering", &h), 404);
+    assert_non_null(strstr(h.body, "no_such_session"));
     cdn_http_free(&h);
+    /* The client-chosen allocation id opens nothing (issue 19): only the
+     * session id, 128 random bits, reaches the delivery. */
+    const char *by_id[] = {"/v1/allocations/s-1/master.m3u8", "/v1/allocations/s-1/steering",
+                           "/v1/sessions/s-1/master.m3u8", "/v1/sessions/s-1/steering",
+                           "/v1/sessions/s-1/C/r360.m3u8"};
+    for (size_t i = 0; i < sizeof by_id / sizeof by_id[0]; i++) {
+        snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s.port, by_id[i]);
+        assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
+        assert_int_equal(h.status, 404);
+        assert_null(strstr(h.body, "#EXTM3U"));
+        cdn_http_free(&h);
+    }
     /* No signed playlist for a path that does not sign, none for an
      * excluded path. */
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
     assert_non_null(strstr(h.body, "not_signed_here"));
     cdn_http_free(&h);
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/A/r360.m3u8", &h), 403);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/A/r360.m3u8", &h), 403);
     assert_non_null(strstr(h.body, "pathway_not_listed"));
     cdn_http_free(&h);
 
@@ -200,9 +222,9 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     json_t *a2 = serve_allocate(s.port, "s-2");
     assert_string_equal(json_string_value(json_object_get(a2, "path_id")), "E");
     json_decref(a2);
-    serve_priority(s.port, "s-2", list, sizeof list);
+    serve_priority(w.db, s.port, "s-2", list, sizeof list);
     assert_string_equal(list, "E,D,C");
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
 
     /* D gets a MISMATCH after both decisions: it leaves every fallback
@@ -210,17 +232,17 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
      * and never comes back; the allocated paths stay first. */
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
-    serve_priority(s.port, "s-2", list, sizeof list);
+    serve_priority(w.db, s.port, "s-2", list, sizeof list);
     assert_string_equal(list, "E,C");
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
     assert_null(strstr(h.body, "PATHWAY-ID=\"D\""));
     assert_non_null(strstr(h.body, "PATHWAY-ID=\"E\""));
     cdn_http_free(&h);
     ctl_world_evidence(&w, "ev-d-good", "D", "MATCH", ctl_now_ms(), true);
     sleep(2);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
 
     assert_int_equal(server_stop(&s, SIGTERM), 0);
@@ -242,11 +264,11 @@ static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned
     struct server s;
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "s-1"));
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'D' "
                                          "AND evidence_id = 'ev-d-bad'"), 1);
@@ -261,7 +283,7 @@ static void ctl_71_serve_removed_path_stays_removed_after_its_mismatch_is_pruned
     assert_int_equal(ctl_query_int(w.ev, "SELECT count(*) FROM evidence WHERE id = 'ev-d-bad'"), 0);
 
     server_start_with(&w, &s, extra); /* a new process: nothing in memory */
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ctl_world_end(&w);
@@ -405,8 +427,11 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
 
     /* The master points C's variant at the service, D's at D itself. */
     struct cdn_http h;
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
-    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n"));
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    char cline[512];
+    serve_session_text(w.db, "s-1", "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n", cline,
+                       sizeof cline);
+    assert_non_null(strstr(h.body, cline));
     char dline[256];
     snprintf(dline, sizeof dline, "PATHWAY-ID=\"D\"\n%s/ch1/r360/live.m3u8\n", d.base);
     assert_non_null(strstr(h.body, dline));
@@ -414,7 +439,7 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
 
     /* Every segment URI absolute and signed for the allocation: one
      * wildcard policy over the rendition, the same query on each. */
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
     char prefix[128], first[4096] = "", sig[1024], policy[2048];
     snprintf(prefix, sizeof prefix, "%s/ch1/r360/", c.base);
     int segs = 0;
@@ -447,7 +472,7 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     /* The signed query is kept for the allocation (not signed again), and
      * the window slides. */
     sleep(3);
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
     assert_non_null(strstr(h.body, sig));
     char *seq = strstr(h.body, "#EXT-X-MEDIA-SEQUENCE:");
     assert_non_null(seq);
@@ -457,17 +482,19 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     assert_true(segs2 - 1 + strtol(seq + 22, NULL, 10) > newest);
     cdn_http_free(&h);
     /* No signed playlist of D (unsigned: the player goes to D itself). */
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/D/r360.m3u8", &h), 404);
     cdn_http_free(&h);
 
     /* exactav verify through the allocation's signed playlist: MATCH, and
      * the evidence holds no signature, policy or key pair id. */
     bind_reference(&w);
+    char media[384];
+    serve_session_path(w.db, "/v1/allocations/s-1/C/r360.m3u8", media, sizeof media);
     int rc = ctl_run_program(&w.t, CTL_EXACTAV,
                              "verify --no-progress --json --reference '%s/roll.json' --candidate "
-                             "'http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8' --evidence "
+                             "'http://127.0.0.1:%d%s' --evidence "
                              "'%s/ev2.db' --path-id C",
-                             w.t.dir, s.port, w.t.dir);
+                             w.t.dir, s.port, media, w.t.dir);
     char *out = ctl_out(&w.t, "out");
     json_t *r = json_loads(out, 0, NULL);
     if (rc != 0)
@@ -569,7 +596,7 @@ static void ctl_68_serve_corpus_signed_live_playlists_verify_match_and_store_no_
     sleep((unsigned)(1 + DLV_STALE_MS / 1000 + 1));
     long st = 0;
     for (int i = 0; i < 50; i++) {
-        st = get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        st = get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
         if (st != 503 || !strstr(h.body, "upstream_pending"))
             break;
         cdn_http_free(&h);
@@ -709,7 +736,7 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
      * for the named origin. */
     struct cdn_http h;
     int64_t t0 = ctl_now_ms() / 1000;
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
     int64_t t1 = (ctl_now_ms() + 999) / 1000;
     char line[256];
     snprintf(line, sizeof line, "PATHWAY-ID=\"C\"\n%s/ch1/r360/live.m3u8\n", c.base);
@@ -766,13 +793,13 @@ static void ctl_69_serve_corpus_signed_cookies_open_the_cdn_and_verify_keeps_the
 
     /* Asked again, the same cookies (signed once per allocation and path
      * until half of their validity is used). */
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
     struct set_cookie again[16];
     assert_int_equal(set_cookies(&h, again, 16), 7);
     assert_string_equal(cookie_value(again, 7, "CloudFront-Signature", "/ch1/r360/"), sig);
     cdn_http_free(&h);
     /* The service signs no media playlist of a cookies path. */
-    assert_int_equal(get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 404);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 404);
     assert_non_null(strstr(h.body, "not_signed_here"));
     cdn_http_free(&h);
 
@@ -854,23 +881,23 @@ static void ctl_185_serve_steer_away_drops_the_allocated_path_after_its_mismatch
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "away-1"));
     json_decref(serve_allocate_isp(s.port, "keep-1", "isp-keep"));
-    serve_priority(s.port, "away-1", list, sizeof list);
+    serve_priority(w.db, s.port, "away-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
 
     /* C, the allocated path, is found MISMATCH after both decisions. */
     ctl_world_evidence(&w, "ev-c-bad", "C", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    serve_priority(s.port, "away-1", list, sizeof list);
+    serve_priority(w.db, s.port, "away-1", list, sizeof list);
     assert_string_equal(list, "D,E");
-    serve_priority(s.port, "keep-1", list, sizeof list);
+    serve_priority(w.db, s.port, "keep-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     struct cdn_http h;
-    assert_int_equal(get(s.port, "/v1/allocations/away-1/master.m3u8", &h), 200);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/away-1/master.m3u8", &h), 200);
     assert_null(strstr(h.body, "PATHWAY-ID=\"C\""));
     assert_non_null(strstr(h.body, "/steering\",PATHWAY-ID=\"D\"\n"));
     cdn_http_free(&h);
     /* its playlists on C are not answered any more */
-    assert_int_equal(get(s.port, "/v1/allocations/away-1/C/r360.m3u8", &h), 403);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/away-1/C/r360.m3u8", &h), 403);
     assert_non_null(strstr(h.body, "pathway_not_listed"));
     cdn_http_free(&h);
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = "
@@ -881,12 +908,12 @@ static void ctl_185_serve_steer_away_drops_the_allocated_path_after_its_mismatch
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     ctl_world_evidence(&w, "ev-e-bad", "E", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    assert_int_equal(get(s.port, "/v1/allocations/away-1/steering", &h), 410);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/away-1/steering", &h), 410);
     assert_non_null(strstr(h.body, "path_withdrawn"));
     cdn_http_free(&h);
-    assert_int_equal(get(s.port, "/v1/allocations/away-1/master.m3u8", &h), 410);
+    assert_int_equal(get(w.db, s.port, "/v1/allocations/away-1/master.m3u8", &h), 410);
     cdn_http_free(&h);
-    serve_priority(s.port, "keep-1", list, sizeof list);
+    serve_priority(w.db, s.port, "keep-1", list, sizeof list);
     assert_string_equal(list, "C");
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ctl_world_end(&w);

@@ -64,10 +64,12 @@ static void cookie_paths(const struct ctl_world *w, const char *c360, const char
     ctl_write_text(&w->t, "paths.json", text, path, n);
 }
 
-static long edge_get(int port, const char *path, struct cdn_http *h)
+/* GET path ("/v1/allocations/ID/..." reaches the session of ID: db) */
+static long edge_get(const char *db, int port, const char *path, struct cdn_http *h)
 {
-    char url[512];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    char url[512], sp[384];
+    serve_session_path(db, path, sp, sizeof sp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, sp);
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
     return h->status;
 }
@@ -205,7 +207,7 @@ static void ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start(void *
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "s-1"));
     struct cdn_http h;
-    assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    assert_int_equal(edge_get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
     assert_int_equal(cloudfront_cookies(&h), 3);
     assert_non_null(strstr(h.headers, "Path=/ch1/;"));
     cdn_http_free(&h);
@@ -216,6 +218,7 @@ static void ctl_150_serve_cookies_path_on_two_origins_is_refused_at_start(void *
 /* ---- 2. the cookie race ---------------------------------------------------------- */
 
 struct race_client {
+    const char *db; /* control.db: the allocations' session ids */
     int port, rounds;
     size_t good, bad;
 };
@@ -224,9 +227,10 @@ static void *race_client_run(void *arg)
 {
     struct race_client *c = arg;
     for (int i = 0; i < c->rounds; i++) {
-        char url[256];
-        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-%d/master.m3u8", c->port,
-                 1 + i % 4);
+        char url[512], path[128], sp[384];
+        snprintf(path, sizeof path, "/v1/allocations/s-%d/master.m3u8", 1 + i % 4);
+        serve_session_path(c->db, path, sp, sizeof sp);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d%s", c->port, sp);
         struct cdn_http h;
         if (cdn_http(NULL, url, NULL, NULL, &h) == 0 && h.status == 200 &&
             cloudfront_cookies(&h) == 3)
@@ -265,7 +269,7 @@ static void ctl_151_serve_sixteen_clients_each_get_three_cloudfront_cookies(void
     struct race_client c[CLIENTS];
     pthread_t th[CLIENTS];
     for (int i = 0; i < CLIENTS; i++) {
-        c[i] = (struct race_client){.port = s.port, .rounds = ROUNDS};
+        c[i] = (struct race_client){.db = w.db, .port = s.port, .rounds = ROUNDS};
         assert_int_equal(pthread_create(&th[i], NULL, race_client_run, &c[i]), 0);
     }
     size_t good = 0, bad = 0;
@@ -442,7 +446,7 @@ static void ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered
         close(fd[i]);
     /* Counted: the held ones were cut by the deadline. */
     struct cdn_http h;
-    assert_int_equal(edge_get(s.port, "/metrics", &h), 200);
+    assert_int_equal(edge_get(w.db, s.port, "/metrics", &h), 200);
     const char *cut = strstr(h.body, "\nstepctl_connections_cut_total ");
     assert_non_null(cut);
     long long n_cut = strtoll(cut + 31, NULL, 10);
@@ -510,23 +514,23 @@ static void ctl_154_serve_fails_closed_without_readable_evidence(void **state)
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "s-1"));
     char list[128];
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     /* The store becomes unreadable: no fallback; readable again: back. */
     move_store(w.ev, ".bak", true);
     assert_int_equal(link(bad, w.ev), 0);
     sleep(2); /* a pathway's evidence is read at most once a second */
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C");
     assert_int_equal(unlink(w.ev), 0);
     move_store(w.ev, ".bak", false);
     sleep(2);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,D,E");
     /* D's MISMATCH removes it, recorded in control.db ... */
     ctl_world_evidence(&w, "ev-d-bad", "D", "MISMATCH", ctl_now_ms(), true);
     sleep(2);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM delivery_removals WHERE path_id = 'D'"), 1);
@@ -541,7 +545,7 @@ static void ctl_154_serve_fails_closed_without_readable_evidence(void **state)
     ctl_evidence_store(w.ev, NULL);
     ctl_world_evidence(&w, "ev-e-again", "E", "MATCH", ctl_now_ms() - 1000, true);
     server_start_with(&w, &s, extra);
-    serve_priority(s.port, "s-1", list, sizeof list);
+    serve_priority(w.db, s.port, "s-1", list, sizeof list);
     assert_string_equal(list, "C,E");
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ctl_world_end(&w);
@@ -584,12 +588,14 @@ static void ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refus
     static const char *const targets[] = {"/healthz", "/v1/allocations/s-1/steering",
                                           "/v1/allocations/s-1/master.m3u8", "/metrics"};
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-        raw_once(s.port, "HEAD", targets[i], got, sizeof got);
+        char target[384];
+        serve_session_path(w.db, targets[i], target, sizeof target);
+        raw_once(s.port, "HEAD", target, got, sizeof got);
         if (strncmp(got, "HTTP/1.1 200", 12))
-            printf("HEAD %s: %s\n", targets[i], got);
+            printf("HEAD %s: %s\n", target, got);
         assert_memory_equal(got, "HTTP/1.1 200", 12);
         assert_string_equal(raw_body(got), "");
-        raw_once(s.port, "GET", targets[i], get_answer, sizeof get_answer);
+        raw_once(s.port, "GET", target, get_answer, sizeof get_answer);
         assert_memory_equal(get_answer, "HTTP/1.1 200", 12);
         assert_true(strlen(raw_body(get_answer)) > 0);
     }
@@ -618,7 +624,9 @@ static void ctl_155_serve_head_is_get_without_body_and_dot_segment_ids_are_refus
                                             "/v1/allocations/s-1/./r360.m3u8",
                                             "/v1/allocations/s-1/C/.."};
     for (size_t i = 0; i < sizeof dot_paths / sizeof dot_paths[0]; i++) {
-        raw_once(s.port, "GET", dot_paths[i], got, sizeof got);
+        char target[384]; /* the delivery routes: /v1/sessions/SID/... */
+        serve_session_path(w.db, dot_paths[i], target, sizeof target);
+        raw_once(s.port, "GET", target, got, sizeof got);
         assert_memory_equal(got, "HTTP/1.1 404", 12);
         assert_non_null(strstr(got, "not_found"));
     }
@@ -859,7 +867,7 @@ static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **st
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fixed_upstream_set(&up, cases[i].status, cases[i].body);
         struct cdn_http h;
-        long st = edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        long st = edge_get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
         if (cases[i].code && (st != 502 || !strstr(h.body, cases[i].code)))
             printf("case %zu: %ld %s\n", i, st, h.body);
         if (cases[i].code) {
@@ -884,6 +892,7 @@ static void ctl_158_serve_invalid_upstream_content_is_upstream_invalid(void **st
  * answers, the signed playlist is served, and served from that copy while
  * the next refresh is held. */
 struct media_load {
+    const char *db;
     int port;
     long status[4];
     char retry_after[4];
@@ -894,8 +903,9 @@ static void *media_client(void *arg)
     struct media_load *m = arg;
     for (int i = 0; i < 4; i++) {
         struct cdn_http h;
-        char url[256];
-        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/s-1/C/r360.m3u8", m->port);
+        char url[512], sp[384];
+        serve_session_path(m->db, "/v1/allocations/s-1/C/r360.m3u8", sp, sizeof sp);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d%s", m->port, sp);
         if (cdn_http(NULL, url, NULL, NULL, &h) == 0) {
             m->status[i] = h.status;
             m->retry_after[i] = h.headers && strstr(h.headers, "\nRetry-After: 1") ? 1 : 0;
@@ -934,7 +944,7 @@ static void ctl_160_serve_a_slow_cdn_never_holds_an_http_thread(void **state)
     struct media_load m[8];
     pthread_t th[8];
     for (int i = 0; i < 8; i++) {
-        m[i] = (struct media_load){.port = s.port};
+        m[i] = (struct media_load){.db = w.db, .port = s.port};
         assert_int_equal(pthread_create(&th[i], NULL, media_client, &m[i]), 0);
     }
     double ms[6];
@@ -969,7 +979,7 @@ static void ctl_160_serve_a_slow_cdn_never_holds_an_http_thread(void **state)
     long st = 0;
     for (int i = 0; i < 100 && st != 200; i++) {
         usleep(50000);
-        st = edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
+        st = edge_get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h);
         if (st != 200)
             cdn_http_free(&h);
     }
@@ -982,7 +992,7 @@ static void ctl_160_serve_a_slow_cdn_never_holds_an_http_thread(void **state)
     pthread_mutex_unlock(&up.mu);
     usleep(1200 * 1000);   /* past playlist_cache_ms: the next request starts a refresh */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
+        assert_int_equal(edge_get(w.db, s.port, "/v1/allocations/s-1/C/r360.m3u8", &h), 200);
         cdn_http_free(&h);
     }
     pthread_mutex_lock(&up.mu);
@@ -1020,13 +1030,19 @@ static void ctl_159_serve_public_url_path_prefix_reaches_steering_and_variants(v
     struct server s;
     server_start_with(&w, &s, extra);
     json_t *a = serve_allocate(s.port, "s-1");
-    assert_string_equal(json_string_value(json_object_get(a, "playback_url")),
-                        "https://edge.example/svc/v1/allocations/s-1/master.m3u8");
+    char want[512];
+    serve_session_text(w.db, "s-1", "https://edge.example/svc/v1/allocations/s-1/master.m3u8", want,
+                       sizeof want);
+    assert_string_equal(json_string_value(json_object_get(a, "playback_url")), want);
     json_decref(a);
     struct cdn_http h;
-    assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
-    assert_non_null(strstr(h.body, "SERVER-URI=\"/svc/v1/allocations/s-1/steering\""));
-    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/svc/v1/allocations/s-1/C/r360.m3u8\n"));
+    assert_int_equal(edge_get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    serve_session_text(w.db, "s-1", "SERVER-URI=\"/svc/v1/allocations/s-1/steering\"", want,
+                       sizeof want);
+    assert_non_null(strstr(h.body, want));
+    serve_session_text(w.db, "s-1", "PATHWAY-ID=\"C\"\n/svc/v1/allocations/s-1/C/r360.m3u8\n", want,
+                       sizeof want);
+    assert_non_null(strstr(h.body, want));
     assert_non_null(strstr(h.body, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r360/live.m3u8\n"));
     cdn_http_free(&h);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
@@ -1034,9 +1050,13 @@ static void ctl_159_serve_public_url_path_prefix_reaches_steering_and_variants(v
     const char *plain[] = {"--paths", paths, "--evidence", w.ev, "--public-url",
                            "https://edge.example/", NULL};
     server_start_with(&w, &s, plain);
-    assert_int_equal(edge_get(s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
-    assert_non_null(strstr(h.body, "SERVER-URI=\"/v1/allocations/s-1/steering\""));
-    assert_non_null(strstr(h.body, "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n"));
+    assert_int_equal(edge_get(w.db, s.port, "/v1/allocations/s-1/master.m3u8", &h), 200);
+    serve_session_text(w.db, "s-1", "SERVER-URI=\"/v1/allocations/s-1/steering\"", want,
+                       sizeof want);
+    assert_non_null(strstr(h.body, want));
+    serve_session_text(w.db, "s-1", "PATHWAY-ID=\"C\"\n/v1/allocations/s-1/C/r360.m3u8\n", want,
+                       sizeof want);
+    assert_non_null(strstr(h.body, want));
     cdn_http_free(&h);
     assert_int_equal(server_stop(&s, SIGTERM), 0);
     ctl_world_end(&w);

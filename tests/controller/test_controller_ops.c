@@ -538,12 +538,13 @@ static void serve_delivering(struct ops *o, struct server *s)
 }
 
 /* The master playlist of allocation id, allocated first when new (caller frees). */
-static char *master_of(int port, const char *id, bool allocate_first)
+static char *master_of(const char *db, int port, const char *id, bool allocate_first)
 {
     if (allocate_first)
         json_decref(serve_allocate(port, id));
-    char path[128];
-    snprintf(path, sizeof path, "/v1/allocations/%s/master.m3u8", id);
+    char path[384], by_alloc[128];
+    snprintf(by_alloc, sizeof by_alloc, "/v1/allocations/%s/master.m3u8", id);
+    serve_session_path(db, by_alloc, path, sizeof path); /* its session's URL */
     struct cdn_http h;
     assert_int_equal(get(port, path, &h), 200);
     char *body = strdup(h.body);
@@ -614,7 +615,7 @@ static void ctl_145_next_keeps_the_eligible_fallbacks_into_the_next_grant(void *
     /* The next step's master playlist still has the fallback (and not E). */
     struct server s;
     serve_delivering(&o, &s);
-    char *m = master_of(s.port, "next-1", true);
+    char *m = master_of(o.w.db, s.port, "next-1", true);
     assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
     assert_non_null(strstr(m, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
     assert_null(strstr(m, "cdn-e"));
@@ -632,14 +633,14 @@ static void ctl_147_a_rendition_mismatch_removes_it_from_new_master_playlists(vo
     ops_begin(&o);
     struct server s;
     serve_delivering(&o, &s);
-    char *m = master_of(s.port, "m-1", true);
+    char *m = master_of(o.w.db, s.port, "m-1", true);
     assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r720/"));
     free(m);
     /* A MISMATCH of C's r720 after the decision (and a MATCH of C's r360). */
     ctl_world_evidence_of(&o.w, "ev-c-r720", "C", "r720", "MISMATCH", ctl_now_ms(), true);
     ctl_world_evidence_of(&o.w, "ev-c-r360", "C", "r360", "MATCH", ctl_now_ms(), true);
     usleep(1100 * 1000); /* evidence.db is read at most once a second */
-    m = master_of(s.port, "m-2", true);
+    m = master_of(o.w.db, s.port, "m-2", true);
     assert_null(strstr(m, "http://cdn-c.invalid/ch1/r720/"));
     assert_non_null(strstr(m, "PATHWAY-ID=\"C\"\nhttp://cdn-c.invalid/ch1/r360/"));
     assert_non_null(strstr(m, "PATHWAY-ID=\"D\"\nhttp://cdn-d.invalid/ch1/r720/"));
@@ -647,7 +648,7 @@ static void ctl_147_a_rendition_mismatch_removes_it_from_new_master_playlists(vo
     /* A later MATCH brings nothing back under this decision. */
     ctl_world_evidence_of(&o.w, "ev-c-r720-ok", "C", "r720", "MATCH", ctl_now_ms() + 1, true);
     usleep(1100 * 1000);
-    m = master_of(s.port, "m-2", false);
+    m = master_of(o.w.db, s.port, "m-2", false);
     assert_null(strstr(m, "http://cdn-c.invalid/ch1/r720/"));
     free(m);
     assert_int_equal(server_stop(&s, SIGTERM), 0);

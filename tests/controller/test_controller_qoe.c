@@ -267,7 +267,7 @@ static void ctl_91_qoe_allocation_carries_its_session_and_a_retry_the_same(void 
     assert_int_equal(q(&w, "SELECT count(*) FROM sessions%s", ""), 1);
     /* The first fetch of the master playlist is recorded (by the writer,
      * after the answer: wait for it). */
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/q-1/master.m3u8", s.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/sessions/%s/master.m3u8", s.port, sid);
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
     assert_int_equal(h.status, 200);
     cdn_http_free(&h);
@@ -417,7 +417,7 @@ static void start_with_classes(struct ctl_world *w, struct server *s, char g[33]
 static char *played(int port, const char *id, const char *records)
 {
     char *sid = allocate_session(port, id), url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations/%s/master.m3u8", port, id);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/sessions/%s/master.m3u8", port, sid);
     struct cdn_http h;
     assert_int_equal(cdn_http(NULL, url, NULL, NULL, &h), 0);
     assert_int_equal(h.status, 200);

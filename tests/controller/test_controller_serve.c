@@ -761,7 +761,7 @@ static void ctl_98_serve_metrics_pass_promtool_and_the_access_log_redacts(void *
     }
     /* a player's request with every kind of credential a CDN uses */
     assert_int_equal(http(f.h, f.s.port, "GET",
-                          "/v1/allocations/secret-alloc-0/master.m3u8?Policy=SECRETPOLICY&"
+                          "/v1/sessions/secret-alloc-0/master.m3u8?Policy=SECRETPOLICY&"
                           "Signature=SECRETSIG&Key-Pair-Id=SECRETKPID",
                           NULL, "Cookie: CloudFront-Signature=SECRETCOOKIE", &r),
                      404);
