@@ -14,6 +14,7 @@ int stepctl_cmd_grant(int argc, char **argv);     /* controller/grant/grant_cli.
 int stepctl_cmd_revoke(int argc, char **argv);    /* controller/grant/grant_cli.c */
 int stepctl_cmd_release(int argc, char **argv);   /* controller/grant/grant_cli.c */
 int stepctl_cmd_grants(int argc, char **argv);    /* controller/grant/grant_cli.c */
+int stepctl_cmd_verify_store(int argc, char **argv); /* controller/store/vstore_cli.c */
 int stepctl_cmd_serve(int argc, char **argv);     /* controller/serve/serve_cli.c */
 int stepctl_cmd_next(int argc, char **argv);      /* controller/grant/next_cli.c */
 int stepctl_cmd_qoe(int argc, char **argv);       /* controller/qoe/qoe_cli.c */

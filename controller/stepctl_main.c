@@ -21,6 +21,7 @@ static const struct stepctl_command commands[] = {
     {"revoke", stepctl_cmd_revoke, "end new issuance under a grant, with a reason"},
     {"grants", stepctl_cmd_grants, "list or show grants"},
     {"release", stepctl_cmd_release, "void a closed grant's pending reservation, with a reason"},
+    {"verify-store", stepctl_cmd_verify_store, "check every row of control.db against the rules stepctl writes by"},
     {"serve", stepctl_cmd_serve, "the admission service (HTTP): allocations; with --paths, playback delivery"},
     {"next", stepctl_cmd_next, "review a grant's step: propose the next one or close issuance"},
     {"status", stepctl_cmd_status, "the operator's view: each cohort's decision, grant, evidence, next"},

@@ -20,6 +20,7 @@
 #include "output.h"
 #include "record.h"
 #include "replay.h"
+#include "vstore.h"
 #include "feedback.h"
 #include "next.h"
 #include "situation.h"
@@ -340,9 +341,11 @@ static const char replay_help[] =
     "column and decision_conditions row derived from it.  ID may also name a `next` review\n"
     "that recorded resource feedback from Prometheus: its verdict is recomputed from the\n"
     "recorded queries and answers alone (Prometheus is not asked) and compared.\n"
-    "exit: 0 identical, 3 different (each difference printed), 64 usage, 65 unknown ID, or\n"
-    "      the recorded situation or ledger values no longer valid, 66 control.db cannot be\n"
-    "      opened or is not usable, 70 internal\n";
+    "A control.db that breaks a rule of a valid row (stepctl verify-store) is never\n"
+    "identical: the first broken row is printed (store_tampered) and the exit is 3.\n"
+    "exit: 0 identical, 3 different (each difference printed) or store_tampered, 64 usage,\n"
+    "      65 unknown ID, or the recorded situation or ledger values no longer valid, 66\n"
+    "      control.db cannot be opened or is not usable, 70 internal\n";
 
 static int replay_one(sqlite3 *db, const char *id, bool as_json)
 {
@@ -381,6 +384,19 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     return rc;
 }
 
+/* Does control.db break a rule of a valid row (vstore.h)?  Says which on
+ * f.  An error of the check is no finding (the command's own reads said). */
+static bool store_tampered(FILE *f, sqlite3 *db)
+{
+    struct vst_finding v;
+    size_t rules;
+    if (vst_check(db, &v, &rules) != 1)
+        return false;
+    fprintf(f, "store_tampered: control.db: %s %s breaks %s (%s): stepctl verify-store\n",
+            v.table, v.row, v.rule, v.detail);
+    return true;
+}
+
 int stepctl_cmd_replay(int argc, char **argv)
 {
     struct cli_args a;
@@ -400,6 +416,8 @@ int stepctl_cmd_replay(int argc, char **argv)
     } else
         rc = replay_one(db, a.id, a.json);
     json_decref(review);
+    if (rc == CLI_OK && store_tampered(stdout, db))
+        rc = RPL_EXIT_DIFFERENT; /* recomputed from rows no stepctl command wrote */
     sqlite3_close(db);
     return rc;
 }
@@ -437,6 +455,8 @@ int stepctl_cmd_explain(int argc, char **argv)
         xpl_write(stdout, l.result);
         rec_loaded_free(&l);
     }
+    if (rc == CLI_OK)
+        store_tampered(stdout, db); /* said after the explanation, never instead of it */
     if (loop < 0)
         fprintf(stderr, "stepctl explain: control.db: %s\n", sqlite3_errmsg(db));
     sqlite3_close(db);

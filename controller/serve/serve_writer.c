@@ -13,6 +13,7 @@
 #include "cliutil.h"
 #include "clock.h"
 #include "record.h"
+#include "vstore.h"
 
 /* While idle, the writer confirms its clock to control.db this often (the
  * serve_heartbeat mark `stepctl release` waits for, clock.h). */
@@ -214,6 +215,22 @@ struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_de
     w->batch_max = batch_max;
     w->delivery = delivery;
     if (rec_open(db_path, REC_CREATE, &w->db, err, errlen) != REC_OK) {
+        free(w);
+        return NULL;
+    }
+    /* A store with a row no stepctl command could have written is not
+     * served from (vstore.h; docs/security.md#tamper-evidence). */
+    struct vst_finding f;
+    size_t rules;
+    int t = vst_check(w->db, &f, &rules);
+    if (t != 0) {
+        if (t > 0)
+            snprintf(err, errlen, "control.db: store_tampered: %s %s breaks %s (%s); refusing to "
+                                  "start (stepctl verify-store)",
+                     f.table, f.row, f.rule, f.detail);
+        else
+            snprintf(err, errlen, "control.db: cannot be checked: %s", sqlite3_errmsg(w->db));
+        sqlite3_close(w->db);
         free(w);
         return NULL;
     }
