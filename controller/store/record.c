@@ -14,6 +14,7 @@
 #include "migrate_v2.h"
 #include "migrate_v3.h"
 #include "migrate_v4.h"
+#include "migrate_v5.h"
 
 #define REC_BUSY_MS 5000
 
@@ -91,6 +92,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = migrate_v3(db);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 3)
         rc = migrate_v4(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 4)
+        rc = migrate_v5(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED
