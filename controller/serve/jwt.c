@@ -135,7 +135,8 @@ static int audience(const json_t *c, struct jwt_token *t, char *err, size_t errl
 static int cohort(const char *s, struct jwt_cohort *c)
 {
     for (int i = 0; i < 6; i++) {
-        const char *end = i < 5 ? strchr(s, '/') : s + strlen(s);
+        /* the last field ends the string: a sixth '/' is a malformed cohort */
+        const char *end = i < 5 ? strchr(s, '/') : strchr(s, '/') ? NULL : s + strlen(s);
         size_t n = end ? (size_t)(end - s) : 0;
         if (!end || n == 0 || n >= SIT_STR)
             return -1;

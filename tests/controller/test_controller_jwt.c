@@ -326,6 +326,9 @@ static void ctl_171_jwt_forged_expired_early_wrong_aud_and_alg_none_are_refused(
     claims(c, sizeof c, "app-1", "\"stepctl\"", 0, 300, "news-1/eu-west/isp-x");
     token(HS, c, k.secret, sizeof k.secret, NULL, tok);
     assert_int_equal(verify(&k.hs, tok, &cl), -1);
+    claims(c, sizeof c, "app-1", "\"stepctl\"", 0, 300, COHORT "/extra"); /* found by fuzz_jwt */
+    token(HS, c, k.secret, sizeof k.secret, NULL, tok);
+    assert_int_equal(verify(&k.hs, tok, &cl), -1);
     EVP_PKEY_free(k.ec);
     EVP_PKEY_free(other.ec);
 }
