@@ -125,8 +125,11 @@ static int audience(const json_t *c, struct jwt_token *t, char *err, size_t errl
                    : fail(err, errlen, "claims: aud: 1 to 127 bytes");
     if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > 8)
         return fail(err, errlen, "claims: aud must be a string or 1 to 8 strings");
-    json_array_foreach(a, i, v) if (string_into(v, t->aud[t->n_aud++], sizeof t->aud[0]) != 0)
-        return fail(err, errlen, "claims: aud[%zu]: 1 to 127 bytes", i);
+    json_array_foreach(a, i, v)
+    {
+        if (string_into(v, t->aud[t->n_aud++], sizeof t->aud[0]) != 0)
+            return fail(err, errlen, "claims: aud[%zu]: 1 to 127 bytes", i);
+    }
     return 0;
 }
 

@@ -542,6 +542,49 @@ static void ctl_178_schema_v5_adds_the_subject_to_a_v4_control_db(void **state)
     ctl_world_end(&w);
 }
 
+/* The service refuses to start on a configuration it could not enforce:
+ * 65 with the member or the key's problem named, 66 a file it cannot read;
+ * nothing listens. */
+static void ctl_179_serve_client_auth_refuses_to_start_on_an_open_secret_or_bad_file(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], sec[256], pub[256], cfg[256];
+    serve_world_granted(&w, g);
+    struct keys k;
+    keys_make(&k);
+    keys_write(&k, &w.t, 0644, sec, pub);
+    ctl_tmp_path(&w.t, "client-auth.json", cfg, sizeof cfg);
+    const char *cases[][2] = {
+        {"{\"alg\":\"HS256\",\"key_file\":\"secret.bin\",\"audience\":\"a\",\"per_subject_cap\":1}",
+         "accessible by group or others"},
+        {"{\"alg\":\"ES256\",\"key_file\":\"pub.pem\",\"audience\":\"a\",\"per_subject_cap\":0}",
+         "per_subject_cap: an integer from 1"},
+        {"{\"alg\":\"ES256\",\"key_file\":\"pub.pem\",\"audience\":\"a\",\"per_subject_cap\":1,"
+         "\"allow_anonymous\":true}",
+         "allow_anonymous: unknown member"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(cfg, "w");
+        assert_non_null(f);
+        fputs(cases[i][0], f);
+        fclose(f);
+        int rc = ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --client-auth '%s'", w.db,
+                         cfg);
+        char *err = ctl_out(&w.t, "err");
+        if (rc != 65 || !strstr(err, cases[i][1]))
+            printf("case %zu: exit %d, stderr: %s\n", i, rc, err);
+        assert_int_equal(rc, 65);
+        assert_non_null(strstr(err, cases[i][1]));
+        free(err);
+    }
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --client-auth '%s.none'",
+                             w.db, cfg),
+                     66);
+    EVP_PKEY_free(k.ec);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +597,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_176_serve_client_auth_subject_cap_429_while_others_allocate, kill_leftovers),
         cmocka_unit_test_teardown(ctl_177_serve_without_client_auth_keeps_idempotency_and_no_subject, kill_leftovers),
         cmocka_unit_test_teardown(ctl_178_schema_v5_adds_the_subject_to_a_v4_control_db, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_179_serve_client_auth_refuses_to_start_on_an_open_secret_or_bad_file, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)
