@@ -45,17 +45,31 @@ static int refused(struct alc_reply *out, const char *code, const char *detail, 
     return reply(out, ALC_REFUSED, 403, o);
 }
 
-/* 1. A known allocation id: 1 answered, 0 unknown, -1 error. */
-static int replay(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
-                  const char *digest, struct alc_reply *out)
+/* Is the stored row's subject (NULL: none) the caller's? */
+static bool same_subject(const unsigned char *stored, const struct alc_client *client)
 {
-    static const char sql[] = "SELECT request_sha256, response FROM allocations WHERE id = ?1";
+    return client ? stored && !strcmp((const char *)stored, client->subject) : !stored;
+}
+
+/* 1. A known allocation id: 1 answered, 0 unknown, -1 error.  The id of
+ * another subject says only that it is taken: no digest compared, nothing
+ * of its answer shown. */
+static int replay(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
+                  const char *digest, const struct alc_client *client, struct alc_reply *out)
+{
+    static const char sql[] =
+        "SELECT request_sha256, response, subject FROM allocations WHERE id = ?1";
     sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
     if (!st)
         return -1;
     sqlite3_bind_text(st, 1, req->allocation_id, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), res = rc == SQLITE_DONE ? 0 : -1;
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW && !same_subject(sqlite3_column_text(st, 2), client)) {
+        json_t *o = json_pack("{s:s,s:s}", "error", "allocation_id_taken", "detail",
+                              "this allocation_id belongs to another client; choose another");
+        snprintf(out->error, sizeof out->error, "allocation_id_taken");
+        res = reply(out, ALC_CONFLICT, 422, o) == 0 ? 1 : -1;
+    } else if (rc == SQLITE_ROW) {
         const char *stored = (const char *)sqlite3_column_text(st, 0);
         if (stored && !strcmp(stored, digest)) {
             out->result = ALC_REPLAYED;
@@ -68,6 +82,33 @@ static int replay(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
                                   "allocation_id", req->allocation_id);
             res = reply(out, ALC_CONFLICT, 422, o) == 0 ? 1 : -1;
         }
+    }
+    stmtcache_done(cache, st);
+    return res;
+}
+
+/* 1b. The subject's allocations still within their commitment: 1 at its
+ * cap (429, Retry-After when the oldest of them ends), 0 below, -1 error. */
+static int subject_cap(sqlite3 *db, struct stmtcache *cache, const struct alc_client *client,
+                       int64_t now, struct alc_reply *out)
+{
+    static const char sql[] = "SELECT count(*), min(commitment_until_ms) FROM allocations "
+                              "WHERE subject = ?1 AND commitment_until_ms > ?2";
+    sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, client->subject, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    int res = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
+    if (res == 0 && sqlite3_column_int64(st, 0) >= client->cap) {
+        int64_t wait_ms = sqlite3_column_int64(st, 1) - now;
+        out->retry_after_s = wait_ms <= 1000 ? 1 : (wait_ms + 999) / 1000;
+        json_t *o = json_pack("{s:s,s:s,s:I,s:I}", "error", "subject_quota_exceeded", "detail",
+                              "this client holds as many allocations as it may; retry later",
+                              "per_subject_cap", (json_int_t)client->cap, "retry_after_s",
+                              (json_int_t)out->retry_after_s);
+        snprintf(out->error, sizeof out->error, "subject_quota_exceeded");
+        res = reply(out, ALC_RATE_LIMITED, 429, o) == 0 ? 1 : -1;
     }
     stmtcache_done(cache, st);
     return res;
@@ -192,10 +233,10 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
 
 static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
                   const struct grt_grant *g, const char *digest, int64_t now, int64_t expires,
-                  const char *body)
+                  const char *body, const char *subject)
 {
     static const char sql[] =
-        "INSERT INTO allocations VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
+        "INSERT INTO allocations VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
     char canon[2 * AREQ_MAX_BODY];
     if (areq_canonical(req, canon, sizeof canon) < 0)
         return -1;
@@ -214,6 +255,8 @@ static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
     sqlite3_bind_text(st, 10, digest, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 11, canon, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 12, body, -1, SQLITE_STATIC);
+    if (subject) /* NULL without --client-auth */
+        sqlite3_bind_text(st, 13, subject, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     stmtcache_done(cache, st);
     return rc;
@@ -249,7 +292,8 @@ static int count(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g,
 
 static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
                     struct grt_grant *g, const char *digest, int64_t now,
-                    const struct alc_delivery *d, struct alc_reply *out)
+                    const struct alc_delivery *d, const struct alc_client *client,
+                    struct alc_reply *out)
 {
     struct tb_bucket b = {g->bucket_tokens_nano, g->bucket_at_ms};
     int64_t wait_ms = 0;
@@ -267,7 +311,8 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
     json_t *o = created_body(req, g, now, expires, d, sid);
     char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
-    int rc = body && insert(db, cache, req, g, digest, now, expires, body) == 0 &&
+    int rc = body && insert(db, cache, req, g, digest, now, expires, body,
+                                     client ? client->subject : NULL) == 0 &&
                      (!sid[0] || ases_insert(db, cache, sid, req, g, now,
                                              expires + g->expected_play_s * 1000) == 0) &&
                      count(db, cache, g, &b, now) == 0 &&
@@ -285,7 +330,8 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
 }
 
 int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, int64_t now_ms,
-                const struct alc_delivery *delivery, struct alc_reply *out)
+                const struct alc_delivery *delivery, const struct alc_client *client,
+                struct alc_reply *out)
 {
     assert(db && req && out && sqlite3_get_autocommit(db) == 0);
     memset(out, 0, sizeof *out);
@@ -293,7 +339,9 @@ int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, in
     areq_digest(req, digest);
     if (!digest[0])
         return -1;
-    int r = replay(db, cache, req, digest, out);
+    int r = replay(db, cache, req, digest, client, out);
+    if (r == 0 && client)
+        r = subject_cap(db, cache, client, now_ms, out);
     if (r != 0)
         return r < 0 ? -1 : 0;
     struct grt_grant *g = malloc(sizeof *g);
@@ -315,7 +363,7 @@ int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, in
              : r == 0 ? refused(out, "policy_changed",
                                 "a newer decision carries another policy or intent version",
                                 json_pack("{s:s}", "grant_id", g->id))
-                      : allocate(db, cache, req, g, digest, now_ms, delivery, out);
+                      : allocate(db, cache, req, g, digest, now_ms, delivery, client, out);
     }
     free(g);
     if (rc != 0)

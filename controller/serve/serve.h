@@ -32,6 +32,8 @@
 #include "serve_metrics.h"
 #include "serve_writer.h"
 
+struct cauth; /* cauth.h */
+
 struct srv_config {
     const char *db_path;
     struct sockaddr_storage addr;
@@ -48,6 +50,7 @@ struct srv_config {
     const char *access_log;      /* --access-log: a file, "-" stderr, or NULL none */
     unsigned request_timeout_s;  /* --request-timeout: accept (or previous answer) to body complete */
     unsigned per_ip_limit;       /* --max-connections-per-ip: 0 none */
+    struct cauth *client_auth;   /* --client-auth: tokens on POST /v1/allocations, or NULL */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096

@@ -1,6 +1,9 @@
 /* serve_admission.c - the admission endpoints of `stepctl serve`.
  *
- *   POST /v1/allocations   parse (400 on anything but the documented body),
+ *   POST /v1/allocations   under --client-auth the bearer token first (401,
+ *                          then 403 when its cohorts do not cover the
+ *                          request's: cauth.h, no database read),
+ *                          parse (400 on anything but the documented body),
  *                          409 while the same allocation_id is in flight,
  *                          otherwise hand over to the group commit and answer
  *                          after it committed (alloc.h decides the answer)
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cauth.h"
 #include "cliutil.h"
 #include "grant.h"
 #include "serve.h"
@@ -74,7 +78,7 @@ static void adm_free(void *p)
 static enum MHD_Result error(struct srv *s, struct srv_request *rq, unsigned status,
                              enum smet_result m, const char *code, const char *detail)
 {
-    smet_result(s->metrics, m, NULL);
+    smet_result(s->metrics, m, m == SMET_REFUSED ? code : NULL);
     return srv_respond_json(rq, status, json_pack("{s:s,s:s}", "error", code, "detail", detail));
 }
 
@@ -121,6 +125,32 @@ static enum MHD_Result allocated(struct srv *s, struct srv_request *rq)
                        r->result == ALC_RATE_LIMITED || r->retry_after_s > 0 ? retry : NULL);
 }
 
+/* 401 (RFC 6750 3): the reason stays out of the answer, a client learns
+ * nothing about which check failed. */
+static enum MHD_Result unauthorized(struct srv *s, struct srv_request *rq)
+{
+    static const char body[] = "{\"error\":\"unauthorized\"}";
+    static const char *const headers[] = {"WWW-Authenticate", "Bearer", NULL};
+    smet_result(s->metrics, SMET_REFUSED, "unauthorized");
+    return srv_respond_headers(rq, MHD_HTTP_UNAUTHORIZED, "application/json", body,
+                               sizeof body - 1, headers);
+}
+
+/* --client-auth: the token verified and its subject into the job.  0 go
+ * on, 1 answered (401). */
+static int authenticate(struct srv *s, struct srv_request *rq, struct adm_request *a,
+                        struct jwt_claims *cl)
+{
+    char err[256];
+    if (cauth_check(s->cfg->client_auth, srv_header(rq, "Authorization"), cli_now_ms(), cl, err,
+                    sizeof err) != 0)
+        return 1;
+    memcpy(a->job.sub, cl->sub, sizeof a->job.sub);
+    a->job.client.subject = a->job.sub;
+    a->job.client.cap = s->cfg->client_auth->per_subject_cap;
+    return 0;
+}
+
 static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
 {
     size_t len;
@@ -131,11 +161,28 @@ static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
                      "the request body is larger than 4096 bytes");
     struct adm_request *a = calloc(1, sizeof *a);
     char err[256];
-    if (!a)
+    struct jwt_claims *cl = s->cfg->client_auth ? malloc(sizeof *cl) : NULL;
+    if (!a || (s->cfg->client_auth && !cl)) {
+        free(a);
+        free(cl);
         return MHD_NO;
+    }
+    if (cl && authenticate(s, rq, a, cl) != 0) {
+        free(a);
+        free(cl);
+        return unauthorized(s, rq);
+    }
     if (areq_parse(body, len, &a->job.req, err, sizeof err) != 0) {
         free(a);
+        free(cl);
         return error(s, rq, MHD_HTTP_BAD_REQUEST, SMET_BAD_REQUEST, "bad_request", err);
+    }
+    bool covered = !cl || cauth_covers(cl, &a->job.req.cohort);
+    free(cl);
+    if (!covered) {
+        free(a);
+        return error(s, rq, MHD_HTTP_FORBIDDEN, SMET_REFUSED, "cohort_not_allowed",
+                     "the token's cohorts do not cover this request's cohort");
     }
     pthread_mutex_lock(&s->mu);
     bool draining = s->draining, busy = !draining && inflight_has(s, a->job.req.allocation_id);

@@ -1,8 +1,8 @@
 /* serve_cli.c - `stepctl serve`: options, signals, then serve.c.
  *
  * Exit codes (docs/cli.md): 0 stopped by SIGTERM or SIGINT after draining;
- * 64 usage; 65 paths.json refused (the member named) or a key in it not
- * usable; 66 control.db, the listen address, paths.json or a key file
+ * 64 usage; 65 paths.json or the --client-auth file refused (the member
+ * named) or a key in it not usable; 66 control.db, the listen address, paths.json or a key file
  * cannot be opened; 70 internal.
  */
 #include <libgen.h>
@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <sqlite3.h>
 
+#include "cauth.h"
 #include "cliutil.h"
 #include "dlv_paths.h"
 #include "evidence.h"
@@ -27,7 +28,7 @@ static const char serve_help[] =
     "                     [--port-file F] [--drain-timeout S] [--paths paths.json]\n"
     "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
     "                     [--access-log FILE] [--request-timeout S]\n"
-    "                     [--max-connections-per-ip N]\n"
+    "                     [--max-connections-per-ip N] [--client-auth FILE]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -79,8 +80,13 @@ static const char serve_help[] =
     "                     of the request's body; a client still sending then is cut off\n"
     "  --max-connections-per-ip N  connections of one client address at once (default 64;\n"
     "                     0: no limit, e.g. behind a reverse proxy); more are closed at once\n"
+    "  --client-auth F    JSON {alg HS256|ES256, key_file, audience, max_skew_s, per_subject_cap}:\n"
+    "                     every POST /v1/allocations needs Authorization: Bearer <JWT> (sub,\n"
+    "                     aud, exp, nbf, cohorts); 401 unauthorized, 403 cohort_not_allowed,\n"
+    "                     422 allocation_id_taken (another subject's id), 429\n"
+    "                     subject_quota_exceeded (docs/serve.md#client-auth)\n"
     "exit: 0 stopped after draining, 64 usage (also --paths without --evidence), 65 paths.json\n"
-    "      refused or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
+    "      or the --client-auth file refused or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
     "      the evidence store or the access log cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
@@ -184,7 +190,7 @@ int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
-               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL;
+               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL;
     bool help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -199,7 +205,8 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--public-url", &public_url, NULL},
                              {"--access-log", &access_log, NULL},
                              {"--request-timeout", &request_timeout, NULL},
-                             {"--max-connections-per-ip", &per_ip, NULL}};
+                             {"--max-connections-per-ip", &per_ip, NULL},
+                             {"--client-auth", &client_auth, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -247,7 +254,8 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
-    if (evidence && (rc = evidence_usable(evidence)) != CLI_OK) {
+    if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
+        (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK)) {
         dlv_paths_free(c.paths);
         free(c.paths);
         return rc;
@@ -272,6 +280,7 @@ int stepctl_cmd_serve(int argc, char **argv)
     rc = srv_run(&c, &stop);
     dlv_paths_free(c.paths);
     free(c.paths);
+    cauth_free(c.client_auth);
     curl_global_cleanup();
     return rc;
 }

@@ -89,7 +89,8 @@ static void run_job(sqlite3 *db, struct stmtcache *cache, const struct alc_deliv
     j->failed = !exec_cached(db, cache, savepoint_sql);
     if (j->failed)
         return;
-    int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, acting_ms, d, &j->reply);
+    int rc = j->run ? j->run(db, cache, j) : alc_process(db, cache, &j->req, acting_ms, d,
+                                                 j->client.subject ? &j->client : NULL, &j->reply);
     if (rc != 0) {
         fprintf(stderr, "stepctl serve: %s %s failed: %s\n", j->run ? "report of" : "allocation",
                 j->run ? "a session" : j->req.allocation_id, sqlite3_errmsg(db));

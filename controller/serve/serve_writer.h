@@ -18,6 +18,7 @@
 
 #include "alloc.h"
 #include "areq.h"
+#include "jwt.h"
 
 struct swr_job {
     /* Another kind of write (a session report, serve_reports.c): run
@@ -25,6 +26,8 @@ struct swr_job {
      * the job back (failed).  NULL: an allocation of req. */
     int (*run)(sqlite3 *db, struct stmtcache *cache, struct swr_job *job);
     struct areq req;
+    struct alc_client client; /* subject NULL: no --client-auth (subject points into sub) */
+    char sub[JWT_SUB_MAX + 1];
     struct alc_reply reply; /* valid when !failed */
     bool failed;            /* nothing was written for this job: answer 503 */
     void (*done)(struct swr_job *job); /* called by the writer thread, after the commit */

@@ -15,6 +15,7 @@
 #include "migrate_v3.h"
 #include "migrate_v4.h"
 #include "migrate_v5.h"
+#include "migrate_v6.h"
 
 #define REC_BUSY_MS 5000
 
@@ -94,6 +95,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = migrate_v4(db);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 4)
         rc = migrate_v5(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 5)
+        rc = migrate_v6(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED

@@ -19,7 +19,7 @@
 #include "evidence.h"
 #include "ledger.h"
 
-#define REC_SCHEMA_VERSION 5 /* older files are migrated forward (migrate_v2.h ... migrate_v5.h) */
+#define REC_SCHEMA_VERSION 6 /* older files are migrated forward (migrate_v2.h ... migrate_v6.h) */
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
 
 enum rec_status { REC_OK = 0, REC_NOT_FOUND, REC_OPEN_FAILED, REC_BAD_VERSION, REC_FAILED };

@@ -490,7 +490,7 @@ static void ctl_44_two_processes_never_double_spend_headroom(void **state)
 static void with_tx(sqlite3 *db, const struct areq *r, int64_t now, struct alc_reply *out)
 {
     assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(alc_process(db, NULL, r, now, NULL, out), 0);
+    assert_int_equal(alc_process(db, NULL, r, now, NULL, NULL, out), 0);
     assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 }
 
@@ -575,7 +575,7 @@ static void ctl_45_allocation_rules(void **state)
                                       "INSERT INTO allocations SELECT 'x-9', grant_id, 5, "
                                       "decision_id, path_id, fallback_path_ids, created_at_ms, "
                                       "expires_at_ms, commitment_until_ms, request_sha256, request, "
-                                      "response FROM allocations LIMIT 1",
+                                      "response, subject FROM allocations LIMIT 1",
                                       NULL, NULL, NULL),
                          SQLITE_OK);
     /* A newer no_eligible_path decision of the cohort: its pre-declared refusal. */
