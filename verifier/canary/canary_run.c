@@ -334,6 +334,8 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     r->env.store = canary_store_open(r->o->evidence_path, &rc, err, errlen);
     if (!r->env.store)
         return rc;
+    if (r->o->sign_key && (rc = canary_store_sign_with(r->env.store, r->o->sign_key, err, errlen)))
+        return rc;
     if (!(r->metrics = canary_metrics_new()))
         return EXACTAV_EXIT_INTERNAL;
     if (r->o->metrics_listen) {

@@ -24,6 +24,11 @@ struct canary_store;
 struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen);
 void canary_store_close(struct canary_store *s);
 
+/* Every report stored from now on is signed with the Ed25519 key at
+ * key_path (reportsig.h; canary --sign-key).  0, or the exit code of
+ * reportsig_key_load (66, 65, 70) with err set.  Before any thread runs. */
+int canary_store_sign_with(struct canary_store *s, const char *key_path, char *err, size_t errlen);
+
 void canary_store_lock(struct canary_store *s);
 void canary_store_unlock(struct canary_store *s);
 
