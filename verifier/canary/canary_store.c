@@ -16,7 +16,8 @@ struct canary_store {
     bool sealed;
 };
 
-struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen)
+struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
+                                       size_t errlen)
 {
     struct canary_store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -24,9 +25,17 @@ struct canary_store *canary_store_open(const char *path, int *exit_code, char *e
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    /* the key first: a refused key leaves no new store behind */
+    char why[768];
+    if (sign_key && (*exit_code = reportsig_key_load(sign_key, &s->key, why, sizeof why))) {
+        snprintf(err, errlen, "--sign-key %s", why);
+        free(s);
+        return NULL;
+    }
     enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &s->db, err, errlen);
     if (rc != EVIDENCE_OK) {
         *exit_code = rc == EVIDENCE_E_OPEN || rc == EVIDENCE_E_VERSION ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL;
+        reportsig_key_free(s->key);
         free(s);
         return NULL;
     }
@@ -52,11 +61,6 @@ void canary_store_lock(struct canary_store *s)
 void canary_store_unlock(struct canary_store *s)
 {
     pthread_mutex_unlock(&s->mu);
-}
-
-int canary_store_sign_with(struct canary_store *s, const char *key_path, char *err, size_t errlen)
-{
-    return reportsig_key_load(key_path, &s->key, err, errlen);
 }
 
 /* The stored text: the report, with the signature appended last when a

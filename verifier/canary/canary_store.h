@@ -19,15 +19,14 @@
 
 struct canary_store;
 
-/* Opens (creating or migrating) the store.  NULL with err set; *exit_code
- * is 66 when the file cannot be opened, 70 otherwise. */
-struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen);
+/* Opens (creating or migrating) the store.  With sign_key (--sign-key, or
+ * NULL), every report it stores is signed with that Ed25519 key
+ * (reportsig.h), loaded first.  NULL with err set; *exit_code is 66 when
+ * the file (or the key file) cannot be opened, 65 an unusable key, 70
+ * otherwise. */
+struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
+                                       size_t errlen);
 void canary_store_close(struct canary_store *s);
-
-/* Every report stored from now on is signed with the Ed25519 key at
- * key_path (reportsig.h; canary --sign-key).  0, or the exit code of
- * reportsig_key_load (66, 65, 70) with err set.  Before any thread runs. */
-int canary_store_sign_with(struct canary_store *s, const char *key_path, char *err, size_t errlen);
 
 void canary_store_lock(struct canary_store *s);
 void canary_store_unlock(struct canary_store *s);
