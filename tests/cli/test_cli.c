@@ -823,8 +823,10 @@ static void case_22_verify_sign_key_signs_what_it_prints_and_stores(void **state
     char id[17];
     openssl_key_id(e, "pub1.pem", id);
     struct out o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
-                       "--sign-key k1.pem --evidence ev.db", EXACTAV, FX, FX);
+                       "--sign-key k1.pem --evidence ev.db --path-id 'cdn-\xc3\xa4 \\ \"q\"'", EXACTAV, FX, FX);
     assert_int_equal(o.rc, 0);
+    /* UTF-8, a backslash and quotes in a value: canonical as jansson writes them */
+    assert_string_equal(jget(o.json, "context", "path_id"), "cdn-\xc3\xa4 \\ \"q\"");
     /* the signature is the report's last member */
     const char *last = NULL, *key;
     json_t *v;

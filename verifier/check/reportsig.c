@@ -277,7 +277,11 @@ const char *reportsig_check(const struct reportsig_trust *t, const json_t *repor
     }
     bool known = false;
     char *text = reportsig_canonical(report);
-    for (size_t i = 0; text && i < t->n; i++) {
+    if (!text) {
+        snprintf(why, whylen, "out of memory");
+        return REPORTSIG_INVALID; /* never accepted for want of memory */
+    }
+    for (size_t i = 0; i < t->n; i++) {
         if (strcmp(t->id[i], id))
             continue;
         known = true;
