@@ -203,11 +203,10 @@ static int read_pubkeys(BIO *bio, struct reportsig_trust *t, const char *path, c
             EVP_PKEY_free(pkey);
             return fail(EXACTAV_EXIT_UNUSABLE, err, errlen, "%s: more than %d keys", path, TRUST_MAX);
         }
-        t->pkey[t->n] = pkey;
+        t->pkey[t->n++] = pkey; /* owned by t from here, freed with it */
         if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_ED25519)
-            return fail(EXACTAV_EXIT_UNUSABLE, err, errlen, "%s: key %zu is not an Ed25519 public key", path,
-                        t->n + 1);
-        if (key_id(pkey, t->id[t->n++]))
+            return fail(EXACTAV_EXIT_UNUSABLE, err, errlen, "%s: key %zu is not an Ed25519 public key", path, t->n);
+        if (key_id(pkey, t->id[t->n - 1]))
             return fail(EXACTAV_EXIT_INTERNAL, err, errlen, "%s: cannot read a public key", path);
     }
     if (!t->n)
