@@ -885,7 +885,8 @@ static void case_23_import_trusted_keys_refuses_tampered_unsigned_and_unknown(vo
                         "--no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts > unsigned.json; "
                         "sed 's/\"verdict\": \"MATCH\"/\"verdict\": \"MISMATCH\"/' signed.json > verdict.json && "
                         "sed 's/\"cdn-a\"/\"cdn-b\"/' signed.json > path.json && grep -q MISMATCH verdict.json && "
-                        "grep -q cdn-b path.json && openssl genpkey -algorithm ed25519 -out k3.pem 2>/dev/null && "
+                        "grep -q cdn-b path.json && sed 's/\"alg\": \"ed25519\"/\"alg\": \"rsa\"/' signed.json > alg.json && "
+                        "grep -q rsa alg.json && openssl genpkey -algorithm ed25519 -out k3.pem 2>/dev/null && "
                         "openssl pkey -in k3.pem -pubout -out pub3.pem",
                         e->dir, EXACTAV, FX, FX, EXACTAV, FX, FX, EXACTAV, FX, FX), 0);
     static const struct {
@@ -893,6 +894,7 @@ static void case_23_import_trusted_keys_refuses_tampered_unsigned_and_unknown(vo
     } refused[] = {
         {"verdict.json", "trusted.pem", "signature_invalid"},
         {"path.json", "trusted.pem", "signature_invalid"},
+        {"alg.json", "trusted.pem", "signature_invalid"},
         {"unsigned.json", "trusted.pem", "signature_missing"},
         {"by2.json", "pub1.pem", "signature_unknown_key"},
         {"signed.json", "pub3.pem", "signature_unknown_key"},

@@ -145,11 +145,6 @@ void reportsig_key_free(struct reportsig_key *k)
     free(k);
 }
 
-const char *reportsig_key_id(const struct reportsig_key *k)
-{
-    return k->id;
-}
-
 char *reportsig_canonical(const json_t *report)
 {
     /* a shallow copy keeps the members' order; only "signature" goes */
@@ -249,6 +244,17 @@ static int decode_sig(const char *b64, unsigned char sig[ED25519_SIG])
     return strcmp(again, b64) ? -1 : 0;
 }
 
+/* 16 lowercase hex digits, as key_id writes them (and so safe to print). */
+static bool is_key_id(const char *id)
+{
+    if (!id || strlen(id) != REPORTSIG_KEY_ID_LEN)
+        return false;
+    for (size_t i = 0; i < REPORTSIG_KEY_ID_LEN; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+            return false;
+    return true;
+}
+
 static bool verifies(EVP_PKEY *pkey, const unsigned char sig[ED25519_SIG], const char *text)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -259,19 +265,29 @@ static bool verifies(EVP_PKEY *pkey, const unsigned char sig[ED25519_SIG], const
     return ok;
 }
 
+/* The key id of a well-formed signature member s, its signature in sig;
+ * NULL when s is not one. */
+static const char *parse_member(const json_t *s, unsigned char sig[ED25519_SIG])
+{
+    const char *alg = json_string_value(json_object_get(s, "alg"));
+    const char *id = json_string_value(json_object_get(s, "key_id"));
+    bool ok = json_is_object(s) && alg && !strcmp(alg, "ed25519") && is_key_id(id) &&
+              !decode_sig(json_string_value(json_object_get(s, "value")), sig);
+    return ok ? id : NULL;
+}
+
 const char *reportsig_check(const struct reportsig_trust *t, const json_t *report, char *why, size_t whylen)
 {
     const json_t *s = json_object_get(report, REPORTSIG_MEMBER);
-    const char *alg = json_string_value(json_object_get(s, "alg"));
-    const char *id = json_string_value(json_object_get(s, "key_id"));
     unsigned char sig[ED25519_SIG];
     if (!s) {
         snprintf(why, whylen, "the report is not signed");
         return REPORTSIG_MISSING;
     }
-    if (!json_is_object(s) || !alg || strcmp(alg, "ed25519") || !id ||
-        decode_sig(json_string_value(json_object_get(s, "value")), sig)) {
-        snprintf(why, whylen, "the signature member is not {\"alg\": \"ed25519\", \"key_id\", \"value\"}");
+    const char *id = parse_member(s, sig);
+    if (!id) {
+        snprintf(why, whylen, "the signature member is not {\"alg\": \"ed25519\", \"key_id\": 16 hex digits, "
+                                "\"value\": base64 of 64 bytes}");
         return REPORTSIG_INVALID;
     }
     bool known = false;

@@ -37,8 +37,6 @@ struct reportsig_trust; /* the trusted public keys */
  * others (mode & 077), 70 internal. */
 int reportsig_key_load(const char *path, struct reportsig_key **out, char *err, size_t errlen);
 void reportsig_key_free(struct reportsig_key *k);
-/* The key's id (REPORTSIG_KEY_ID_LEN hex digits). */
-const char *reportsig_key_id(const struct reportsig_key *k);
 
 /* Appends the signature member to report (an object without one).
  * 0, or -1 with err set. */
