@@ -28,6 +28,7 @@
 #include "candidate.h"
 #include "fetch.h"
 #include "profile.h"
+#include "reportsig.h"
 #include "testd_run.h"
 #include "util.h"
 #include "verify.h"
@@ -745,6 +746,284 @@ static void case_21_causes_not_symptoms(void **state)
     out_free(&o);
 }
 
+/* ---- 22-25: signed reports (issue 19) ------------------------------------------------------------ */
+
+/* Two Ed25519 worker keys made by OpenSSL (mode 600) and their public keys:
+ * k1.pem/pub1.pem, k2.pem/pub2.pem; trusted.pem holds both public keys. */
+static void make_keys(const struct env *e)
+{
+    assert_int_equal(sh("cd %s && for k in 1 2; do openssl genpkey -algorithm ed25519 -out k$k.pem 2>/dev/null && "
+                        "chmod 600 k$k.pem && openssl pkey -in k$k.pem -pubout -out pub$k.pem || exit 1; done && "
+                        "cat pub2.pem pub1.pem > trusted.pem", e->dir), 0);
+}
+
+/* The first 16 hex digits of SHA-256 of the raw public key, by OpenSSL's
+ * own tools (the last 32 bytes of the SubjectPublicKeyInfo DER). */
+static void openssl_key_id(const struct env *e, const char *pub, char out[17])
+{
+    struct out o = run(e, "openssl pkey -pubin -in %s -outform DER | tail -c 32 | sha256sum | cut -c1-16", pub);
+    assert_int_equal(o.rc, 0);
+    assert_int_equal(strlen(o.out), 17);
+    memcpy(out, o.out, 16);
+    out[16] = '\0';
+    out_free(&o);
+}
+
+/* stored: a report as evidence.db holds it.  Its signature verifies with
+ * `openssl pkeyutl -verify -rawin` over the text before ,"signature" (it
+ * is the last member), and that text is what reportsig_canonical makes of
+ * the parsed report: the canonical form round-trips. */
+static void assert_openssl_verifies(const struct env *e, const char *stored, const char *pub)
+{
+    const char *cut = strstr(stored, ",\"signature\":{");
+    assert_non_null(cut);
+    json_t *parsed = json_loads(stored, 0, NULL);
+    assert_non_null(parsed);
+    char *canon = reportsig_canonical(parsed);
+    assert_int_equal(strlen(canon), (size_t)(cut - stored) + 1);
+    assert_memory_equal(canon, stored, (size_t)(cut - stored));
+    assert_string_equal(canon + (cut - stored), "}");
+    char path[128];
+    snprintf(path, sizeof path, "%s/canon.bin", e->dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(canon, 1, strlen(canon), f), strlen(canon));
+    fclose(f);
+    const json_t *sig = json_object_get(parsed, "signature");
+    assert_string_equal(jget(sig, "alg", NULL), "ed25519");
+    struct out o = run(e, "printf '%%s' '%s' | base64 -d > sig.bin && openssl pkeyutl -verify -pubin -inkey %s -rawin "
+                       "-in canon.bin -sigfile sig.bin", jget(sig, "value", NULL), pub);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.out, "Signature Verified Successfully"));
+    out_free(&o);
+    /* a changed byte does not verify: the oracle is not a rubber stamp */
+    o = run(e, "sed -i 's/\"identical\"/\"identicaL\"/' canon.bin && openssl pkeyutl -verify -pubin -inkey %s "
+            "-rawin -in canon.bin -sigfile sig.bin", pub);
+    assert_int_not_equal(o.rc, 0);
+    out_free(&o);
+    free(canon);
+    json_decref(parsed);
+}
+
+/* The one report of db, as stored (the caller frees). */
+static char *stored_report(const struct env *e, const char *db)
+{
+    struct out o = run(e, "sqlite3 %s 'select report from evidence'", db);
+    assert_int_equal(o.rc, 0);
+    char *text = strdup(o.out);
+    text[strcspn(text, "\n")] = '\0';
+    out_free(&o);
+    return text;
+}
+
+static void case_22_verify_sign_key_signs_what_it_prints_and_stores(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    char id[17];
+    openssl_key_id(e, "pub1.pem", id);
+    struct out o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                       "--sign-key k1.pem --evidence ev.db --path-id 'cdn-\xc3\xa4 \\ \"q\"'", EXACTAV, FX, FX);
+    assert_int_equal(o.rc, 0);
+    /* UTF-8, a backslash and quotes in a value: canonical as jansson writes them */
+    assert_string_equal(jget(o.json, "context", "path_id"), "cdn-\xc3\xa4 \\ \"q\"");
+    /* the signature is the report's last member */
+    const char *last = NULL, *key;
+    json_t *v;
+    json_object_foreach(o.json, key, v)
+        last = key;
+    assert_string_equal(last, "signature");
+    assert_string_equal(jget(o.json, "signature", "key_id"), id);
+    char *stored = stored_report(e, "ev.db");
+    /* stored and printed are the same report, signature and all */
+    json_t *parsed = json_loads(stored, 0, NULL);
+    assert_true(json_equal(parsed, o.json));
+    assert_openssl_verifies(e, stored, "pub1.pem");
+    /* the printed (indented) report gives the same canonical bytes */
+    char *a = reportsig_canonical(o.json), *b = reportsig_canonical(parsed);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    json_decref(parsed);
+    free(stored);
+    out_free(&o);
+    /* evidence show has it; the human report names the key */
+    o = run(e, "%s evidence show \"$(sqlite3 ev.db 'select id from evidence')\" --evidence ev.db --json", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.out, "\"signature\""));
+    out_free(&o);
+    o = run(e, "%s verify --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts --sign-key k1.pem",
+            EXACTAV, FX, FX);
+    assert_int_equal(o.rc, 0);
+    char line[64];
+    snprintf(line, sizeof line, "signed:   ed25519, key %s\n", id);
+    assert_non_null(strstr(o.out, line));
+    out_free(&o);
+    /* without --sign-key: no signature anywhere */
+    o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts --evidence ev2.db",
+            EXACTAV, FX, FX);
+    assert_int_equal(o.rc, 0);
+    assert_absent(o.out, "signature");
+    out_free(&o);
+    stored = stored_report(e, "ev2.db");
+    assert_absent(stored, "signature");
+    free(stored);
+    /* the private key is never printed or stored */
+    o = run(e, "sed -n 2p k1.pem > body && ! grep -rF -f body --exclude=k1.pem --exclude=body . && "
+            "! sqlite3 ev.db .dump | grep -F -f body");
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+}
+
+static void case_23_import_trusted_keys_refuses_tampered_unsigned_and_unknown(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    assert_int_equal(sh("cd %s && %s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                        "--sign-key k1.pem --path-id cdn-a > signed.json; %s verify --json --no-progress --reference "
+                        "%s/ref.ts --candidate %s/cand_copy.ts --sign-key k2.pem > by2.json; %s verify --json "
+                        "--no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts > unsigned.json; "
+                        "sed 's/\"verdict\": \"MATCH\"/\"verdict\": \"MISMATCH\"/' signed.json > verdict.json && "
+                        "sed 's/\"cdn-a\"/\"cdn-b\"/' signed.json > path.json && grep -q MISMATCH verdict.json && "
+                        "grep -q cdn-b path.json && sed 's/\"alg\": \"ed25519\"/\"alg\": \"rsa\"/' signed.json > alg.json && "
+                        "grep -q rsa alg.json && openssl genpkey -algorithm ed25519 -out k3.pem 2>/dev/null && "
+                        "openssl pkey -in k3.pem -pubout -out pub3.pem",
+                        e->dir, EXACTAV, FX, FX, EXACTAV, FX, FX, EXACTAV, FX, FX), 0);
+    static const struct {
+        const char *file, *keys, *reason;
+    } refused[] = {
+        {"verdict.json", "trusted.pem", "signature_invalid"},
+        {"path.json", "trusted.pem", "signature_invalid"},
+        {"alg.json", "trusted.pem", "signature_invalid"},
+        {"unsigned.json", "trusted.pem", "signature_missing"},
+        {"by2.json", "pub1.pem", "signature_unknown_key"},
+        {"signed.json", "pub3.pem", "signature_unknown_key"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct out o = run(e, "%s evidence import %s --evidence ev.db --trusted-keys %s", EXACTAV, refused[i].file,
+                           refused[i].keys);
+        assert_int_equal(o.rc, 65);
+        char said[128];
+        snprintf(said, sizeof said, "%s: %s: ", refused[i].file, refused[i].reason);
+        assert_non_null(strstr(o.err, said));
+        out_free(&o);
+    }
+    struct out o = run(e, "sqlite3 ev.db 'select count(*) from evidence'");
+    assert_string_equal(o.out, "0\n"); /* nothing refused was stored */
+    out_free(&o);
+    /* signed by a trusted key: imported (both keys of the file trusted), with its signature */
+    o = run(e, "%s evidence import signed.json by2.json --evidence ev.db --trusted-keys trusted.pem", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    o = run(e, "sqlite3 ev.db \"select count(*) from evidence where instr(report, '\\\"signature\\\": {') > 0\"");
+    assert_string_equal(o.out, "2\n");
+    out_free(&o);
+    /* without --trusted-keys: as before, signed or not (the changed path is
+     * a valid report: only the signature tells) */
+    o = run(e, "%s evidence import path.json unsigned.json --evidence plain.db", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    /* several files: each is judged, the worst exit wins */
+    o = run(e, "%s evidence import unsigned.json signed.json --evidence mixed.db --trusted-keys pub1.pem", EXACTAV);
+    assert_int_equal(o.rc, 65);
+    assert_non_null(strstr(o.out, "signed.json"));
+    out_free(&o);
+}
+
+static void case_24_unusable_keys_refused(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    assert_int_equal(sh("cd %s && cp k1.pem k640.pem && chmod 640 k640.pem && cp k1.pem k604.pem && chmod 604 k604.pem "
+                        "&& openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:P-256 -out ec.pem 2>/dev/null && "
+                        "chmod 600 ec.pem && openssl pkey -in ec.pem -pubout -out ecpub.pem && mkfifo fifo && "
+                        "cat pub1.pem ecpub.pem > mixed.pem && printf 'not a key\\n' > junk.pem", e->dir), 0);
+    static const struct {
+        const char *key;
+        int rc;
+        const char *said;
+    } cases[] = {
+        {"k640.pem", 65, "the private key is accessible by group or others (mode 0640)"},
+        {"k604.pem", 65, "the private key is accessible by group or others (mode 0604)"},
+        {"ec.pem", 65, "not an Ed25519 key"},
+        {"pub1.pem", 65, "no unencrypted PEM private key"},
+        {"fifo", 66, "fifo is not a regular file"},
+        {"missing.pem", 66, "cannot open missing.pem"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* before anything is checked or stored */
+        struct out o = run(e, "timeout 20 %s verify --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                           "--sign-key %s --evidence ev.db", EXACTAV, FX, FX, cases[i].key);
+        assert_int_equal(o.rc, cases[i].rc);
+        assert_non_null(strstr(o.err, cases[i].said));
+        assert_absent(o.out, "verdict");
+        out_free(&o);
+    }
+    struct out o = run(e, "test ! -e ev.db");
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    o = run(e, "mkdir emptyref && printf '{\"probe_period_s\": 0, \"targets\": [{\"path_id\": \"p\", \"channel\": "
+            "\"c\", \"rendition\": \"r\", \"program_version\": \"v\", \"candidate\": \"http://127.0.0.1:9/i.m3u8\", "
+            "\"reference\": \"emptyref\"}]}' > cfg.json && timeout 20 %s canary --once --config cfg.json --evidence "
+            "c.db --sign-key k640.pem", EXACTAV);
+    assert_int_equal(o.rc, 65);
+    assert_non_null(strstr(o.err, "--sign-key k640.pem: the private key is accessible by group or others (mode 0640)"));
+    out_free(&o);
+    o = run(e, "test ! -e c.db");
+    assert_int_equal(o.rc, 0); /* no store made for a worker that cannot sign */
+    out_free(&o);
+    /* --trusted-keys: public keys only, Ed25519 only, a regular file */
+    static const struct {
+        const char *keys;
+        int rc;
+        const char *said;
+    } trust[] = {
+        {"mixed.pem", 65, "key 2 is not an Ed25519 public key"},
+        {"junk.pem", 65, "no PEM public key found"},
+        {"fifo", 66, "fifo is not a regular file"},
+    };
+    assert_int_equal(sh("cd %s && %s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                        "--sign-key k1.pem > signed.json", e->dir, EXACTAV, FX, FX), 0);
+    for (size_t i = 0; i < sizeof trust / sizeof trust[0]; i++) {
+        o = run(e, "timeout 20 %s evidence import signed.json --evidence t.db --trusted-keys %s", EXACTAV, trust[i].keys);
+        assert_int_equal(o.rc, trust[i].rc);
+        assert_non_null(strstr(o.err, trust[i].said));
+        out_free(&o);
+    }
+    o = run(e, "%s evidence import signed.json --evidence t.db --trusted-keys", EXACTAV);
+    assert_int_equal(o.rc, 64);
+    out_free(&o);
+    o = run(e, "%s evidence list --evidence t.db --trusted-keys pub1.pem", EXACTAV);
+    assert_int_equal(o.rc, 64);
+    out_free(&o);
+}
+
+static void case_25_canary_sign_key_signs_what_it_stores(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    serve(e);
+    assert_int_equal(sh("cd %s && mkdir ref && cp c/*.ts ref/ && cp c/index.m3u8 ref/playlist.m3u8 && printf "
+                        "'{\"probe_period_s\": 0, \"targets\": [{\"path_id\": \"p\", \"channel\": \"c\", \"rendition\": "
+                        "\"r\", \"program_version\": \"v\", \"candidate\": \"http://127.0.0.1:%d/c/index.m3u8\", "
+                        "\"reference\": \"%s/ref\"}]}' > cfg.json", e->dir, e->port, e->dir), 0);
+    struct out o = run(e, "%s canary --once --config cfg.json --evidence ev.db --sign-key k2.pem", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    char *stored = stored_report(e, "ev.db");
+    assert_non_null(strstr(stored, "\"verdict\":\"MATCH\""));
+    assert_openssl_verifies(e, stored, "pub2.pem");
+    free(stored);
+    /* what the canary stored imports elsewhere against the trusted keys */
+    o = run(e, "sqlite3 ev.db 'select report from evidence' > canary.json && %s evidence import canary.json "
+            "--evidence central.db --trusted-keys trusted.pem && %s evidence import canary.json --evidence other.db "
+            "--trusted-keys pub1.pem", EXACTAV, EXACTAV);
+    assert_int_equal(o.rc, 65);
+    assert_non_null(strstr(o.out, "imported"));
+    assert_non_null(strstr(o.err, "signature_unknown_key"));
+    out_free(&o);
+}
+
 
 #define CASE(name) {#name, case_##name}
 static const struct {
@@ -766,6 +1045,10 @@ static const struct {
     CASE(13_json_error_object_on_every_failure),
     CASE(14_small_usage_rules),
     CASE(21_causes_not_symptoms),
+    CASE(22_verify_sign_key_signs_what_it_prints_and_stores),
+    CASE(23_import_trusted_keys_refuses_tampered_unsigned_and_unknown),
+    CASE(24_unusable_keys_refused),
+    CASE(25_canary_sign_key_signs_what_it_stores),
 };
 
 int main(int argc, char **argv)

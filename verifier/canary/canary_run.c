@@ -331,7 +331,7 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     r->run.compare = r->o->compare_full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO;
     r->run.diff_dir = r->o->diff_dir ? r->o->diff_dir : r->cfg.diff_dir;
     int rc = 0;
-    r->env.store = canary_store_open(r->o->evidence_path, &rc, err, errlen);
+    r->env.store = canary_store_open(r->o->evidence_path, r->o->sign_key, &rc, err, errlen);
     if (!r->env.store)
         return rc;
     if (!(r->metrics = canary_metrics_new()))

@@ -31,6 +31,7 @@ struct canary_options {
     FILE *log;                   /* the structured log (stderr) */
     bool compare_full;           /* --compare full: never the decoder-input fast path */
     const char *diff_dir;        /* --diff-dir: pictures of a MISMATCH (diffpic.h), or NULL */
+    const char *sign_key;        /* --sign-key: Ed25519 key signing every stored report, or NULL */
 };
 
 /* One target's answer in a session (the newest record of the run). */
@@ -56,8 +57,8 @@ struct canary_session {
 
 /* Runs until a signal, --duration, or the end of a --once session.  cfg is
  * the configuration already loaded from o->config_path (taken: freed by the
- * run).  Returns 0, or an exit code (65 profile/runtime, 66 evidence store,
- * 64 --metrics-listen, 70) with err set. */
+ * run).  Returns 0, or an exit code (65 profile/runtime or --sign-key, 66
+ * evidence store or --sign-key file, 64 --metrics-listen, 70) with err set. */
 int canary_run(const struct canary_options *o, struct canary_config *cfg, struct canary_session *out, char *err,
                size_t errlen);
 void canary_session_free(struct canary_session *s);

@@ -7,14 +7,17 @@
 #include <string.h>
 
 #include "exitcodes.h"
+#include "reportsig.h"
 
 struct canary_store {
     pthread_mutex_t mu;
     struct evidence_db *db;
+    struct reportsig_key *key; /* --sign-key, or NULL */
     bool sealed;
 };
 
-struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen)
+struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
+                                       size_t errlen)
 {
     struct canary_store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -22,9 +25,17 @@ struct canary_store *canary_store_open(const char *path, int *exit_code, char *e
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    /* the key first: a refused key leaves no new store behind */
+    char why[768];
+    if (sign_key && (*exit_code = reportsig_key_load(sign_key, &s->key, why, sizeof why))) {
+        snprintf(err, errlen, "--sign-key %s", why);
+        free(s);
+        return NULL;
+    }
     enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &s->db, err, errlen);
     if (rc != EVIDENCE_OK) {
         *exit_code = rc == EVIDENCE_E_OPEN || rc == EVIDENCE_E_VERSION ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL;
+        reportsig_key_free(s->key);
         free(s);
         return NULL;
     }
@@ -37,6 +48,7 @@ void canary_store_close(struct canary_store *s)
     if (!s)
         return;
     evidence_close(s->db);
+    reportsig_key_free(s->key);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -51,17 +63,31 @@ void canary_store_unlock(struct canary_store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The stored text: the report, with the signature appended last when a
+ * key is set (to a shallow copy: the caller's report is left as it is). */
+static char *stored_text(const struct canary_store *s, const json_t *report, char *err, size_t errlen)
+{
+    if (!s->key)
+        return json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_t *copy = json_copy((json_t *)report);
+    char *text = copy && !reportsig_sign(s->key, copy, err, errlen)
+                     ? json_dumps(copy, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(copy);
+    return text;
+}
+
 int canary_store_report_locked(struct canary_store *s, const json_t *report, char *err, size_t errlen)
 {
     if (s->sealed) {
         snprintf(err, errlen, "the canary is stopping: result dropped");
         return -1;
     }
-    char *text = json_dumps(report, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    err[0] = '\0';
+    char *text = stored_text(s, report, err, errlen);
     int inserted = 0;
     enum evidence_rc rc = text ? evidence_import_report(s->db, text, strlen(text), &inserted, err, errlen)
                                : EVIDENCE_E_INTERNAL;
-    if (!text)
+    if (!text && !err[0])
         snprintf(err, errlen, "out of memory");
     free(text);
     return rc == EVIDENCE_OK ? 0 : -1;

@@ -19,9 +19,13 @@
 
 struct canary_store;
 
-/* Opens (creating or migrating) the store.  NULL with err set; *exit_code
- * is 66 when the file cannot be opened, 70 otherwise. */
-struct canary_store *canary_store_open(const char *path, int *exit_code, char *err, size_t errlen);
+/* Opens (creating or migrating) the store.  With sign_key (--sign-key, or
+ * NULL), every report it stores is signed with that Ed25519 key
+ * (reportsig.h), loaded first.  NULL with err set; *exit_code is 66 when
+ * the file (or the key file) cannot be opened, 65 an unusable key, 70
+ * otherwise. */
+struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
+                                       size_t errlen);
 void canary_store_close(struct canary_store *s);
 
 void canary_store_lock(struct canary_store *s);

@@ -66,19 +66,34 @@ int util_parse_seq_range(const char *s, int64_t *first, int64_t *last)
     return rc || *first < 0 || *last < *first ? -1 : 0;
 }
 
-int util_check_regular_file(const char *path, char *err, size_t errlen)
+FILE *util_open_regular(const char *path, unsigned *mode, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO must not block here */
     struct stat st;
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return -1;
+        return NULL;
     }
-    int rc = fstat(fd, &st);
-    close(fd);
-    if (rc != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         snprintf(err, errlen, "%s is not a regular file", path);
-        return -1;
+        return NULL;
     }
+    if (mode)
+        *mode = (unsigned)st.st_mode;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+int util_check_regular_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = util_open_regular(path, NULL, err, errlen);
+    if (!f)
+        return -1;
+    fclose(f);
     return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* SHA-256 of a buffer as 64 lowercase hex digits plus NUL. */
 void util_sha256_hex(const void *data, size_t len, char out[65]);
@@ -28,5 +29,10 @@ int util_parse_seq_range(const char *s, int64_t *first, int64_t *last);
  * else -1 with a message naming the path (a directory, a FIFO, a device or
  * a missing file is refused before anything reads it). */
 int util_check_regular_file(const char *path, char *err, size_t errlen);
+
+/* The same check and the open in one: the file (read-only, binary) and
+ * its st_mode in *mode (may be NULL), so that what is checked is what is
+ * read; NULL with the same messages. */
+FILE *util_open_regular(const char *path, unsigned *mode, char *err, size_t errlen);
 
 #endif

@@ -25,7 +25,7 @@
 static const char USAGE[] =
     "usage: exactav canary --config canary.json --evidence evidence.db [--once] [--duration S]\n"
     "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--compare auto|full]\n"
-    "                      [--diff-dir DIR] [--json]\n"
+    "                      [--diff-dir DIR] [--sign-key FILE] [--json]\n"
     "\n"
     "Checks every target of the configuration (a live rendition delivered by one path,\n"
     "against the reference provider's copy) at every segment with Exact-AV v1, and\n"
@@ -47,6 +47,8 @@ static const char USAGE[] =
     "                         `exactav verify --diff-dir`) in DIR/PATH_CHANNEL_RENDITION,\n"
     "                         named in the stored report's \"diff_images\"; overrides\n"
     "                         the configuration's \"diff_dir\"\n"
+    "  --sign-key FILE        sign every stored report with this Ed25519 private key\n"
+    "                         (PEM, mode 600; as `exactav verify --sign-key`)\n"
     "  --json                 log lines and the session summary as JSON\n"
     "  -h, --help             this help\n"
     "\n"
@@ -65,6 +67,7 @@ static int parse(int argc, char **argv, struct canary_options *o)
         {"metrics-listen", required_argument, NULL, 'm'}, {"shard", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
         {"compare", required_argument, NULL, 'C'}, {"diff-dir", required_argument, NULL, 'D'},
+        {"sign-key", required_argument, NULL, 'k'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -91,6 +94,7 @@ static int parse(int argc, char **argv, struct canary_options *o)
                 return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--compare wants auto or full, got '%s'", optarg);
             o->compare_full = optarg[0] == 'f';
             break;
+        case 'k': o->sign_key = optarg; break;
         case 'D':
             if (!optarg[0])
                 return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--diff-dir wants a directory");

@@ -5,6 +5,7 @@
 
 #include "evidence.h"
 #include "redact.h"
+#include "reportsig.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,11 +19,13 @@ enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT, SUB_PRUNE }
 /* Which subcommands accept an option (bit per enum sub). */
 #define FOR_QUERY ((1u << SUB_LIST) | (1u << SUB_LATEST))
 #define FOR_PRUNE (1u << SUB_PRUNE)
+#define FOR_IMPORT (1u << SUB_IMPORT)
 #define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT) | FOR_PRUNE)
 
 struct opts {
     enum sub sub;
     const char *db;
+    const char *trusted_keys; /* import --trusted-keys FILE, or NULL */
     bool json;
     struct evidence_filter filter;
     struct evidence_prune_opts prune; /* prune: keep_ms < 0 until --keep is given */
@@ -40,7 +43,7 @@ static const char USAGE[] =
     "usage: exactav evidence list   --evidence FILE.db [filters] [--limit N] [--json]\n"
     "       exactav evidence latest --evidence FILE.db [filters] [--limit N] [--json]\n"
     "       exactav evidence show ID --evidence FILE.db [--json]\n"
-    "       exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
+    "       exactav evidence import REPORT.json... --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
     "       exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION] [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
     "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS --media-sequence N\n"
@@ -72,11 +75,16 @@ static const char HELP_SHOW[] =
     "includes the full report.  Exit 3 when ID does not exist.\n";
 
 static const char HELP_IMPORT[] =
-    "usage: exactav evidence import REPORT.json... --evidence FILE.db [--json]\n"
+    "usage: exactav evidence import REPORT.json... --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
     "Stores reports written by `exactav verify --json` elsewhere.  Idempotent by\n"
     "evidence_id: a report already stored is left untouched (its observed_at_ms is\n"
     "kept); the same id with a different report is refused.  Each file is its own\n"
-    "transaction; exit 65 names the file and field of an invalid report.\n";
+    "transaction; exit 65 names the file and field of an invalid report.\n"
+    "  --trusted-keys KEYS.pem  one or more PEM Ed25519 public keys: every report must\n"
+    "                     carry a signature (verify/canary --sign-key) by one of them\n"
+    "                     that verifies, else it is refused (exit 65) as\n"
+    "                     signature_missing, signature_unknown_key or signature_invalid.\n"
+    "                     The file unreadable: 66; no Ed25519 public key in it: 65\n";
 
 static const char HELP_PRUNE[] =
     "usage: exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION]\n"
@@ -172,6 +180,7 @@ static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
     {"--rendition", FOR_QUERY},   {"--program-version", FOR_QUERY},
     {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
     {"--media-sequence", FOR_QUERY}, {"--keep", FOR_PRUNE}, {"--keep-mismatch", FOR_PRUNE},
+    {"--trusted-keys", FOR_IMPORT},
 };
 
 static int value_opt(const char *name)
@@ -204,6 +213,10 @@ static int parse_option(struct opts *o, int argc, char **argv, int *i, const str
         return usage(io, "option '%s' needs a value", name);
     if (strcmp(name, "--evidence") == 0) {
         o->db = val;
+        return 0;
+    }
+    if (strcmp(name, "--trusted-keys") == 0) {
+        o->trusted_keys = val;
         return 0;
     }
     return set_filter_value(o, name, val, io);
@@ -380,8 +393,22 @@ static int refuse_secrets(const char *path, const json_t *root, const struct io 
     return EXACTAV_EVIDENCE_EXIT_DATAERR;
 }
 
-static int import_one(struct evidence_db *db, const struct opts *o, const char *path,
-                      json_t *summary, const struct io *io)
+/* 0, or the exit code after saying why path's report (root; NULL when it
+ * does not parse, the importer's to refuse) has no signature that a key of
+ * trust (NULL: no --trusted-keys, nothing asked) verifies. */
+static int refuse_unsigned(const char *path, const json_t *root, const struct reportsig_trust *trust,
+                           const struct io *io)
+{
+    char why[256];
+    const char *reason = trust && root ? reportsig_check(trust, root, why, sizeof why) : NULL;
+    if (!reason)
+        return 0;
+    fprintf(io->err, "exactav evidence: %s: %s: %s\n", path, reason, why);
+    return EXACTAV_EVIDENCE_EXIT_DATAERR;
+}
+
+static int import_one(struct evidence_db *db, const struct opts *o, const struct reportsig_trust *trust,
+                      const char *path, json_t *summary, const struct io *io)
 {
     char *buf = NULL, err[512] = "";
     size_t len = 0;
@@ -389,6 +416,8 @@ static int import_one(struct evidence_db *db, const struct opts *o, const char *
     json_t *root = rc ? NULL : json_loadb(buf, len, 0, NULL);
     if (!rc)
         rc = refuse_secrets(path, root, io);
+    if (!rc)
+        rc = refuse_unsigned(path, root, trust, io);
     if (rc) {
         json_decref(root);
         free(buf);
@@ -415,16 +444,32 @@ static int import_one(struct evidence_db *db, const struct opts *o, const char *
     return rc;
 }
 
+/* --trusted-keys, read before the store is opened.  0 or the exit code. */
+static int load_trust(const struct opts *o, struct reportsig_trust **trust, const struct io *io)
+{
+    char err[512];
+    *trust = NULL;
+    int rc = o->trusted_keys ? reportsig_trust_load(o->trusted_keys, trust, err, sizeof err) : 0;
+    if (rc)
+        fprintf(io->err, "exactav evidence: --trusted-keys %s\n", err);
+    return rc;
+}
+
 /* Every file is tried; the exit code is the worst one seen. */
 static int cmd_import(const struct opts *o, const struct io *io)
 {
     struct evidence_db *db = NULL;
-    int worst = open_db(o, EVIDENCE_OPEN_RW, &db, io);
-    if (worst)
+    struct reportsig_trust *trust = NULL;
+    int worst = load_trust(o, &trust, io);
+    if (!worst)
+        worst = open_db(o, EVIDENCE_OPEN_RW, &db, io);
+    if (worst) {
+        reportsig_trust_free(trust);
         return worst;
+    }
     json_t *summary = json_array();
     for (int i = 0; i < o->npos; i++) {
-        int rc = import_one(db, o, o->pos[i], summary, io);
+        int rc = import_one(db, o, trust, o->pos[i], summary, io);
         worst = rc > worst ? rc : worst;
     }
     if (o->json && emit(o, summary, io, true) != 0)
@@ -432,6 +477,7 @@ static int cmd_import(const struct opts *o, const struct io *io)
     fflush(io->out);
     json_decref(summary);
     evidence_close(db);
+    reportsig_trust_free(trust);
     return worst;
 }
 

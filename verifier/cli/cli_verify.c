@@ -18,6 +18,7 @@
 #include "exitcodes.h"
 #include "profile.h"
 #include "report.h"
+#include "reportsig.h"
 #include "util.h"
 #include "verify.h"
 
@@ -77,6 +78,9 @@ static const char USAGE[] =
     "                        audio difference into DIR (made when missing; an existing file\n"
     "                        is never replaced: a numbered name is used); the report's\n"
     "                        \"diff_images\" names them.  A MATCH writes nothing\n"
+    "  --sign-key FILE       sign the report (printed and stored) with this Ed25519\n"
+    "                        private key (PEM, `openssl genpkey -algorithm ed25519`,\n"
+    "                        mode 600): a \"signature\" member, last (docs/evidence.md)\n"
     "  --json                print the report as one JSON object\n"
     "  --progress            progress on stderr (default when stderr is a terminal)\n"
     "  --no-progress         no progress\n"
@@ -95,7 +99,7 @@ static const char USAGE[] =
 struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
-    const char *diff_dir;
+    const char *diff_dir, *sign_key;
     bool have_interval, json, progress, have_seq;
     int64_t start, end, offset, seq_first, seq_last, program;
     int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
@@ -211,6 +215,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"deadline", required_argument, NULL, 'L'}, {"header", required_argument, NULL, 'Q'},
         {"cookie", required_argument, NULL, 'Z'},
         {"compare", required_argument, NULL, 'W'}, {"diff-dir", required_argument, NULL, 'F'},
+        {"sign-key", required_argument, NULL, 'Y'},
         {NULL, 0, NULL, 0},
     };
     o->progress = isatty(STDERR_FILENO);
@@ -255,6 +260,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--diff-dir wants a directory");
             o->diff_dir = optarg;
             break;
+        case 'Y': o->sign_key = optarg; break;
         case 'G':
             if (util_parse_i64(optarg, &o->program) || o->program < 1 || o->program > 65535)
                 return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--program wants a program_number 1..65535, got '%s'",
@@ -426,8 +432,18 @@ static void decode_save(void *ctx, const struct verify_decode_key *k, int64_t fr
     evidence_decode_put(ctx, &key, &d, NULL, 0);
 }
 
+/* --sign-key: loaded before the check, so that an unusable key fails
+ * before any byte is fetched.  0 or the exit code (66, 65, 70). */
+static int load_sign_key(const char *path, struct reportsig_key **key)
+{
+    char err[1024];
+    *key = NULL;
+    int rc = path ? reportsig_key_load(path, key, err, sizeof err) : 0;
+    return rc ? cli_fail(rc, "verify", "--sign-key %s", err) : 0;
+}
+
 static int run_check(const struct verify_opts *o, const struct profile *p, struct reference *ref,
-                     struct candidate *cand, struct evidence_db *edb)
+                     struct candidate *cand, struct evidence_db *edb, const struct reportsig_key *key)
 {
     struct verify_request rq = {
         .profile = p, .ref_segs = ref->segs, .n_ref = ref->nsegs, .cand_segs = cand->segs, .n_cand = cand->nsegs,
@@ -452,7 +468,11 @@ static int run_check(const struct verify_opts *o, const struct profile *p, struc
     int rc = verify_run(&rq, &report, err, sizeof err);
     if (report)
         candidate_annotate_report(report, cand);
-    int erc = report && edb ? store_evidence(edb, o->evidence, report) : 0;
+    /* signed last: what is printed and stored is what was signed */
+    int erc = report && key && reportsig_sign(key, report, err, sizeof err)
+                  ? cli_fail(EXACTAV_EXIT_INTERNAL, "verify", "%s", err) : 0;
+    if (!erc && report && edb)
+        erc = store_evidence(edb, o->evidence, report);
     rc = emit(o, report, erc ? erc : rc, err);
     /* `evidence: ID` only for a committed row (the JSON report has its id). */
     if (report && edb && !erc && !o->json)
@@ -476,16 +496,20 @@ int exactav_cmd_verify(int argc, char **argv)
     struct reference ref;
     struct candidate cand;
     struct evidence_db *edb = NULL;
+    struct reportsig_key *key = NULL;
     memset(&cand, 0, sizeof cand);
     rc = load_reference(&o, &p, &ref);
     if (!rc)
         rc = apply_context(&o, &ref);
     if (!rc)
+        rc = load_sign_key(o.sign_key, &key);
+    if (!rc)
         rc = open_evidence(o.evidence, &edb);
     if (!rc)
         rc = open_candidate(&o, &ref, &cand);
     if (!rc)
-        rc = run_check(&o, &p, &ref, &cand, edb);
+        rc = run_check(&o, &p, &ref, &cand, edb, key);
+    reportsig_key_free(key);
     evidence_close(edb);
     candidate_free(&cand);
     if (ref.is_binding)

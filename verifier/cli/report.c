@@ -157,6 +157,9 @@ int report_write_human(FILE *out, const json_t *report)
     write_streams(out, &sh, json_object_get(report, "candidate"));
     write_delivery(out, json_object_get(report, "candidate"));
     write_diff_images(out, json_object_get(report, "diff_images"));
+    const json_t *sig = json_object_get(report, "signature");
+    if (json_is_object(sig))
+        fprintf(out, "signed:   %s, key %s\n", str(&sh, sig, "alg"), str(&sh, sig, "key_id"));
     /* "evidence: ID" is printed by verify once the row is committed. */
     return ferror(out) ? -1 : 0;
 }
