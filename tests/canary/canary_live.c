@@ -100,13 +100,21 @@ char *live_read(const struct live *l, const char *name)
 
 void live_start(struct live *l, const char *live_playlist)
 {
+    live_start_ll(l, live_playlist, 0);
+}
+
+void live_start_ll(struct live *l, const char *live_playlist, unsigned ll_parts)
+{
     memset(l, 0, sizeof *l);
     snprintf(l->dir, sizeof l->dir, "/tmp/exactav-canary-XXXXXX");
     assert_non_null(mkdtemp(l->dir));
     g_live = *l; /* removed by live_teardown even if the server never starts */
     char playlist[256];
     snprintf(playlist, sizeof playlist, "%s", live_playlist ? live_playlist : "");
-    const char *const live_args[] = {"--live", playlist, "--live-window", "4", NULL};
+    char parts[16];
+    snprintf(parts, sizeof parts, "%u", ll_parts);
+    const char *const live_args[] = {"--live", playlist, "--live-window", "4", ll_parts ? "--ll-parts" : NULL, parts,
+                                     NULL};
     l->port = testd_run_start_args(TESTD_BIN, l->dir, live_playlist ? live_args : NULL, &l->testd);
     g_live.testd = l->testd;
     assert_true(l->port > 0);

@@ -23,6 +23,8 @@ struct live {
  * over it with a window of 4 segments (LIVE_PLAYLIST: the corpus). */
 #define LIVE_PLAYLIST LIVE_SOURCE "/playlist.m3u8"
 void live_start(struct live *l, const char *live_playlist);
+/* The same with --ll-parts N: a Low-Latency HLS live origin (0: plain). */
+void live_start_ll(struct live *l, const char *live_playlist, unsigned ll_parts);
 void live_stop(struct live *l);
 
 /* The cmocka teardown of every test: kills what a failed test left running

@@ -1018,6 +1018,42 @@ static void canary_35_aes128_reference_and_candidate(void **state)
     live_stop(&l);
 }
 
+/* A Low-Latency HLS origin (exactav-testd --ll-parts 4: parts, a preload
+ * hint, blocking reload, the playlist ending in the open segment's parts)
+ * is still read as whole segments: every row a MATCH, one per segment. */
+static void canary_36_ll_hls_live_playlist_read_as_whole_segments(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    char t1[1024], url[256], ref[256], cfg[2048], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    long status = 0;
+    char *body = live_get(url, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(body, "#EXT-X-PART-INF:PART-TARGET="));
+    assert_non_null(strstr(body, "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES"));
+    assert_non_null(strstr(body, "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-"));
+    free(body);
+    target(t1, sizeof t1, "cdn-ll", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 2, \"targets\": [%s]}", t1);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 3, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-ll' AND verdict = 'MATCH'");
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict FROM evidence ORDER BY media_sequence");
+    long long first, last;
+    one_row_per_segment(rows, "cdn-ll", &first, &last);
+    assert_true(last - first >= 2);
+    json_decref(rows);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict != 'MATCH'"), 0);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -1037,6 +1073,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_33_metrics_pass_promtool_and_prometheus_fires_on_a_mismatch, live_teardown),
         cmocka_unit_test_teardown(canary_34_diff_dir_pictures_per_target, live_teardown),
         cmocka_unit_test_teardown(canary_35_aes128_reference_and_candidate, live_teardown),
+        cmocka_unit_test_teardown(canary_36_ll_hls_live_playlist_read_as_whole_segments, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

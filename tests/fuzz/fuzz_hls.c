@@ -35,6 +35,38 @@ static void check_segments(const struct hls_playlist *pl)
   }
 }
 
+/* A duration of num/10^k s (k <= 9, below 10^9 s) in ns: exact, no overflow. */
+static uint64_t ns(uint64_t num, uint64_t den)
+{
+  CHECK(den >= 1 && den <= 1000000000u && 1000000000u % den == 0);
+  return num * (1000000000u / den);
+}
+
+/* Parts: each in exactly one parent (a segment or the open segment), in
+ * order, with consecutive indices, none longer than PART-TARGET. */
+static void check_parts(const struct hls_playlist *pl)
+{
+  CHECK(pl->part_count <= HLS_MAX_PARTS && (pl->part_count == 0 || pl->part_target.present));
+  size_t next = 0;
+  for (size_t i = 0; i <= pl->segment_count; i++) {
+    const struct hls_segment *s = i < pl->segment_count ? &pl->segments[i] : &pl->open_segment;
+    if (i == pl->segment_count && !pl->has_open_segment) break;
+    if (s->part_count) CHECK(s->part_first == next);
+    CHECK(s->part_count <= HLS_MAX_PARTS_PER_SEGMENT);
+    for (size_t k = 0; k < s->part_count; k++) {
+      const struct hls_part *q = &pl->parts[s->part_first + k];
+      CHECK(q->uri && q->uri[0] && q->duration_text && q->part_index == k && q->media_sequence == s->media_sequence);
+      CHECK(ns(q->duration_num, q->duration_den) <= ns(pl->part_target.num, pl->part_target.den));
+      if (q->has_byterange) CHECK(q->byterange_length > 0 && q->byterange_offset <= UINT64_MAX - q->byterange_length);
+    }
+    next += s->part_count;
+  }
+  CHECK(next == pl->part_count);
+  if (pl->has_open_segment) CHECK(pl->open_segment.uri == NULL && pl->open_segment.part_count > 0);
+  if (pl->preload_part.present) CHECK(pl->preload_part.uri && pl->preload_part.uri[0]);
+  if (pl->preload_map.present) CHECK(pl->preload_map.uri && pl->preload_map.uri[0]);
+}
+
 static void check_select(const struct hls_playlist *pl, uint64_t a, uint64_t b)
 {
   struct hls_selection sel;
@@ -67,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   CHECK(strlen(err.message) < sizeof err.message);
   if (st == HLS_OK) {
     check_segments(&pl);
+    check_parts(&pl);
     size_t n = pl.segment_count;
     uint64_t x = read_u64(data, size, 0), y = read_u64(data, size, 8);
     check_select(&pl, x, y);

@@ -605,11 +605,11 @@ static void hls_20_status_codes_and_classes(void **state)
   assert_string_equal(hls_status_code(HLS_OK), "ok");
   assert_int_equal(hls_status_class(HLS_OK), HLS_CLASS_OK);
   /* every status has its own code and a class */
-  for (int a = HLS_E_UNSET; a <= HLS_E_SELECT_DISCONTINUITY; a++) {
+  for (int a = HLS_E_UNSET; a <= HLS_E_DELTA_UPDATE; a++) {
     assert_string_not_equal(hls_status_code((enum hls_status)a), "unknown");
     assert_string_not_equal(hls_status_message((enum hls_status)a), "unknown status");
     if (a != HLS_E_UNSET) assert_int_not_equal(hls_status_class((enum hls_status)a), HLS_CLASS_UNSET);
-    for (int b = a + 1; b <= HLS_E_SELECT_DISCONTINUITY; b++)
+    for (int b = a + 1; b <= HLS_E_DELTA_UPDATE; b++)
       assert_string_not_equal(hls_status_code((enum hls_status)a), hls_status_code((enum hls_status)b));
   }
   assert_string_equal(hls_status_code((enum hls_status)999), "unknown");
@@ -854,6 +854,234 @@ static void hls_24_every_truncation_of_a_playlist(void **state)
   expect_status("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-KEY:METHOD=NONE,URI=\"k", HLS_E_MALFORMED_ATTRIBUTES, 3);
 }
 
+/* ---- Low-Latency HLS (RFC 8216bis) ---- */
+
+#define LL_HEAD                                                                                  \
+  "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-VERSION:9\n"                                         \
+  "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.0,CAN-SKIP-UNTIL=24.0,HOLD-BACK=12\n" \
+  "#EXT-X-PART-INF:PART-TARGET=1.00002\n#EXT-X-MEDIA-SEQUENCE:266\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+
+/* Parts belong to the segment whose URI follows them; parts after the last
+ * URI are the open segment; hints and server control are read. */
+static void hls_26_ll_parts_attach_to_their_parent(void **state)
+{
+  (void)state;
+  struct hls_playlist pl;
+  struct hls_error err;
+  const char *s = LL_HEAD "#EXTINF:4.00008,\nfileSequence266.mp4\n"
+                          "#EXT-X-PART:DURATION=1.00002,URI=\"p267.mp4\",BYTERANGE=\"1000@0\",INDEPENDENT=YES\n"
+                          "#EXT-X-PART:DURATION=1,URI=\"p267.mp4\",BYTERANGE=\"2000\"\n"
+                          "#EXT-X-PART:DURATION=1.00002,URI=\"p267.mp4\",BYTERANGE=\"500\",GAP=YES\n"
+                          "#EXT-X-PART:DURATION=1.00002,URI=\"p267.mp4\",BYTERANGE=\"10@9000\",INDEPENDENT=NO\n"
+                          "#EXTINF:4.00008,\nfileSequence267.mp4\n"
+                          "#EXT-X-PROGRAM-DATE-TIME:2019-02-14T02:13:48.106Z\n"
+                          "#EXT-X-PART:DURATION=0.5,URI=\"filePart268.0.mp4\",INDEPENDENT=YES\n"
+                          "#EXT-X-PART:DURATION=1.00002,URI=\"filePart268.1.mp4\"\n"
+                          "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"filePart268.2.mp4\"\n"
+                          "#EXT-X-PRELOAD-HINT:TYPE=MAP,URI=\"init2.mp4\",BYTERANGE-START=10,BYTERANGE-LENGTH=20\n"
+                          "#EXT-X-PRELOAD-HINT:TYPE=FUTURE,URI=\"ignored\"\n"
+                          "#EXT-X-RENDITION-REPORT:URI=\"../1M/waitForMSN.php\",LAST-MSN=273,LAST-PART=2\n";
+  assert_int_equal(parse(s, &pl, &err), HLS_OK);
+  assert_int_equal(pl.segment_count, 2);
+  assert_int_equal(pl.part_count, 6);
+  const struct hls_server_control *c = &pl.server_control;
+  assert_true(c->present && c->can_block_reload && !c->can_skip_dateranges);
+  assert_true(c->part_hold_back.present && c->part_hold_back.ms == 1000);
+  assert_true(c->hold_back.present && c->hold_back.ms == 12000 && c->can_skip_until.ms == 24000);
+  assert_true(pl.part_target.present);
+  assert_int_equal(pl.part_target.num, 100002);
+  assert_int_equal(pl.part_target.den, 100000);
+  assert_int_equal(pl.part_target.ms, 1000);
+  /* segment 266 has no parts, 267 has four */
+  assert_int_equal(pl.segments[0].part_count, 0);
+  assert_int_equal(pl.segments[1].part_first, 0);
+  assert_int_equal(pl.segments[1].part_count, 4);
+  const struct hls_part *q = pl.parts;
+  for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(q[i].media_sequence, 267);
+    assert_int_equal(q[i].part_index, i);
+    assert_string_equal(q[i].uri, "p267.mp4");
+    assert_true(q[i].has_byterange);
+  }
+  assert_true(q[0].independent && !q[1].independent && !q[3].independent);
+  assert_true(q[2].gap && !q[0].gap);
+  assert_int_equal(q[0].byterange_offset, 0);
+  assert_int_equal(q[1].byterange_offset, 1000); /* continues the previous part */
+  assert_int_equal(q[1].byterange_length, 2000);
+  assert_false(q[1].byterange_offset_explicit);
+  assert_int_equal(q[2].byterange_offset, 3000);
+  assert_int_equal(q[3].byterange_offset, 9000);
+  assert_string_equal(q[1].duration_text, "1");
+  assert_int_equal(q[0].line, 10);
+  /* the open segment 268: two parts, the date-time before them */
+  assert_true(pl.has_open_segment);
+  const struct hls_segment *o = &pl.open_segment;
+  assert_null(o->uri);
+  assert_int_equal(o->media_sequence, 268);
+  assert_int_equal(o->part_first, 4);
+  assert_int_equal(o->part_count, 2);
+  assert_true(o->has_program_date_time);
+  assert_string_equal(o->map_uri, "init.mp4");
+  assert_int_equal(pl.parts[5].part_index, 1);
+  assert_int_equal(pl.parts[4].duration_ms, 500);
+  assert_false(pl.parts[4].has_byterange);
+  assert_true(pl.preload_part.present);
+  assert_string_equal(pl.preload_part.uri, "filePart268.2.mp4");
+  assert_false(pl.preload_part.has_byterange_length);
+  assert_true(pl.preload_map.present && pl.preload_map.has_byterange_length);
+  assert_int_equal(pl.preload_map.byterange_start, 10);
+  assert_int_equal(pl.preload_map.byterange_length, 20);
+  assert_string_equal(pl.preload_map.uri, "init2.mp4");
+  /* whole segments are selected as before */
+  struct hls_selection sel;
+  assert_int_equal(hls_select(&pl, 266, 267, &sel, &err), HLS_OK);
+  assert_int_equal(sel.count, 2);
+  assert_int_equal(hls_select(&pl, 268, 268, &sel, &err), HLS_E_SELECT_NOT_FOUND);
+  hls_playlist_free(&pl);
+  /* a playlist whose parts all have parents has no open segment */
+  assert_int_equal(parse(LL_HEAD "#EXT-X-PART:DURATION=1,URI=\"a.0.mp4\"\n#EXTINF:1,\na.mp4\n#EXT-X-ENDLIST\n", &pl, &err),
+                   HLS_OK);
+  assert_false(pl.has_open_segment);
+  assert_int_equal(pl.segments[0].part_count, 1);
+  assert_int_equal(pl.parts[0].media_sequence, 266);
+  hls_playlist_free(&pl);
+}
+
+/* Malformed LL-HLS tags: each its status and line. */
+static void hls_27_ll_malformed_tags(void **state)
+{
+  (void)state;
+#define PART_INF "#EXT-X-PART-INF:PART-TARGET=1\n"
+  /* EXT-X-PART */
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=p.mp4\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:URI=\"p.mp4\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=\"1\",URI=\"p.mp4\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=-1,URI=\"p.mp4\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p q\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",INDEPENDENT=yes\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",GAP=\"YES\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=10@0\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"0@0\"\n", HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"1@18446744073709551615\"\n",
+                HLS_E_MALFORMED_PART, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"10\"\n", HLS_E_BYTERANGE_CONTINUATION, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"10@0\"\n"
+                              "#EXT-X-PART:DURATION=1,URI=\"q.mp4\",BYTERANGE=\"10\"\n",
+                HLS_E_BYTERANGE_CONTINUATION, 5);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"10@18446744073709551605\"\n"
+                              "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",BYTERANGE=\"1\"\n",
+                HLS_E_NUMBER_RANGE, 5);
+  expect_status(HEAD PART_INF "#EXT-X-PART:DURATION=1,URI=\"p.mp4\",URI=\"q.mp4\"\n", HLS_E_MALFORMED_ATTRIBUTES, 4);
+  expect_status(HEAD PART_INF "#EXT-X-PART\n", HLS_E_MALFORMED_TAG, 4);
+  /* EXT-X-PART-INF: required with parts, once, positive; parts within it, exactly */
+  expect_status(HEAD "#EXT-X-PART:DURATION=1,URI=\"p.mp4\"\n#EXTINF:1,\na.ts\n", HLS_E_NO_PART_TARGET, 3);
+  expect_status(HEAD "#EXT-X-PART-INF:PART-TARGET=0.0\n", HLS_E_MALFORMED_PART, 3);
+  expect_status(HEAD "#EXT-X-PART-INF:PART-TARGET=x\n", HLS_E_MALFORMED_PART, 3);
+  expect_status(HEAD "#EXT-X-PART-INF:TARGET=1\n", HLS_E_MALFORMED_PART, 3);
+  expect_status(HEAD PART_INF PART_INF, HLS_E_DUPLICATE_TAG, 4);
+  expect_status(HEAD "#EXT-X-PART-INF:PART-TARGET=0.33334\n#EXT-X-PART:DURATION=0.33334,URI=\"a.mp4\"\n"
+                     "#EXT-X-PART:DURATION=0.333340001,URI=\"b.mp4\"\n",
+                HLS_E_PART_TOO_LONG, 5);
+  expect_status(HEAD "#EXT-X-PART:DURATION=1.000000001,URI=\"b.mp4\"\n" PART_INF, HLS_E_PART_TOO_LONG, 3);
+  /* EXT-X-SERVER-CONTROL */
+  expect_status(HEAD "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=TRUE\n", HLS_E_MALFORMED_SERVER_CONTROL, 3);
+  expect_status(HEAD "#EXT-X-SERVER-CONTROL:PART-HOLD-BACK=\"3\"\n", HLS_E_MALFORMED_SERVER_CONTROL, 3);
+  expect_status(HEAD "#EXT-X-SERVER-CONTROL:HOLD-BACK=1e3\n", HLS_E_MALFORMED_SERVER_CONTROL, 3);
+  expect_status(HEAD "#EXT-X-SERVER-CONTROL:CAN-SKIP-DATERANGES=YES\n", HLS_E_MALFORMED_SERVER_CONTROL, 3);
+  expect_status(HEAD "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES\n#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES\n",
+                HLS_E_DUPLICATE_TAG, 4);
+  /* EXT-X-PRELOAD-HINT */
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:URI=\"p.mp4\"\n", HLS_E_MALFORMED_PRELOAD_HINT, 3);
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:TYPE=\"PART\",URI=\"p.mp4\"\n", HLS_E_MALFORMED_PRELOAD_HINT, 3);
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=p.mp4\n", HLS_E_MALFORMED_PRELOAD_HINT, 3);
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"p.mp4\",BYTERANGE-START=-1\n", HLS_E_MALFORMED_PRELOAD_HINT, 3);
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:TYPE=MAP,URI=\"i.mp4\",BYTERANGE-START=1,"
+                     "BYTERANGE-LENGTH=18446744073709551615\n",
+                HLS_E_MALFORMED_PRELOAD_HINT, 3);
+  expect_status(HEAD "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"p.mp4\"\n#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"q.mp4\"\n",
+                HLS_E_DUPLICATE_TAG, 4);
+  /* EXT-X-SKIP: a delta update cannot be verified */
+  expect_status(HEAD "#EXT-X-SKIP:SKIPPED-SEGMENTS=3\n#EXTINF:1,\na.ts\n", HLS_E_DELTA_UPDATE, 3);
+  /* in a master playlist they are media tags */
+  expect_status("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n" PART_INF, HLS_E_MIXED_PLAYLIST, 4);
+#undef PART_INF
+}
+
+/* Where LL-HLS meets the old rules: what an open segment may carry, header
+ * tags after a part, the bounds, truncations; and a playlist without LL
+ * tags reads as before (no parts, no open segment, nothing set). */
+static void hls_28_ll_open_segment_bounds_and_old_playlists(void **state)
+{
+  (void)state;
+  struct hls_playlist pl;
+  struct hls_error err;
+  /* an EXTINF or a BYTERANGE waiting with the trailing parts: truncated */
+  expect_status(LL_HEAD "#EXT-X-PART:DURATION=1,URI=\"a.0.mp4\"\n#EXTINF:1,\n", HLS_E_DANGLING_SEGMENT_TAGS, 9);
+  expect_status(LL_HEAD "#EXT-X-BYTERANGE:10@0\n#EXT-X-PART:DURATION=1,URI=\"a.0.mp4\"\n", HLS_E_DANGLING_SEGMENT_TAGS, 8);
+  /* a discontinuity before the open segment's parts is the open segment's */
+  assert_int_equal(parse(LL_HEAD "#EXTINF:1,\na.mp4\n#EXT-X-DISCONTINUITY\n#EXT-X-PART:DURATION=1,URI=\"b.0.mp4\"\n",
+                         &pl, &err),
+                   HLS_OK);
+  assert_true(pl.has_open_segment && pl.open_segment.discontinuity);
+  assert_int_equal(pl.open_segment.media_sequence, 267);
+  assert_int_equal(pl.open_segment.line, 11);
+  hls_playlist_free(&pl);
+  /* a DISCONTINUITY with nothing after it is still dangling */
+  expect_status(LL_HEAD "#EXTINF:1,\na.mp4\n#EXT-X-DISCONTINUITY\n", HLS_E_DANGLING_SEGMENT_TAGS, 10);
+  /* a part is media segment content: header tags after it are late */
+  expect_status(HEAD "#EXT-X-PART-INF:PART-TARGET=1\n#EXT-X-PART:DURATION=1,URI=\"a.0.mp4\"\n#EXT-X-MEDIA-SEQUENCE:5\n",
+                HLS_E_HEADER_TAG_LATE, 5);
+  /* bounds: parts per segment */
+  size_t per = HLS_MAX_PARTS_PER_SEGMENT + 1, line = strlen("#EXT-X-PART:DURATION=1,URI=\"p.mp4\"\n");
+  char *big = malloc(64 + per * line);
+  assert_non_null(big);
+  size_t n = (size_t)sprintf(big, "%s", HEAD "#EXT-X-PART-INF:PART-TARGET=1\n");
+  for (size_t i = 0; i < per; i++) n += (size_t)sprintf(big + n, "#EXT-X-PART:DURATION=1,URI=\"p.mp4\"\n");
+  expect_status_n(big, n, HLS_E_TOO_MANY_PARTS, 3 + per);
+  /* one part fewer is fine: a segment of HLS_MAX_PARTS_PER_SEGMENT parts */
+  n -= line;
+  n += (size_t)sprintf(big + n, "#EXTINF:10,\ns.mp4\n");
+  assert_int_equal(parse_n(big, n, &pl, &err), HLS_OK);
+  assert_int_equal(pl.segments[0].part_count, HLS_MAX_PARTS_PER_SEGMENT);
+  assert_int_equal(pl.parts[HLS_MAX_PARTS_PER_SEGMENT - 1].part_index, HLS_MAX_PARTS_PER_SEGMENT - 1);
+  hls_playlist_free(&pl);
+  free(big);
+  /* a playlist without LL-HLS tags: every LL-HLS field stays zero */
+  assert_int_equal(parse(HEAD "#EXT-X-MAP:URI=\"i.mp4\",BYTERANGE=\"10@5\"\n#EXTINF:9.5,\na.mp4\n#EXTINF:10,\nb.mp4\n",
+                         &pl, &err),
+                   HLS_OK);
+  assert_int_equal(pl.part_count, 0);
+  assert_null(pl.parts);
+  assert_false(pl.has_open_segment || pl.server_control.present || pl.part_target.present);
+  assert_false(pl.preload_part.present || pl.preload_map.present);
+  for (size_t i = 0; i < pl.segment_count; i++) {
+    assert_int_equal(pl.segments[i].part_first, 0);
+    assert_int_equal(pl.segments[i].part_count, 0);
+  }
+  assert_int_equal(pl.segments[0].map_byterange_offset, 5);
+  hls_playlist_free(&pl);
+  /* every cut of an LL-HLS playlist parses or is refused as a delivery problem */
+  const char *s = LL_HEAD "#EXTINF:4.00008,\ns266.mp4\n"
+                          "#EXT-X-PART:DURATION=1.00002,URI=\"p267.mp4\",BYTERANGE=\"1000@0\",INDEPENDENT=YES\n"
+                          "#EXT-X-PART:DURATION=1,URI=\"p267.mp4\",BYTERANGE=\"2000\",GAP=YES\n"
+                          "#EXTINF:4.00008,\ns267.mp4\n#EXT-X-PART:DURATION=0.5,URI=\"p268.0.mp4\"\n"
+                          "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"p268.1.mp4\",BYTERANGE-START=0\n";
+  size_t len = strlen(s), ok = 0;
+  for (size_t k = 0; k <= len; k++) {
+    char *copy = malloc(k ? k : 1);
+    assert_non_null(copy);
+    memcpy(copy, s, k);
+    enum hls_status st = hls_parse(copy, k, &pl, &err);
+    if (st == HLS_OK) ok++;
+    else assert_int_equal(hls_status_class(st), HLS_CLASS_INVALID_DELIVERY);
+    hls_playlist_free(&pl);
+    free(copy);
+  }
+  assert_true(ok > 0);
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -882,6 +1110,9 @@ int main(int argc, char **argv)
       cmocka_unit_test(hls_22_corpus_playlists_details),
       cmocka_unit_test(hls_23_rollover_stream_playlist),
       cmocka_unit_test(hls_24_every_truncation_of_a_playlist),
+      cmocka_unit_test(hls_26_ll_parts_attach_to_their_parent),
+      cmocka_unit_test(hls_27_ll_malformed_tags),
+      cmocka_unit_test(hls_28_ll_open_segment_bounds_and_old_playlists),
   };
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   return cmocka_run_group_tests_name("hls", tests, NULL, NULL);

@@ -23,8 +23,9 @@
  *   /gzip/<path>        <path>.gz with Content-Encoding: gzip when the request's
  *                       Accept-Encoding names gzip, else <path> as it is
  *   /location?to=URL    one 302 to URL (any scheme: lets tests check refusals)
- *   /_live/, /_control/ with --live PLAYLIST [--live-window N]: a live HLS
- *                       stream sliding over PLAYLIST's segments (testd_live.h)
+ *   /_live/, /_control/ with --live PLAYLIST [--live-window N] [--ll-parts N]:
+ *                       a live HLS stream sliding over PLAYLIST's segments,
+ *                       Low-Latency HLS with N parts per segment (testd_live.h)
  * Every file response carries ETag, Age, Via, X-Cache and Server so that
  * header recording can be tested; it is also the README's "CDN C", and every
  * response carries Access-Control-Allow-Origin: * so that an hls.js page on
@@ -78,6 +79,7 @@ struct testd_config {
     int verbose;
     const char *live_playlist;   /* --live */
     unsigned live_window;        /* --live-window */
+    unsigned ll_parts;           /* --ll-parts: LL-HLS with N parts per segment, 0 = off */
     struct testd_live *live;
 };
 
@@ -512,10 +514,13 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: " TESTD_NAME " --root DIR [--port N] [--port-file FILE]"
                  " [--bind 127.0.0.1] [--tls-cert PEM --tls-key PEM] [--verbose]"
-                 " [--live PLAYLIST [--live-window N]]\n"
+                 " [--live PLAYLIST [--live-window N] [--ll-parts N]]\n"
                  "The project's test HTTP server on 127.0.0.1 (docs/fetch.md lists its routes).\n"
                  "--live serves a live HLS stream sliding over PLAYLIST's segments at /_live/\n"
                  "(window: --live-window N segments, 1-100), controlled through /_control/.\n"
+                 "--ll-parts N (1-16) makes it Low-Latency HLS: each segment also published as N\n"
+                 "parts (/_live/P/part-K.J.ts), EXT-X-PART-INF, SERVER-CONTROL CAN-BLOCK-RELOAD=YES,\n"
+                 "a PRELOAD-HINT, and blocking playlist reload (_HLS_msn, _HLS_part).\n"
                  "Exit: 0 stopped by SIGTERM/SIGINT or --help, 1 cannot listen, 2 usage.\n");
 }
 
@@ -531,6 +536,7 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"live", required_argument, NULL, 'L'},
                                              {"live-window", required_argument, NULL, 'W'},
+                                             {"ll-parts", required_argument, NULL, 'P'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *root = NULL;
@@ -555,6 +561,11 @@ static int parse_args(int argc, char **argv, struct testd_config *cfg)
         case 'W':
             cfg->live_window = (unsigned)strtoul(optarg, &end, 10);
             if (!*optarg || *end || cfg->live_window < 1 || cfg->live_window > 100)
+                return -1;
+            break;
+        case 'P':
+            cfg->ll_parts = (unsigned)strtoul(optarg, &end, 10);
+            if (!*optarg || *end || cfg->ll_parts < 1 || cfg->ll_parts > TESTD_LIVE_MAX_PARTS)
                 return -1;
             break;
         default: return -1;
@@ -653,7 +664,8 @@ int main(int argc, char **argv)
         return 2;
     if (cfg.live_playlist) {
         char err[512];
-        if (!(cfg.live = testd_live_new(cfg.live_playlist, cfg.root, cfg.live_window, err, sizeof err))) {
+        if (!(cfg.live = testd_live_new(cfg.live_playlist, cfg.root, cfg.live_window, cfg.ll_parts, err,
+                                       sizeof err))) {
             fprintf(stderr, TESTD_NAME ": %s\n", err);
             return 2;
         }

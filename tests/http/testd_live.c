@@ -34,7 +34,12 @@ struct live_path {
     char tamper_file[PATH_MAX];
     int64_t freeze_from_ms, freeze_until_ms, freeze_edge;
     int64_t behind;
-    uint64_t playlist_requests, segment_requests;   /* answered 200 */
+    uint64_t playlist_requests, segment_requests, part_requests;   /* answered 200 */
+    bool part_tampered;          /* LL-HLS: one part replaced by a file */
+    int64_t part_tamper_seq, part_tamper_index;
+    char part_tamper_file[PATH_MAX];
+    bool part_delayed;           /* LL-HLS: one part published late */
+    int64_t part_delay_seq, part_delay_index, part_delay_ms;
 };
 
 struct testd_live {
@@ -45,6 +50,8 @@ struct testd_live {
     int64_t target_duration;
     unsigned window;
     int64_t start_ms;            /* when segment window-1 was published */
+    unsigned ll_parts;           /* parts per segment, 0: plain HLS */
+    int64_t part_target_ms;      /* the longest part */
     pthread_mutex_t mu;
     struct live_path paths[TESTD_LIVE_MAX_PATHS];
     size_t npaths;
@@ -128,8 +135,10 @@ static int read_source(struct testd_live *l, const char *playlist, char *err, si
     return 0;
 }
 
+static int64_t part_end_ms(const struct source_segment *s, unsigned parts, int64_t j);
+
 struct testd_live *testd_live_new(const char *playlist, const char *root, unsigned window,
-                                  char *err, size_t errlen)
+                                  unsigned ll_parts, char *err, size_t errlen)
 {
     struct testd_live *l = calloc(1, sizeof *l);
     if (l)
@@ -145,6 +154,13 @@ struct testd_live *testd_live_new(const char *playlist, const char *root, unsign
         testd_live_free(l);
         return NULL;
     }
+    l->ll_parts = ll_parts;
+    for (size_t i = 0; i < l->n && ll_parts; i++)
+        for (int64_t j = 0; j < ll_parts; j++) {
+            int64_t d = part_end_ms(&l->src[i], ll_parts, j) - (j ? part_end_ms(&l->src[i], ll_parts, j - 1) : 0);
+            if (d > l->part_target_ms)
+                l->part_target_ms = d;
+        }
     pthread_mutex_init(&l->mu, NULL);
     l->start_ms = now_ms();
     return l;
@@ -183,6 +199,52 @@ static int64_t live_edge(const struct testd_live *l, int64_t t)
     return k;
 }
 
+/* ---- LL-HLS parts ---------------------------------------------------------------- */
+
+/* End of part j within its segment, ms from the segment's start. */
+static int64_t part_end_ms(const struct source_segment *s, unsigned parts, int64_t j)
+{
+    return s->duration_ms * (j + 1) / (int64_t)parts;
+}
+
+/* When part j of segment k is published on path p (p may be NULL: on
+ * schedule); the last part comes with its segment. */
+static int64_t part_publish_ms(const struct testd_live *l, const struct live_path *p, int64_t k, int64_t j)
+{
+    const struct source_segment *s = &l->src[k % (int64_t)l->n];
+    int64_t t = publish_ms(l, k) - s->duration_ms + part_end_ms(s, l->ll_parts, j);
+    if (p && p->part_delayed && p->part_delay_seq == k && p->part_delay_index == j)
+        t += p->part_delay_ms;
+    return t;
+}
+
+static void ms_text(char *out, size_t n, int64_t ms)
+{
+    snprintf(out, n, "%" PRId64 ".%03" PRId64, ms / 1000, ms % 1000);
+}
+
+/* The parts of the open segment k published at t on p, in order (a
+ * delayed part holds back the parts after it). */
+static int64_t parts_listed(const struct testd_live *l, const struct live_path *p, int64_t k, int64_t t)
+{
+    int64_t m = 0;
+    while (m < (int64_t)l->ll_parts && part_publish_ms(l, p, k, m) <= t)
+        m++;
+    return m;
+}
+
+static size_t put_parts(const struct testd_live *l, int64_t k, int64_t m, char *b, size_t used, size_t cap)
+{
+    const struct source_segment *s = &l->src[k % (int64_t)l->n];
+    for (int64_t j = 0; j < m && used < cap; j++) {
+        char d[32];
+        ms_text(d, sizeof d, part_end_ms(s, l->ll_parts, j) - (j ? part_end_ms(s, l->ll_parts, j - 1) : 0));
+        used += (size_t)snprintf(b + used, cap - used, "#EXT-X-PART:DURATION=%s,URI=\"part-%" PRId64 ".%" PRId64 ".ts\"%s\n",
+                                 d, k, j, j == 0 ? ",INDEPENDENT=YES" : "");
+    }
+    return used;
+}
+
 /* The newest segment path p lists at time t (never below window - 1). */
 static int64_t path_edge(const struct testd_live *l, const struct live_path *p, int64_t t)
 {
@@ -211,25 +273,63 @@ static struct MHD_Response *fail(unsigned *status, unsigned code, const char *wh
     return text(why, "text/plain");
 }
 
+/* LL-HLS: the playlist-level tags. */
+static size_t put_ll_head(const struct testd_live *l, char *b, size_t used, size_t cap)
+{
+    char pt[32], hold[32];
+    ms_text(pt, sizeof pt, l->part_target_ms);
+    ms_text(hold, sizeof hold, 3 * l->part_target_ms);
+    return used + (size_t)snprintf(b + used, cap - used,
+                                   "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=%s\n"
+                                   "#EXT-X-PART-INF:PART-TARGET=%s\n", hold, pt);
+}
+
+/* LL-HLS: the open segment after last (only at the live edge) and the hint
+ * of the next part. */
+static size_t put_ll_tail(const struct testd_live *l, const struct live_path *p, int64_t last, int64_t t, char *b,
+                          size_t used, size_t cap)
+{
+    int64_t k = last + 1, m = 0;
+    if (last == live_edge(l, t)) {
+        m = parts_listed(l, p, k, t);
+        if (m > 0 && k % (int64_t)l->n == 0 && used < cap)
+            used += (size_t)snprintf(b + used, cap - used, "#EXT-X-DISCONTINUITY\n");
+        if (used < cap)
+            used = put_parts(l, k, m, b, used, cap);
+    }
+    if (used < cap)
+        used += (size_t)snprintf(b + used, cap - used, "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-%" PRId64 ".%" PRId64
+                                 ".ts\"\n", k, m);
+    return used;
+}
+
 static struct MHD_Response *playlist(const struct testd_live *l, const struct live_path *p,
                                      int64_t t, unsigned *status)
 {
     int64_t last = path_edge(l, p, t), first = last - (int64_t)l->window + 1;
-    size_t cap = 512 + (size_t)l->window * 96, used = 0;
+    size_t cap = 512 + (size_t)l->window * 96 + (size_t)l->ll_parts * 3 * 96, used = 0;
     char *b = malloc(cap);
     if (!b)
         return NULL;
     used += (size_t)snprintf(b + used, cap - used,
-                             "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:%" PRId64 "\n"
+                             "#EXTM3U\n#EXT-X-VERSION:%d\n#EXT-X-TARGETDURATION:%" PRId64 "\n",
+                             l->ll_parts ? 6 : 3, l->target_duration);
+    if (l->ll_parts)
+        used = put_ll_head(l, b, used, cap);
+    used += (size_t)snprintf(b + used, cap - used,
                              "#EXT-X-MEDIA-SEQUENCE:%" PRId64 "\n#EXT-X-DISCONTINUITY-SEQUENCE:%" PRId64 "\n",
-                             l->target_duration, first, first / (int64_t)l->n);
+                             first, first / (int64_t)l->n);
     for (int64_t k = first; k <= last && used < cap; k++) {
         const struct source_segment *s = &l->src[k % (int64_t)l->n];
         if (k > first && k % (int64_t)l->n == 0)
             used += (size_t)snprintf(b + used, cap - used, "#EXT-X-DISCONTINUITY\n");
+        if (l->ll_parts && k >= last - 1 && used < cap)
+            used = put_parts(l, k, l->ll_parts, b, used, cap);
         if (used < cap)
             used += (size_t)snprintf(b + used, cap - used, "#EXTINF:%s,\nseg-%" PRId64 ".ts\n", s->extinf, k);
     }
+    if (l->ll_parts && used < cap)
+        used = put_ll_tail(l, p, last, t, b, used, cap);
     struct MHD_Response *r = used < cap ? text(b, "application/vnd.apple.mpegurl") : NULL;
     free(b);
     *status = MHD_HTTP_OK;
@@ -253,6 +353,48 @@ static struct MHD_Response *segment(const struct testd_live *l, const struct liv
         return fail(status, MHD_HTTP_NOT_FOUND, "segment file missing\n");
     }
     struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+    if (!r) {
+        close(fd);
+        return NULL;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "video/mp2t");
+    *status = MHD_HTTP_OK;
+    return r;
+}
+
+/* Part j of segment k: bytes [from, to) of the segment file, cut at TS
+ * packet boundaries (the last part ends at the file's end). */
+static void part_bytes(const struct testd_live *l, uint64_t size, int64_t j, uint64_t *from, uint64_t *to)
+{
+    uint64_t packets = size / 188, n = l->ll_parts;
+    *from = packets * (uint64_t)j / n * 188;
+    *to = (uint64_t)j + 1 == n ? size : packets * ((uint64_t)j + 1) / n * 188;
+}
+
+/* /_live/P/part-K.J.ts (LL-HLS). */
+static struct MHD_Response *part(const struct testd_live *l, const struct live_path *p, const char *name, int64_t t,
+                                 unsigned *status)
+{
+    char *end = NULL, *end2 = NULL;
+    errno = 0;
+    long long k = strncmp(name, "part-", 5) ? -1 : strtoll(name + 5, &end, 10);
+    long long j = k >= 0 && !errno && end && *end == '.' ? strtoll(end + 1, &end2, 10) : -1;
+    if (!l->ll_parts || k < 0 || j < 0 || j >= (long long)l->ll_parts || errno || !end2 || strcmp(end2, ".ts") ||
+        part_publish_ms(l, p, k, j) > t)
+        return fail(status, MHD_HTTP_NOT_FOUND, "no such part\n");
+    bool tampered = p->part_tampered && p->part_tamper_seq == k && p->part_tamper_index == j;
+    const char *file = tampered ? p->part_tamper_file : l->src[k % (long long)l->n].file;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return fail(status, MHD_HTTP_NOT_FOUND, "part file missing\n");
+    }
+    uint64_t from = 0, to = (uint64_t)st.st_size;
+    if (!tampered)
+        part_bytes(l, (uint64_t)st.st_size, j, &from, &to);
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(to - from, fd, from);
     if (!r) {
         close(fd);
         return NULL;
@@ -342,12 +484,32 @@ static struct MHD_Response *command(struct testd_live *l, struct MHD_Connection 
         p->outage_status = (unsigned)code;
         return applied(status, p, t, t + v);
     }
+    int64_t j = 0;
+    bool has_part = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "part") != NULL;
+    if (has_part && (!l->ll_parts || !arg_int(c, "part", 0, (int64_t)l->ll_parts - 1, &j)))
+        return fail(status, MHD_HTTP_BAD_REQUEST, "part=0..N-1 wanted, with --ll-parts N\n");
     if (!strcmp(cmd, "tamper") && arg_int(c, "seq", 0, INT64_MAX / 2, &v)) {
-        if (tamper_file(l, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file"), p->tamper_file))
+        char *file = has_part ? p->part_tamper_file : p->tamper_file;
+        if (tamper_file(l, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file"), file))
             return fail(status, MHD_HTTP_BAD_REQUEST, "file=REL wanted: a file under --root\n");
-        p->tampered = true;
-        p->tamper_seq = v;
+        if (has_part) {
+            p->part_tampered = true;
+            p->part_tamper_seq = v;
+            p->part_tamper_index = j;
+        } else {
+            p->tampered = true;
+            p->tamper_seq = v;
+        }
         return applied(status, p, t, t);
+    }
+    int64_t ms = 0;
+    if (!strcmp(cmd, "delay") && has_part && arg_int(c, "seq", 0, INT64_MAX / 4, &v) &&
+        arg_int(c, "ms", 1, 3600000, &ms)) {
+        p->part_delayed = true;
+        p->part_delay_seq = v;
+        p->part_delay_index = j;
+        p->part_delay_ms = ms;
+        return applied(status, p, t, part_publish_ms(l, p, v, j));
     }
     if (!strcmp(cmd, "freeze") && arg_int(c, "ms", 1, 3600000, &v)) {
         p->freeze_edge = path_edge(l, p, t);
@@ -367,19 +529,69 @@ static struct MHD_Response *status_answer(struct testd_live *l, struct MHD_Conne
 {
     char body[512], extra[96] = "", counts[160] = "";
     int64_t k = 0;
-    if (arg_int(c, "seq", 0, INT64_MAX / 4, &k))
+    int64_t j = 0;
+    if (arg_int(c, "seq", 0, INT64_MAX / 4, &k) && l->ll_parts && arg_int(c, "part", 0, (int64_t)l->ll_parts - 1, &j))
+        snprintf(extra, sizeof extra, ", \"publish_ms\": %" PRId64 ", \"part_publish_ms\": %" PRId64, publish_ms(l, k),
+                 part_publish_ms(l, NULL, k, j));
+    else if (arg_int(c, "seq", 0, INT64_MAX / 4, &k))
         snprintf(extra, sizeof extra, ", \"publish_ms\": %" PRId64, publish_ms(l, k));
     const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
     const struct live_path *p = name ? find_path(l, name, strlen(name)) : NULL;
     if (p)
-        snprintf(counts, sizeof counts, ", \"playlist_requests\": %" PRIu64 ", \"segment_requests\": %" PRIu64,
-                 p->playlist_requests, p->segment_requests);
+        snprintf(counts, sizeof counts, ", \"playlist_requests\": %" PRIu64 ", \"segment_requests\": %" PRIu64 "%s",
+                 p->playlist_requests, p->segment_requests, l->ll_parts ? ", \"part_requests\": " : "");
+    if (p && l->ll_parts)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "%" PRIu64, p->part_requests);
     snprintf(body, sizeof body,
              "{\"start_ms\": %" PRId64 ", \"window\": %u, \"source_segments\": %zu, \"edge\": %" PRId64
              ", \"now_ms\": %" PRId64 "%s%s}\n",
              l->start_ms, l->window, l->n, live_edge(l, t), t, extra, counts);
     *status = MHD_HTTP_OK;
     return text(body, "application/json");
+}
+
+/* ---- blocking playlist reload (RFC 8216bis 6.2.5.2) ---------------------------------------- */
+
+/* True when path name's playlist at t holds segment msn, or part j of it. */
+static bool reload_ready(struct testd_live *l, const char *name, size_t n, int64_t msn, int64_t j, int64_t t)
+{
+    pthread_mutex_lock(&l->mu);
+    struct live_path *p = find_path(l, name, n);
+    int64_t last = p ? path_edge(l, p, t) : INT64_MAX;
+    bool ready = !p || last >= msn ||
+                 (j >= 0 && j < (int64_t)l->ll_parts && msn == last + 1 && last == live_edge(l, t) &&
+                  parts_listed(l, p, msn, t) > j);
+    pthread_mutex_unlock(&l->mu);
+    return ready;
+}
+
+/* Holds a playlist request with _HLS_msn until it can be answered: NULL
+ * then (answer as usual), else the 400 or 503 to send. */
+static struct MHD_Response *hold_reload(struct testd_live *l, struct MHD_Connection *c, const char *url,
+                                        unsigned *status)
+{
+    const char *name = url + 7, *slash = strchr(name, '/');
+    bool has_msn = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "_HLS_msn") != NULL;
+    bool has_part = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "_HLS_part") != NULL;
+    if (!l->ll_parts || !slash || strcmp(slash + 1, "playlist.m3u8") || (!has_msn && !has_part))
+        return NULL;
+    int64_t msn = 0, j = -1, t = now_ms();
+    if (!has_msn || !arg_int(c, "_HLS_msn", 0, INT64_MAX / 4, &msn) ||
+        (has_part && !arg_int(c, "_HLS_part", 0, INT64_MAX / 4, &j)))
+        return fail(status, MHD_HTTP_BAD_REQUEST, "_HLS_msn=M[&_HLS_part=J] wanted\n");
+    pthread_mutex_lock(&l->mu);
+    bool too_far = msn > live_edge(l, t) + 2;
+    pthread_mutex_unlock(&l->mu);
+    if (too_far)
+        return fail(status, MHD_HTTP_BAD_REQUEST, "_HLS_msn beyond the last segment + 2\n");
+    int64_t deadline = t + 3 * l->target_duration * 1000;
+    while (!reload_ready(l, name, (size_t)(slash - name), msn, j, t)) {
+        if (t >= deadline)
+            return fail(status, MHD_HTTP_SERVICE_UNAVAILABLE, "blocking reload: not published within 3 target durations\n");
+        usleep(10000);
+        t = now_ms();
+    }
+    return NULL;
 }
 
 bool testd_live_handles(const char *url)
@@ -390,8 +602,10 @@ bool testd_live_handles(const char *url)
 struct MHD_Response *testd_live_respond(struct testd_live *l, struct MHD_Connection *c,
                                         const char *url, unsigned *status)
 {
+    struct MHD_Response *r = strncmp(url, "/_live/", 7) ? NULL : hold_reload(l, c, url, status);
+    if (r)
+        return r;
     int64_t t = now_ms();
-    struct MHD_Response *r = NULL;
     pthread_mutex_lock(&l->mu);
     if (!strncmp(url, "/_control/", 10)) {
         r = !strcmp(url + 10, "status") ? status_answer(l, c, t, status) : command(l, c, url + 10, t, status);
@@ -404,10 +618,14 @@ struct MHD_Response *testd_live_respond(struct testd_live *l, struct MHD_Connect
             r = fail(status, p->outage_status, "outage\n");
         else if (!strcmp(slash + 1, "playlist.m3u8"))
             r = playlist(l, p, t, status);
+        else if (!strncmp(slash + 1, "part-", 5))
+            r = part(l, p, slash + 1, t, status);
         else
             r = segment(l, p, slash + 1, t, status);
         if (p && r && *status == MHD_HTTP_OK)
-            ++*(strcmp(slash + 1, "playlist.m3u8") ? &p->segment_requests : &p->playlist_requests);
+            ++*(!strcmp(slash + 1, "playlist.m3u8") ? &p->playlist_requests
+                : !strncmp(slash + 1, "part-", 5)   ? &p->part_requests
+                                                    : &p->segment_requests);
     }
     pthread_mutex_unlock(&l->mu);
     return r;

@@ -47,6 +47,8 @@ struct parser {
     bool byterange;
     uint64_t length, offset;
   } map;
+  size_t part_cap;
+  size_t seg_part_first;  /* pl->parts[seg_part_first ..] wait for their parent's URI */
 };
 
 struct attr {
@@ -296,7 +298,7 @@ static enum hls_status t_target(struct parser *p, char *v)
 
 static enum hls_status header_late(struct parser *p, const char *name)
 {
-  if (p->pl->segment_count == 0 && !p->pend.any) return HLS_OK;
+  if (p->pl->segment_count == 0 && !p->pend.any && p->pl->part_count == 0) return HLS_OK;
   return fail(p, HLS_E_HEADER_TAG_LATE, "%s after the first media segment", name);
 }
 
@@ -382,6 +384,18 @@ static enum hls_status t_key(struct parser *p, char *v)
   return HLS_OK;
 }
 
+/* A quoted "<n>[@<o>]" with n > 0 and o + n within 64 bits; *off is 0 and
+ * *has_off false without "@o". */
+static bool parse_quoted_range(const struct attr *a, uint64_t *len, uint64_t *off, bool *has_off)
+{
+  char *at = strchr(a->value, '@');
+  size_t nlen = at ? (size_t)(at - a->value) : strlen(a->value);
+  *off = 0;
+  *has_off = at != NULL;
+  return a->quoted && parse_u64(a->value, nlen, len) == HLS_OK && *len > 0 &&
+         (!at || parse_u64(at + 1, strlen(at + 1), off) == HLS_OK) && *off <= UINT64_MAX - *len;
+}
+
 /* #EXT-X-MAP:URI="...",BYTERANGE="<n>[@<o>]" (RFC 8216 4.3.2.5): the init
  * segment of every following segment, until the next EXT-X-MAP. */
 static enum hls_status t_map(struct parser *p, char *v)
@@ -397,14 +411,9 @@ static enum hls_status t_map(struct parser *p, char *v)
   p->map.uri = u->value;
   p->map.byterange = br != NULL;
   p->map.length = p->map.offset = 0;
-  if (br) {
-    char *at = strchr(br->value, '@');
-    size_t nlen = at ? (size_t)(at - br->value) : strlen(br->value);
-    if (!br->quoted || parse_u64(br->value, nlen, &p->map.length) != HLS_OK || p->map.length == 0 ||
-        (at && parse_u64(at + 1, strlen(at + 1), &p->map.offset) != HLS_OK) ||
-        p->map.offset > UINT64_MAX - p->map.length)
-      return fail(p, HLS_E_MAP, "EXT-X-MAP BYTERANGE is not a quoted <n>[@<o>]");
-  }
+  bool explicit_offset;
+  if (br && !parse_quoted_range(br, &p->map.length, &p->map.offset, &explicit_offset))
+    return fail(p, HLS_E_MAP, "EXT-X-MAP BYTERANGE is not a quoted <n>[@<o>]");
   return HLS_OK;
 }
 
@@ -477,6 +486,186 @@ static enum hls_status t_pdt(struct parser *p, char *v)
   return HLS_OK;
 }
 
+/* ---- Low-Latency HLS (RFC 8216bis 4.4.3.7, 4.4.3.8, 4.4.4.9, 4.4.5.3) ---- */
+
+static enum hls_status grow(struct parser *p, void **arr, size_t *cap, size_t count, size_t elem, size_t max);
+
+/* An unquoted decimal-floating-point attribute; absent leaves d->present false. */
+static bool duration_attr(const struct attr *a, struct hls_duration *d)
+{
+  memset(d, 0, sizeof *d);
+  if (!a) return true;
+  if (a->quoted || parse_decimal(a->value, a->value_len, &d->num, &d->den) != HLS_OK) return false;
+  d->ms = rounded_ms(d->num, d->den);
+  d->present = true;
+  return true;
+}
+
+/* An unquoted enumerated-string YES or NO; absent is NO. */
+static bool yes_no_attr(const struct attr *a, bool *v)
+{
+  *v = false;
+  if (!a) return true;
+  if (a->quoted) return false;
+  *v = strcmp(a->value, "YES") == 0;
+  return *v || strcmp(a->value, "NO") == 0;
+}
+
+/* A quoted, non-empty URI reference. */
+static bool uri_attr(const struct attr *a)
+{
+  struct uri_parts u;
+  return a && a->quoted && a->value[0] && uri_parse(a->value, &u) == URI_OK;
+}
+
+/* Exact duration in ns (den is 10^k, k <= 9, and at most 9 integer digits:
+ * below 10^18, no overflow), to compare durations without rounding. */
+static uint64_t duration_ns(uint64_t num, uint64_t den)
+{
+  assert(den >= 1 && den <= 1000000000u && 1000000000u % den == 0);
+  return num * (1000000000u / den);
+}
+
+/* #EXT-X-PART-INF:PART-TARGET=<s>: required with parts, once, > 0. */
+static enum hls_status t_part_inf(struct parser *p, char *v)
+{
+  if (p->pl->part_target.present) return fail(p, HLS_E_DUPLICATE_TAG, "EXT-X-PART-INF appears twice");
+  struct attr a[MAX_ATTRS];
+  size_t n = 0;
+  enum hls_status st = parse_attrs(p, v, a, &n);
+  if (st != HLS_OK) return st;
+  struct hls_duration d;
+  if (!duration_attr(find_attr(a, n, "PART-TARGET"), &d) || !d.present || d.num == 0)
+    return fail(p, HLS_E_MALFORMED_PART, "EXT-X-PART-INF without a positive decimal-floating-point PART-TARGET");
+  p->pl->part_target = d;
+  return HLS_OK;
+}
+
+/* #EXT-X-SERVER-CONTROL: once; CAN-SKIP-DATERANGES only with CAN-SKIP-UNTIL. */
+static enum hls_status t_server_control(struct parser *p, char *v)
+{
+  struct hls_server_control *c = &p->pl->server_control;
+  if (c->present) return fail(p, HLS_E_DUPLICATE_TAG, "EXT-X-SERVER-CONTROL appears twice");
+  struct attr a[MAX_ATTRS];
+  size_t n = 0;
+  enum hls_status st = parse_attrs(p, v, a, &n);
+  if (st != HLS_OK) return st;
+  if (!yes_no_attr(find_attr(a, n, "CAN-BLOCK-RELOAD"), &c->can_block_reload) ||
+      !yes_no_attr(find_attr(a, n, "CAN-SKIP-DATERANGES"), &c->can_skip_dateranges))
+    return fail(p, HLS_E_MALFORMED_SERVER_CONTROL, "EXT-X-SERVER-CONTROL: a YES/NO attribute is neither");
+  if (!duration_attr(find_attr(a, n, "CAN-SKIP-UNTIL"), &c->can_skip_until) ||
+      !duration_attr(find_attr(a, n, "HOLD-BACK"), &c->hold_back) ||
+      !duration_attr(find_attr(a, n, "PART-HOLD-BACK"), &c->part_hold_back))
+    return fail(p, HLS_E_MALFORMED_SERVER_CONTROL, "EXT-X-SERVER-CONTROL: a duration is not a decimal-floating-point");
+  if (c->can_skip_dateranges && !c->can_skip_until.present)
+    return fail(p, HLS_E_MALFORMED_SERVER_CONTROL, "EXT-X-SERVER-CONTROL: CAN-SKIP-DATERANGES without CAN-SKIP-UNTIL");
+  c->present = true;
+  return HLS_OK;
+}
+
+/* RFC 8216bis 4.4.4.9: a BYTERANGE without offset continues the previous
+ * part, which must exist and be a sub-range of the same URI. */
+static enum hls_status continue_part_range(struct parser *p, struct hls_part *part)
+{
+  const struct hls_playlist *pl = p->pl;
+  const struct hls_part *prev = pl->part_count ? &pl->parts[pl->part_count - 1] : NULL;
+  if (!prev || !prev->has_byterange || strcmp(prev->uri, part->uri) != 0)
+    return fail(p, HLS_E_BYTERANGE_CONTINUATION,
+                "EXT-X-PART BYTERANGE without offset, but the previous part is not a sub-range of the same URI");
+  if (prev->byterange_offset > UINT64_MAX - prev->byterange_length ||
+      prev->byterange_offset + prev->byterange_length > UINT64_MAX - part->byterange_length)
+    return fail(p, HLS_E_NUMBER_RANGE, "part byte range offset overflows");
+  part->byterange_offset = prev->byterange_offset + prev->byterange_length;
+  return HLS_OK;
+}
+
+/* Reads the attributes of one EXT-X-PART into *part (URI, DURATION,
+ * INDEPENDENT, GAP, BYTERANGE). */
+static enum hls_status read_part(struct parser *p, char *v, struct hls_part *part)
+{
+  struct attr a[MAX_ATTRS];
+  size_t n = 0;
+  enum hls_status st = parse_attrs(p, v, a, &n);
+  if (st != HLS_OK) return st;
+  const struct attr *uri = find_attr(a, n, "URI"), *dur = find_attr(a, n, "DURATION");
+  const struct attr *br = find_attr(a, n, "BYTERANGE");
+  struct hls_duration d;
+  if (!uri_attr(uri)) return fail(p, HLS_E_MALFORMED_PART, "EXT-X-PART without a quoted URI reference");
+  if (!duration_attr(dur, &d) || !d.present)
+    return fail(p, HLS_E_MALFORMED_PART, "EXT-X-PART without a decimal-floating-point DURATION");
+  if (!yes_no_attr(find_attr(a, n, "INDEPENDENT"), &part->independent) ||
+      !yes_no_attr(find_attr(a, n, "GAP"), &part->gap))
+    return fail(p, HLS_E_MALFORMED_PART, "EXT-X-PART INDEPENDENT or GAP is neither YES nor NO");
+  part->uri = uri->value;
+  part->duration_text = dur->value;
+  part->duration_num = d.num;
+  part->duration_den = d.den;
+  part->duration_ms = d.ms;
+  part->has_byterange = br != NULL;
+  if (br && !parse_quoted_range(br, &part->byterange_length, &part->byterange_offset, &part->byterange_offset_explicit))
+    return fail(p, HLS_E_MALFORMED_PART, "EXT-X-PART BYTERANGE is not a quoted <n>[@<o>]");
+  return br && !part->byterange_offset_explicit ? continue_part_range(p, part) : HLS_OK;
+}
+
+/* #EXT-X-PART: a part of the parent segment whose URI comes next (or of
+ * the open segment when none comes). */
+static enum hls_status t_part(struct parser *p, char *v)
+{
+  struct hls_playlist *pl = p->pl;
+  struct hls_part part;
+  memset(&part, 0, sizeof part);
+  part.line = p->line;
+  if (pl->segment_count > UINT64_MAX - pl->media_sequence)
+    return fail(p, HLS_E_NUMBER_RANGE, "media sequence number overflows");
+  part.media_sequence = pl->media_sequence + pl->segment_count;
+  part.part_index = pl->part_count - p->seg_part_first;
+  if (part.part_index >= HLS_MAX_PARTS_PER_SEGMENT)
+    return fail(p, HLS_E_TOO_MANY_PARTS, "more than %zu parts in one segment", HLS_MAX_PARTS_PER_SEGMENT);
+  enum hls_status st = read_part(p, v, &part);
+  if (st != HLS_OK) return st;
+  st = grow(p, (void **)&pl->parts, &p->part_cap, pl->part_count, sizeof *pl->parts, HLS_MAX_PARTS);
+  if (st == HLS_E_TOO_MANY_SEGMENTS) return fail(p, HLS_E_TOO_MANY_PARTS, "more than %zu parts", HLS_MAX_PARTS);
+  if (st != HLS_OK) return st;
+  pl->parts[pl->part_count++] = part;
+  return HLS_OK;
+}
+
+/* #EXT-X-PRELOAD-HINT:TYPE=PART|MAP,URI="...",BYTERANGE-START=,BYTERANGE-LENGTH=
+ * One per TYPE; another TYPE is ignored (RFC 8216bis 4.4.5.3). */
+static enum hls_status t_preload_hint(struct parser *p, char *v)
+{
+  struct attr a[MAX_ATTRS];
+  size_t n = 0;
+  enum hls_status st = parse_attrs(p, v, a, &n);
+  if (st != HLS_OK) return st;
+  const struct attr *type = find_attr(a, n, "TYPE"), *uri = find_attr(a, n, "URI");
+  const struct attr *start = find_attr(a, n, "BYTERANGE-START"), *len = find_attr(a, n, "BYTERANGE-LENGTH");
+  if (!type || type->quoted) return fail(p, HLS_E_MALFORMED_PRELOAD_HINT, "EXT-X-PRELOAD-HINT without an unquoted TYPE");
+  struct hls_preload_hint *h = strcmp(type->value, "PART") == 0 ? &p->pl->preload_part
+                               : strcmp(type->value, "MAP") == 0 ? &p->pl->preload_map
+                                                                  : NULL;
+  if (!h) return HLS_OK;
+  if (h->present) return fail(p, HLS_E_DUPLICATE_TAG, "two EXT-X-PRELOAD-HINT tags of one TYPE");
+  if (!uri_attr(uri)) return fail(p, HLS_E_MALFORMED_PRELOAD_HINT, "EXT-X-PRELOAD-HINT without a quoted URI reference");
+  if ((start && (start->quoted || parse_u64(start->value, start->value_len, &h->byterange_start) != HLS_OK)) ||
+      (len && (len->quoted || parse_u64(len->value, len->value_len, &h->byterange_length) != HLS_OK)) ||
+      h->byterange_start > UINT64_MAX - h->byterange_length)
+    return fail(p, HLS_E_MALFORMED_PRELOAD_HINT, "EXT-X-PRELOAD-HINT BYTERANGE-START/-LENGTH is not a decimal-integer");
+  h->has_byterange_length = len != NULL;
+  h->uri = uri->value;
+  h->line = p->line;
+  h->present = true;
+  return HLS_OK;
+}
+
+/* EXT-X-SKIP replaces segments by a count (a delta update, asked for with
+ * _HLS_skip): the segments it stands for cannot be verified. */
+static enum hls_status t_skip(struct parser *p, char *v)
+{
+  (void)v;
+  return fail(p, HLS_E_DELTA_UPDATE, "EXT-X-SKIP: playlist delta updates are outside profile v1");
+}
+
 /* ---- master playlist tags ---- */
 
 static bool valid_resolution(const char *s)
@@ -544,6 +733,11 @@ static const struct tag_def TAGS[] = {
     {"EXT-X-KEY", VALUE_REQUIRED, SCOPE_MEDIA, t_key},
     {"EXT-X-MAP", VALUE_REQUIRED, SCOPE_MEDIA, t_map},
     {"EXT-X-I-FRAMES-ONLY", VALUE_NONE, SCOPE_MEDIA, t_iframes},
+    {"EXT-X-PART-INF", VALUE_REQUIRED, SCOPE_MEDIA, t_part_inf},
+    {"EXT-X-SERVER-CONTROL", VALUE_REQUIRED, SCOPE_MEDIA, t_server_control},
+    {"EXT-X-PART", VALUE_REQUIRED, SCOPE_MEDIA, t_part},
+    {"EXT-X-PRELOAD-HINT", VALUE_REQUIRED, SCOPE_MEDIA, t_preload_hint},
+    {"EXT-X-SKIP", VALUE_REQUIRED, SCOPE_MEDIA, t_skip},
     {"EXT-X-STREAM-INF", VALUE_REQUIRED, SCOPE_MASTER, t_stream_inf},
     {"EXT-X-I-FRAME-STREAM-INF", VALUE_REQUIRED, SCOPE_MASTER, t_master_other},
     {"EXT-X-MEDIA", VALUE_REQUIRED, SCOPE_MASTER, t_master_other},
@@ -649,6 +843,9 @@ static enum hls_status add_segment(struct parser *p, const char *uri)
   s.map_has_byterange = p->map.byterange;
   s.map_byterange_length = p->map.length;
   s.map_byterange_offset = p->map.offset;
+  s.part_first = p->seg_part_first;
+  s.part_count = pl->part_count - p->seg_part_first;
+  p->seg_part_first = pl->part_count;
   pl->segments[pl->segment_count++] = s;
   memset(&p->pend, 0, sizeof p->pend);
   return HLS_OK;
@@ -765,9 +962,59 @@ static enum hls_status check_target(struct parser *p)
   return HLS_OK;
 }
 
+/* RFC 8216bis 4.4.3.7 and 4.4.4.9: EXT-X-PART-INF is required with parts,
+ * and no part is longer than PART-TARGET (exactly, no rounding). */
+static enum hls_status check_parts(struct parser *p)
+{
+  const struct hls_playlist *pl = p->pl;
+  if (pl->part_count == 0) return HLS_OK;
+  if (!pl->part_target.present) {
+    p->line = pl->parts[0].line;
+    return fail(p, HLS_E_NO_PART_TARGET, "EXT-X-PART without EXT-X-PART-INF:PART-TARGET");
+  }
+  uint64_t target = duration_ns(pl->part_target.num, pl->part_target.den);
+  for (size_t i = 0; i < pl->part_count; i++) {
+    const struct hls_part *q = &pl->parts[i];
+    if (duration_ns(q->duration_num, q->duration_den) > target) {
+      p->line = q->line;
+      return fail(p, HLS_E_PART_TOO_LONG, "part of %.24s s exceeds PART-TARGET", q->duration_text);
+    }
+  }
+  return HLS_OK;
+}
+
+/* Parts after the last URI: the open segment.  Only tags that describe the
+ * segment as a whole may wait with them (DISCONTINUITY, PROGRAM-DATE-TIME);
+ * an EXTINF or EXT-X-BYTERANGE without its URI is a truncated transfer. */
+static bool take_open_segment(struct parser *p)
+{
+  struct hls_playlist *pl = p->pl;
+  const struct pending *q = &p->pend;
+  if (pl->part_count == p->seg_part_first || q->extinf || q->byterange) return false;
+  struct hls_segment *s = &pl->open_segment;
+  memset(s, 0, sizeof *s);
+  s->line = pl->parts[p->seg_part_first].line;
+  s->duration_den = 1;
+  s->media_sequence = pl->parts[p->seg_part_first].media_sequence;
+  s->discontinuity = q->discontinuity;
+  s->has_program_date_time = q->pdt;
+  s->program_date_time_ms = q->pdt_ms;
+  s->program_date_time_text = q->pdt_text;
+  s->key = p->key;
+  s->map_uri = p->map.uri;
+  s->map_has_byterange = p->map.byterange;
+  s->map_byterange_length = p->map.length;
+  s->map_byterange_offset = p->map.offset;
+  s->part_first = p->seg_part_first;
+  s->part_count = pl->part_count - p->seg_part_first;
+  pl->has_open_segment = true;
+  return true;
+}
+
 static enum hls_status finish(struct parser *p)
 {
   if (!p->seen_extm3u) return fail(p, HLS_E_NO_EXTM3U, "no #EXTM3U line");
+  if (!p->stream_inf && take_open_segment(p)) memset(&p->pend, 0, sizeof p->pend);
   if (p->pend.any || p->stream_inf) {
     p->line = p->stream_inf ? p->stream_inf_line : p->pend.first_line;
     return fail(p, HLS_E_DANGLING_SEGMENT_TAGS, "tags at the end of the playlist with no URI after them");
@@ -779,6 +1026,7 @@ static enum hls_status finish(struct parser *p)
                 p->pl->variant_count);
   }
   enum hls_status st = check_target(p);
+  if (st == HLS_OK) st = check_parts(p);
   if (st == HLS_OK) p->pl->kind = HLS_KIND_MEDIA;
   return st;
 }
@@ -798,6 +1046,7 @@ void hls_playlist_free(struct hls_playlist *pl)
   if (!pl) return;
   free(pl->segments);
   free(pl->variants);
+  free(pl->parts);
   free(pl->storage);
   memset(pl, 0, sizeof *pl);
 }
@@ -945,6 +1194,15 @@ static const struct status_info STATUS[] = {
     {HLS_E_SELECT_RANGE, "select_range", HLS_CLASS_USAGE, "first media sequence number after the last"},
     {HLS_E_SELECT_NOT_FOUND, "select_not_found", HLS_CLASS_USAGE, "media sequence number not in the playlist"},
     {HLS_E_SELECT_DISCONTINUITY, "select_discontinuity", HLS_CLASS_USAGE, "selection crosses EXT-X-DISCONTINUITY"},
+    {HLS_E_MALFORMED_PART, "malformed_part", HLS_CLASS_INVALID_DELIVERY, "malformed EXT-X-PART or EXT-X-PART-INF"},
+    {HLS_E_NO_PART_TARGET, "no_part_target", HLS_CLASS_INVALID_DELIVERY, "EXT-X-PART without EXT-X-PART-INF"},
+    {HLS_E_PART_TOO_LONG, "part_too_long", HLS_CLASS_INVALID_DELIVERY, "a part is longer than PART-TARGET"},
+    {HLS_E_TOO_MANY_PARTS, "too_many_parts", HLS_CLASS_INVALID_DELIVERY, "too many parts"},
+    {HLS_E_MALFORMED_SERVER_CONTROL, "malformed_server_control", HLS_CLASS_INVALID_DELIVERY,
+     "malformed EXT-X-SERVER-CONTROL"},
+    {HLS_E_MALFORMED_PRELOAD_HINT, "malformed_preload_hint", HLS_CLASS_INVALID_DELIVERY,
+     "malformed EXT-X-PRELOAD-HINT"},
+    {HLS_E_DELTA_UPDATE, "delta_update", HLS_CLASS_OUTSIDE_PROFILE, "playlist delta updates (EXT-X-SKIP) are outside profile v1"},
 };
 
 static const struct status_info *status_info(enum hls_status st)

@@ -26,6 +26,8 @@
 #define HLS_MAX_LINE_BYTES ((size_t)16384) /* without the line end */
 #define HLS_MAX_SEGMENTS ((size_t)100000)
 #define HLS_MAX_VARIANTS ((size_t)1024)
+#define HLS_MAX_PARTS ((size_t)100000)          /* EXT-X-PART tags in one playlist */
+#define HLS_MAX_PARTS_PER_SEGMENT ((size_t)1024) /* EXT-X-PART tags of one parent segment */
 #define HLS_MESSAGE_MAX 160
 
 /* Outcome of hls_parse / hls_select.  The zero value is a failure. */
@@ -67,7 +69,15 @@ enum hls_status {
   HLS_E_NOT_MEDIA,                /* hls_select on something else than a parsed media playlist */
   HLS_E_SELECT_RANGE,             /* first_seq > last_seq */
   HLS_E_SELECT_NOT_FOUND,         /* a media sequence number is not in the playlist */
-  HLS_E_SELECT_DISCONTINUITY      /* the selection crosses EXT-X-DISCONTINUITY */
+  HLS_E_SELECT_DISCONTINUITY,     /* the selection crosses EXT-X-DISCONTINUITY */
+  /* Low-Latency HLS (RFC 8216bis), added at the end: values are stored */
+  HLS_E_MALFORMED_PART,           /* EXT-X-PART / EXT-X-PART-INF with a bad shape */
+  HLS_E_NO_PART_TARGET,           /* EXT-X-PART without EXT-X-PART-INF:PART-TARGET */
+  HLS_E_PART_TOO_LONG,            /* a part's DURATION exceeds PART-TARGET */
+  HLS_E_TOO_MANY_PARTS,           /* more than HLS_MAX_PARTS / HLS_MAX_PARTS_PER_SEGMENT */
+  HLS_E_MALFORMED_SERVER_CONTROL, /* EXT-X-SERVER-CONTROL with a bad shape */
+  HLS_E_MALFORMED_PRELOAD_HINT,   /* EXT-X-PRELOAD-HINT with a bad shape */
+  HLS_E_DELTA_UPDATE              /* EXT-X-SKIP: a playlist delta update (outside profile v1) */
 };
 
 /* How a caller should report a status (the zero value is a failure). */
@@ -128,6 +138,56 @@ struct hls_segment {
   bool map_has_byterange;
   uint64_t map_byterange_length;
   uint64_t map_byterange_offset; /* 0 when the BYTERANGE gives none */
+  /* Low-Latency HLS: the EXT-X-PART tags before this segment's URI are its
+   * parts, pl->parts[part_first .. part_first + part_count); 0 when none */
+  size_t part_first;
+  size_t part_count;
+};
+
+/* One partial segment (EXT-X-PART, RFC 8216bis 4.4.4.9). */
+struct hls_part {
+  const char *uri;           /* the URI attribute as written */
+  const char *duration_text; /* DURATION as written */
+  uint64_t duration_num;     /* as hls_segment */
+  uint64_t duration_den;
+  uint64_t duration_ms;
+  uint64_t media_sequence;   /* of the parent segment */
+  size_t part_index;         /* 0-based index within the parent segment */
+  bool independent;          /* INDEPENDENT=YES */
+  bool gap;                  /* GAP=YES: the part is not available */
+  bool has_byterange;
+  uint64_t byterange_length;
+  uint64_t byterange_offset; /* explicit, or continued from the previous part */
+  bool byterange_offset_explicit;
+  unsigned long line;
+};
+
+/* A decimal-floating-point duration of an LL-HLS attribute: num/den
+ * seconds and ms as for EXTINF; present false when the attribute is absent. */
+struct hls_duration {
+  bool present;
+  uint64_t num, den, ms;
+};
+
+/* EXT-X-SERVER-CONTROL (RFC 8216bis 4.4.3.8). */
+struct hls_server_control {
+  bool present;
+  bool can_block_reload;     /* CAN-BLOCK-RELOAD=YES: _HLS_msn / _HLS_part are honoured */
+  bool can_skip_dateranges;  /* CAN-SKIP-DATERANGES=YES */
+  struct hls_duration can_skip_until;
+  struct hls_duration hold_back;
+  struct hls_duration part_hold_back;
+};
+
+/* EXT-X-PRELOAD-HINT (RFC 8216bis 4.4.5.3): the resource the server will
+ * publish next, one per TYPE. */
+struct hls_preload_hint {
+  bool present;
+  const char *uri;           /* the URI attribute as written */
+  uint64_t byterange_start;  /* BYTERANGE-START, 0 when absent */
+  bool has_byterange_length; /* BYTERANGE-LENGTH given; else up to the end of the resource */
+  uint64_t byterange_length;
+  unsigned long line;
 };
 
 /* One variant of a master playlist (EXT-X-STREAM-INF + its URI line). */
@@ -152,6 +212,19 @@ struct hls_playlist {
   size_t segment_count;
   struct hls_variant *variants;
   size_t variant_count;
+  /* Low-Latency HLS; all zero for a playlist without its tags */
+  struct hls_duration part_target; /* EXT-X-PART-INF:PART-TARGET */
+  struct hls_server_control server_control;
+  struct hls_part *parts;      /* every EXT-X-PART in playlist order */
+  size_t part_count;
+  /* Parts after the last segment URI (a live playlist that ends in parts):
+   * the open segment, media sequence media_sequence + segment_count, not in
+   * segments[].  Its uri is NULL and its duration 0; discontinuity,
+   * program date-time, key and map are what would apply to it. */
+  bool has_open_segment;
+  struct hls_segment open_segment;
+  struct hls_preload_hint preload_part; /* TYPE=PART */
+  struct hls_preload_hint preload_map;  /* TYPE=MAP */
   char *storage;               /* owned copy of the text the strings point into */
 };
 
