@@ -25,6 +25,7 @@
 #include "dlv.h"
 #include "evidence_text.h"
 #include "serve_access.h"
+#include "serve_auth.h"
 #include "serve_deadline.h"
 
 /* Every table of routes the service answers; another set of endpoints adds
@@ -443,6 +444,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                    ? error_json(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
                                 "this path does not take this method")
                    : error_json(rq, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+    if (rq->route->operator_only && !sauth_operator_ok(s->cfg, srv_header(rq, "Authorization"))) {
+        /* the same answer for no token, a wrong one, and none configured */
+        static const char *const challenge[] = {"WWW-Authenticate", "Bearer", NULL};
+        static const char body[] = "{\"error\":\"unauthorized\",\"detail\":\"an operator "
+                                   "endpoint: Authorization: Bearer and the --admin-token-file "
+                                   "token\"}";
+        return srv_respond_headers(rq, MHD_HTTP_UNAUTHORIZED, "application/json", body,
+                                   sizeof body - 1, challenge);
+    }
     return rq->route->handle(s, rq);
 }
 

@@ -51,6 +51,9 @@ struct srv_config {
     unsigned request_timeout_s;  /* --request-timeout: accept (or previous answer) to body complete */
     unsigned per_ip_limit;       /* --max-connections-per-ip: 0 none */
     struct cauth *client_auth;   /* --client-auth: tokens on POST /v1/allocations, or NULL */
+    unsigned char admin_token_sha256[32]; /* --admin-token-file, hashed (serve_auth.h) */
+    bool admin_token_set;        /* false: operator endpoints answer 401 to everyone */
+    bool allow_anonymous;        /* --allow-anonymous: no client auth on a non-loopback address */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096
@@ -87,6 +90,7 @@ struct srv_route {
     const char *method, *pattern;
     srv_handler handle;
     const char *name; /* the latency histogram's route label */
+    bool operator_only; /* needs the operator token (serve_auth.h), else 401 */
 };
 
 struct srv_route_table {

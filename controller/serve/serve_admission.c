@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cauth.h"
 #include "cliutil.h"
@@ -151,6 +152,16 @@ static int authenticate(struct srv *s, struct srv_request *rq, struct adm_reques
     return 0;
 }
 
+/* Is the Content-Type application/json (parameters such as charset allowed)? */
+static bool json_content(const char *ct)
+{
+    static const char want[] = "application/json";
+    if (!ct || strncasecmp(ct, want, sizeof want - 1))
+        return false;
+    char next = ct[sizeof want - 1];
+    return next == '\0' || next == ';' || next == ' ' || next == '\t';
+}
+
 static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
 {
     size_t len;
@@ -159,6 +170,10 @@ static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
     if (too_big)
         return error(s, rq, MHD_HTTP_BAD_REQUEST, SMET_BAD_REQUEST, "body_too_large",
                      "the request body is larger than 4096 bytes");
+    if (!json_content(srv_header(rq, "Content-Type")))
+        /* a text/plain POST is a "simple" cross-site request no preflight guards */
+        return error(s, rq, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, SMET_BAD_REQUEST,
+                     "unsupported_media_type", "the body must be Content-Type: application/json");
     struct adm_request *a = calloc(1, sizeof *a);
     char err[256];
     struct jwt_claims *cl = s->cfg->client_auth ? malloc(sizeof *cl) : NULL;
@@ -261,10 +276,10 @@ static enum MHD_Result metrics(struct srv *s, struct srv_request *rq)
 }
 
 static const struct srv_route routes[] = {
-    {"POST", "/v1/allocations", allocate, "allocations"},
-    {"GET", "/v1/grants/{}", grant, "grants"},
-    {"GET", "/healthz", health, "healthz"},
-    {"GET", "/metrics", metrics, "metrics"},
+    {"POST", "/v1/allocations", allocate, "allocations", false},
+    {"GET", "/v1/grants/{}", grant, "grants", true},
+    {"GET", "/healthz", health, "healthz", false},
+    {"GET", "/metrics", metrics, "metrics", true},
 };
 
 const struct srv_route_table srv_admission_table = {routes, sizeof routes / sizeof routes[0]};

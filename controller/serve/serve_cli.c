@@ -21,6 +21,7 @@
 #include "evidence.h"
 #include "evidence_text.h"
 #include "serve.h"
+#include "serve_auth.h"
 #include "stepctl.h"
 
 static const char serve_help[] =
@@ -85,8 +86,15 @@ static const char serve_help[] =
     "                     aud, exp, nbf, cohorts); 401 unauthorized, 403 cohort_not_allowed,\n"
     "                     422 allocation_id_taken (another subject's id), 429\n"
     "                     subject_quota_exceeded (docs/serve.md#client-auth)\n"
-    "exit: 0 stopped after draining, 64 usage (also --paths without --evidence), 65 paths.json\n"
-    "      or the --client-auth file refused or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
+    "  --admin-token-file F  the operators' bearer token (one line, at least 16 bytes, a file\n"
+    "                     readable by its owner only): GET /v1/grants/ID and /metrics need\n"
+    "                     Authorization: Bearer TOKEN, else 401 (WWW-Authenticate: Bearer);\n"
+    "                     without it they answer 401 to everyone; /healthz stays open\n"
+    "  --allow-anonymous  listen on a non-loopback address without --client-auth (refused\n"
+    "                     otherwise: 64): anyone who reaches it allocates\n"
+    "exit: 0 stopped after draining, 64 usage (also --paths without --evidence, a non-loopback\n"
+    "      --listen without --client-auth or --allow-anonymous), 65 paths.json, the --client-auth\n"
+    "      file or the admin token file refused (mode, length) or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
     "      the evidence store or the access log cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
@@ -186,12 +194,37 @@ static int evidence_usable(const char *file)
     return CLI_NOINPUT;
 }
 
+/* Who may call what (docs/security.md#who-may-call-what): said loudly at
+ * start, and refused where nobody would be asked.  0 or 64. */
+static int who_may_call(struct srv_config *c, bool admin_token, bool allow_anonymous)
+{
+    c->admin_token_set = admin_token;
+    c->allow_anonymous = allow_anonymous;
+    if (!admin_token)
+        fprintf(stderr, "stepctl serve: no --admin-token-file: the operator endpoints "
+                        "(/v1/grants/ID, /metrics) answer 401 to everyone\n");
+    if (!srv_needs_anonymous_ok(c))
+        return CLI_OK;
+    if (!allow_anonymous) {
+        fprintf(stderr, "stepctl serve: refusing to listen on %s without --client-auth: anyone "
+                        "who reaches it could allocate; give --client-auth FILE, or "
+                        "--allow-anonymous to accept that\n",
+                c->listen_text);
+        return CLI_USAGE;
+    }
+    fprintf(stderr, "stepctl serve: WARNING: --allow-anonymous on %s: anyone who reaches this "
+                    "address allocates under any cohort's grant (docs/security.md)\n",
+            c->listen_text);
+    return CLI_OK;
+}
+
 int stepctl_cmd_serve(int argc, char **argv)
 {
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
-               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL;
-    bool help;
+               *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL,
+               *admin_token = NULL;
+    bool help, allow_anonymous = false;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
                              {"--listen", &listen, NULL},
@@ -206,7 +239,9 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--access-log", &access_log, NULL},
                              {"--request-timeout", &request_timeout, NULL},
                              {"--max-connections-per-ip", &per_ip, NULL},
-                             {"--client-auth", &client_auth, NULL}};
+                             {"--client-auth", &client_auth, NULL},
+                             {"--admin-token-file", &admin_token, NULL},
+                             {"--allow-anonymous", NULL, &allow_anonymous}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -255,9 +290,12 @@ int stepctl_cmd_serve(int argc, char **argv)
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
     if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
-        (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK)) {
+        (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK) ||
+        (admin_token && (rc = sauth_load_token(admin_token, c.admin_token_sha256)) != CLI_OK) ||
+        (rc = who_may_call(&c, admin_token != NULL, allow_anonymous)) != CLI_OK) {
         dlv_paths_free(c.paths);
         free(c.paths);
+        cauth_free(c.client_auth);
         return rc;
     }
     /* Every connection is used by one thread only (the writer's, and one per

@@ -83,9 +83,9 @@ static enum MHD_Result media(struct srv *s, struct srv_request *rq)
 }
 
 static const struct srv_route routes[] = {
-    {"GET", "/v1/sessions/{}/master.m3u8", master, "master"},
-    {"GET", "/v1/sessions/{}/steering", steering, "steering"},
-    {"GET", "/v1/sessions/{}/{}/{}", media, "media_playlist"},
+    {"GET", "/v1/sessions/{}/master.m3u8", master, "master", false},
+    {"GET", "/v1/sessions/{}/steering", steering, "steering", false},
+    {"GET", "/v1/sessions/{}/{}/{}", media, "media_playlist", false},
 };
 
 const struct srv_route_table srv_delivery_table = {routes, sizeof routes / sizeof routes[0]};

@@ -170,7 +170,7 @@ void srep_master_fetched(struct srv *s, const char *session_id)
 }
 
 static const struct srv_route routes[] = {
-    {"POST", "/v1/sessions/{}/reports", report, "session_reports"},
+    {"POST", "/v1/sessions/{}/reports", report, "session_reports", false},
 };
 
 const struct srv_route_table srv_reports_table = {routes, sizeof routes / sizeof routes[0]};

@@ -141,6 +141,12 @@ static size_t collect(char *data, size_t size, size_t nmemb, void *ud)
 int cdn_http(const char *method, const char *url, const char *cookie, const char *body,
              struct cdn_http *out)
 {
+    return cdn_http_with(method, url, cookie, NULL, body, out);
+}
+
+int cdn_http_with(const char *method, const char *url, const char *cookie, const char *header,
+                  const char *body, struct cdn_http *out)
+{
     memset(out, 0, sizeof *out);
     CURL *c = curl_easy_init();
     if (!c)
@@ -155,6 +161,14 @@ int cdn_http(const char *method, const char *url, const char *cookie, const char
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     if (cookie)
         curl_easy_setopt(c, CURLOPT_COOKIE, cookie);
+    struct curl_slist *hdr = NULL;
+    if (header)
+        hdr = curl_slist_append(hdr, header);
+    /* a JSON body says so (stepctl serve refuses another type: 415) */
+    if (body && body[0] == '{')
+        hdr = curl_slist_append(hdr, "Content-Type: application/json");
+    if (hdr)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     if (body)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     if (method)
@@ -164,6 +178,7 @@ int cdn_http(const char *method, const char *url, const char *cookie, const char
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     curl_easy_cleanup(c);
+    curl_slist_free_all(hdr);
     out->body = b.p ? b.p : strdup("");
     out->len = b.n;
     out->headers = h.p ? h.p : strdup("");

@@ -47,6 +47,9 @@ struct cdn_http {
  * nothing is followed.  0 when an HTTP answer arrived. */
 int cdn_http(const char *method, const char *url, const char *cookie, const char *body,
              struct cdn_http *out);
+/* The same with one more request header ("Name: value", NULL none). */
+int cdn_http_with(const char *method, const char *url, const char *cookie, const char *header,
+                  const char *body, struct cdn_http *out);
 void cdn_http_free(struct cdn_http *h);
 /* The value of header name in h (case-insensitive, malloc'd) or NULL. */
 char *cdn_http_header(const struct cdn_http *h, const char *name);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,9 +49,16 @@ void server_start_with(struct ctl_world *w, struct server *s, const char *const 
     ctl_tmp_path(&w->t, "port", pf, sizeof pf);
     ctl_tmp_path(&w->t, "serve.log", log, sizeof log);
     unlink(pf);
+    char token[160];
+    ctl_tmp_path(&w->t, "admin.token", token, sizeof token);
+    FILE *tf = fopen(token, "w");
+    assert_non_null(tf);
+    fputs(SERVE_ADMIN_TOKEN "\n", tf);
+    fclose(tf);
+    assert_int_equal(chmod(token, 0600), 0);
     const char *argv[32] = {"stepctl", "serve", "--db", w->db, "--listen", "127.0.0.1:0",
-                            "--port-file", pf, "--threads", "4"};
-    size_t n = 10;
+                            "--port-file", pf, "--threads", "4", "--admin-token-file", token};
+    size_t n = 12;
     for (size_t i = 0; extra && extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;

@@ -14,6 +14,11 @@
 
 #include "ctl_test.h"
 
+/* Every server the rig starts has this operator token (--admin-token-file,
+ * a 0600 file in the test's folder); send SERVE_ADMIN_AUTH to reach
+ * /metrics and /v1/grants/ID. */
+#define SERVE_ADMIN_TOKEN "operator-token-of-the-tests-0123456789"
+#define SERVE_ADMIN_AUTH "Authorization: Bearer " SERVE_ADMIN_TOKEN
 struct server {
     pid_t pid;
     int port;

@@ -446,7 +446,10 @@ static void ctl_153_serve_tricklers_are_cut_off_and_an_honest_client_is_answered
         close(fd[i]);
     /* Counted: the held ones were cut by the deadline. */
     struct cdn_http h;
-    assert_int_equal(edge_get(w.db, s.port, "/metrics", &h), 200);
+    char murl[96];
+    snprintf(murl, sizeof murl, "http://127.0.0.1:%d/metrics", s.port);
+    assert_int_equal(cdn_http_with(NULL, murl, NULL, SERVE_ADMIN_AUTH, NULL, &h), 0);
+    assert_int_equal(h.status, 200);
     const char *cut = strstr(h.body, "\nstepctl_connections_cut_total ");
     assert_non_null(cut);
     long long n_cut = strtoll(cut + 31, NULL, 10);
@@ -557,8 +560,9 @@ static void ctl_154_serve_fails_closed_without_readable_evidence(void **state)
 static void raw_once(int port, const char *method, const char *target, char *out, size_t cap)
 {
     char text[1024];
-    snprintf(text, sizeof text, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", method,
-             target);
+    snprintf(text, sizeof text,
+             "%s %s HTTP/1.1\r\nHost: x\r\n" SERVE_ADMIN_AUTH "\r\nConnection: close\r\n\r\n",
+             method, target);
     assert_true(raw_exchange(port, text, out, cap));
 }
 

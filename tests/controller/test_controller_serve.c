@@ -283,7 +283,13 @@ static void ctl_52_serve_end_to_end_cap_retries_and_closing_the_loop(void **stat
     snprintf(path, sizeof path, "/v1/grants/%s", f.g);
     r.body = grant_text;
     r.cap = sizeof grant_text;
-    assert_int_equal(http(f.h, f.s.port, "GET", path, NULL, NULL, &r), 200);
+    /* an operator endpoint: 401 without the token, with WWW-Authenticate */
+    assert_int_equal(http(f.h, f.s.port, "GET", path, NULL, NULL, &r), 401);
+    assert_non_null(strstr(r.body, "unauthorized"));
+    assert_int_equal(http(f.h, f.s.port, "GET", path, NULL, "Authorization: Bearer wrong-token-0123456789", &r), 401);
+    r.body = grant_text;
+    r.cap = sizeof grant_text;
+    assert_int_equal(http(f.h, f.s.port, "GET", path, NULL, SERVE_ADMIN_AUTH, &r), 200);
     json_t *gj = json_loads(r.body, 0, NULL);
     assert_int_equal(json_integer_value(json_object_get(gj, "used")), 20);
     assert_int_equal(json_integer_value(json_object_get(gj, "remaining")), 0);
@@ -343,7 +349,7 @@ static void ctl_53_serve_refuses_bad_requests_and_writes_nothing(void **state)
     assert_int_equal(http(f.h, f.s.port, "GET", "/v1/nothing", NULL, NULL, &r), 404);
     assert_int_equal(http(f.h, f.s.port, "GET", "/v1/allocations", NULL, NULL, &r), 405);
     assert_int_equal(http(f.h, f.s.port, "GET", "/v1/grants/0123456789abcdef0123456789abcdef", NULL,
-                          NULL, &r),
+                          SERVE_ADMIN_AUTH, &r),
                      404);
     assert_int_equal(http(f.h, f.s.port, "GET", "/v1/grants/a%20b", NULL, NULL, &r), 404);
     assert_int_equal(http(f.h, f.s.port, "GET", "/healthz", NULL, NULL, &r), 200);
@@ -353,7 +359,7 @@ static void ctl_53_serve_refuses_bad_requests_and_writes_nothing(void **state)
     assert_non_null(text);
     r.body = text;
     r.cap = 1 << 16;
-    assert_int_equal(http(f.h, f.s.port, "GET", "/metrics", NULL, NULL, &r), 200);
+    assert_int_equal(http(f.h, f.s.port, "GET", "/metrics", NULL, SERVE_ADMIN_AUTH, &r), 200);
     const char *names[] = {"stepctl_allocations_total{result=\"created\"} 1",
                            "stepctl_allocations_total{result=\"bad_request\"} 9",
                            "stepctl_grant_remaining{grant_id=\"",
@@ -779,7 +785,7 @@ static void ctl_98_serve_metrics_pass_promtool_and_the_access_log_redacts(void *
     assert_non_null(text);
     r.body = text;
     r.cap = 1 << 16;
-    assert_int_equal(http(f.h, f.s.port, "GET", "/metrics", NULL, NULL, &r), 200);
+    assert_int_equal(http(f.h, f.s.port, "GET", "/metrics", NULL, SERVE_ADMIN_AUTH, &r), 200);
     const char *names[] = {"stepctl_build_info{version=\"" STEPCTL_VERSION "\",commit=\"",
                            "stepctl_requests_total{route=\"allocations\",status=\"201\"} 2\n",
                            "stepctl_requests_total{route=\"allocations\",status=\"403\"} 1\n",

@@ -214,7 +214,7 @@ case_07_readme_commands_run_as_written() {
   sv=$!
   for _ in $(seq 100); do [ -s serve.port ] && break; sleep 0.1; done
   sport=$(cat serve.port)
-  curl -s -o alloc.json -w '%{http_code}' -d '{"allocation_id": "viewer-1", "cohort": {"channel": "ch1",
+  curl -s -o alloc.json -w '%{http_code}' -H 'Content-Type: application/json' -d '{"allocation_id": "viewer-1", "cohort": {"channel": "ch1",
     "region": "eu-west", "isp": "isp-x", "client": "web-hlsjs", "build": "2026.11.3", "rendition": "360p"}}' \
     "http://127.0.0.1:$sport/v1/allocations" | grep -qx 201 || { kill "$sv"; fail "allocation: $(cat alloc.json)"; }
   kill "$sv"; wait "$sv" || true
