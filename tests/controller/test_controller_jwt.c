@@ -80,7 +80,7 @@ static size_t sign(const char *in, const unsigned char *secret, size_t slen, EVP
 static void token(const char *header, const char *claims, const unsigned char *secret,
                   size_t slen, EVP_PKEY *ec, char *out)
 {
-    char in[4096];
+    char in[3900]; /* + "." + the signature fit out */
     b64url((const unsigned char *)header, strlen(header), in);
     strcat(in, ".");
     b64url((const unsigned char *)claims, strlen(claims), in + strlen(in));
