@@ -497,19 +497,8 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
 static enum nxt_outcome at_acting_time(sqlite3 *db, struct review *r, bool dry_run, char *why,
                                        size_t whylen)
 {
-    int64_t clock = r->now, hw = 0;
-    if (dry_run) {
-        int got = clk_read(db, CLK_HIGH_WATER, &hw);
-        if (got < 0)
-            return NXT_FAILED;
-        if (got == 0 && clock + CLK_SKEW_MS < hw) {
-            clk_behind_text(why, whylen, clock, hw);
-            return NXT_REFUSED;
-        }
-        r->now = got == 0 && hw > clock ? hw : clock;
-        return NXT_POSITIVE;
-    }
-    enum clk_rc c = clk_enter(db, clock, &r->now);
+    int64_t clock = r->now;
+    enum clk_rc c = dry_run ? clk_check(db, clock, &r->now) : clk_enter(db, clock, &r->now);
     if (c == CLK_BEHIND)
         clk_behind_text(why, whylen, clock, r->now);
     return c == CLK_OK ? NXT_POSITIVE : c == CLK_BEHIND ? NXT_REFUSED : NXT_FAILED;

@@ -42,9 +42,8 @@ int clk_advance(sqlite3 *db, const char *mark, int64_t at_ms)
     return rc;
 }
 
-enum clk_rc clk_enter(sqlite3 *db, int64_t now_ms, int64_t *acting_ms)
+enum clk_rc clk_check(sqlite3 *db, int64_t now_ms, int64_t *acting_ms)
 {
-    assert(sqlite3_get_autocommit(db) == 0); /* inside the caller's write transaction */
     int64_t hw = 0;
     int r = clk_read(db, CLK_HIGH_WATER, &hw);
     if (r < 0)
@@ -54,6 +53,15 @@ enum clk_rc clk_enter(sqlite3 *db, int64_t now_ms, int64_t *acting_ms)
         return CLK_BEHIND;
     }
     *acting_ms = r == 0 && hw > now_ms ? hw : now_ms;
+    return CLK_OK;
+}
+
+enum clk_rc clk_enter(sqlite3 *db, int64_t now_ms, int64_t *acting_ms)
+{
+    assert(sqlite3_get_autocommit(db) == 0); /* inside the caller's write transaction */
+    enum clk_rc c = clk_check(db, now_ms, acting_ms);
+    if (c != CLK_OK)
+        return c;
     return clk_advance(db, CLK_HIGH_WATER, *acting_ms) == 0 ? CLK_OK : CLK_FAILED;
 }
 

@@ -37,6 +37,11 @@ int clk_read(sqlite3 *db, const char *mark, int64_t *at_ms);
 /* Raises the mark to at_ms (never lowers it).  0 or -1. */
 int clk_advance(sqlite3 *db, const char *mark, int64_t at_ms);
 
+/* The time to act at, max(now_ms, high_water), without writing it (a dry
+ * run): CLK_BEHIND when now_ms + CLK_SKEW_MS < high_water (*acting_ms is
+ * then high_water), CLK_FAILED on an SQLite error. */
+enum clk_rc clk_check(sqlite3 *db, int64_t now_ms, int64_t *acting_ms);
+
 /* Inside the caller's write transaction: the time to act at,
  * max(now_ms, high_water), recorded as the new high_water.  CLK_BEHIND (and
  * nothing written) when now_ms + CLK_SKEW_MS < high_water; *acting_ms is then
