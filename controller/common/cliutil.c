@@ -114,6 +114,21 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n_opts, 
     return CLI_OK;
 }
 
+size_t cli_values(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
+                  const char *name, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (int i = 1; i + 1 < argc; i++) {
+        const struct cli_opt *o = find(opts, n_opts, argv[i]);
+        if (!o || o->flag)
+            continue;
+        if (!strcmp(o->name, name) && n++ < max) /* walked as cli_parse does: a value is skipped */
+            out[n - 1] = argv[i + 1];
+        i++;
+    }
+    return n;
+}
+
 int cli_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
             int64_t *out)
 {

@@ -57,6 +57,13 @@ struct cli_opt {
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n_opts, bool *help,
               const char **pos, size_t max_pos, size_t *n_pos);
 
+/* A repeatable option: after cli_parse accepted argv (which keeps the last
+ * value in *value), every value of the option called name, in the order
+ * given, into out[0..max).  Returns how many were given (may exceed max:
+ * the caller refuses that). */
+size_t cli_values(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
+                  const char *name, const char **out, size_t max);
+
 /* The actor a command records: given (--actor), else $USER, else
  * "unknown", into *out.  It must be 1 to max_len bytes: a longer or an
  * empty one is refused (a longer one was once silently cut).  0, or 64

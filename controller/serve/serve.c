@@ -99,13 +99,16 @@ static bool method_matches(const char *route_method, const char *method)
            (!strcmp(method, MHD_HTTP_METHOD_HEAD) && !strcmp(route_method, MHD_HTTP_METHOD_GET));
 }
 
-static void route(struct srv_request *rq, const char *method, const char *url)
+static bool admin_route(const struct srv_route *r);
+
+/* admin: the request came to the --admin-listen address. */
+static void route(struct srv_request *rq, const char *method, const char *url, bool admin)
 {
     size_t index = 0;
     for (size_t t = 0; t < N_TABLES; t++)
         for (size_t i = 0; i < srv_route_tables[t]->n; i++, index++) {
             const struct srv_route *r = &srv_route_tables[t]->routes[i];
-            if (!match(r->pattern, url, rq->param))
+            if ((admin && !admin_route(r)) || !match(r->pattern, url, rq->param))
                 continue;
             allow(rq, r->method);
             if (!strcmp(r->method, MHD_HTTP_METHOD_GET))
@@ -164,14 +167,38 @@ double srv_elapsed(const struct srv_request *rq)
     return (double)(t.tv_sec - rq->t0.tv_sec) + (double)(t.tv_nsec - rq->t0.tv_nsec) / 1e9;
 }
 
-/* CORS: a player's page comes from another origin and reads every answer. */
-static void cors(struct MHD_Response *resp, const char *origin)
+/* CORS (docs/security.md#cors): only a page of a --cors-origin may read an
+ * answer.  Without the option no CORS header is sent at all: a browser
+ * keeps every answer from every other origin's page. */
+static void cors(struct MHD_Response *resp, const struct srv_request *rq)
 {
-    MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
-    if (strcmp(origin, "*")) { /* one named origin: it may send credentials (cookies) */
-        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+    const struct srv_config *c = rq->srv->cfg;
+    if (!c->n_cors)
+        return;
+    const char *origin = srv_header(rq, "Origin");
+    const char *allow = sauth_cors_allow(c, origin);
+    bool star = allow && !strcmp(allow, "*");
+    if (!star) /* the answer's headers depend on Origin: no cache may mix them */
         MHD_add_response_header(resp, "Vary", "Origin");
-    }
+    if (!allow)
+        return;
+    /* the origin as the browser sent it: it equals a configured one */
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", star ? "*" : origin);
+    MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Retry-After");
+    if (!star) /* one named origin: it may send credentials (the CDN's cookies) */
+        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+}
+
+/* A browser's preflight (OPTIONS) before a request a page may not send
+ * unasked (POST application/json, an Authorization header): 204, and what
+ * may be sent only for an allowed origin. */
+static enum MHD_Result answer_preflight(struct srv_request *rq)
+{
+    static const char *const allowed[] = {
+        "Access-Control-Allow-Methods", "GET, POST, OPTIONS", "Access-Control-Allow-Headers",
+        "Authorization, Content-Type", "Access-Control-Max-Age", "600", NULL};
+    bool ok = sauth_cors_allow(rq->srv->cfg, srv_header(rq, "Origin")) != NULL;
+    return srv_respond_headers(rq, MHD_HTTP_NO_CONTENT, NULL, "", 0, ok ? allowed : NULL);
 }
 
 /* The peer's numeric address, "-" when unknown. */
@@ -233,7 +260,7 @@ enum MHD_Result srv_respond_headers(struct srv_request *rq, unsigned status,
     if (content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    cors(resp, rq->srv->cfg->cors_origin);
+    cors(resp, rq);
     for (size_t i = 0; headers && headers[i]; i += 2)
         MHD_add_response_header(resp, headers[i], headers[i + 1]);
     pthread_mutex_lock(&rq->srv->mu);
@@ -293,6 +320,22 @@ static enum MHD_Result error_json(struct srv_request *rq, unsigned status, const
     return srv_respond_json(rq, status, json_pack("{s:s,s:s}", "error", code, "detail", detail));
 }
 
+/* Did conn arrive on the --admin-listen address? */
+static bool on_admin_listener(const struct srv *s, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        s->admin_daemon ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON) : NULL;
+    return ci && ci->daemon == s->admin_daemon;
+}
+
+/* The admin listener answers the operators' endpoints and /healthz only:
+ * a viewer's route there is 404, so the address can be kept off the
+ * internet without moving anything a player needs onto it. */
+static bool admin_route(const struct srv_route *r)
+{
+    return r->operator_only || !strcmp(r->name, "healthz");
+}
+
 static struct srv_request *begin(struct srv *s, struct MHD_Connection *conn, const char *method,
                                  const char *url)
 {
@@ -303,7 +346,7 @@ static struct srv_request *begin(struct srv *s, struct MHD_Connection *conn, con
     rq->conn = conn;
     rq->method = method;
     clock_gettime(CLOCK_MONOTONIC, &rq->t0);
-    route(rq, method, url);
+    route(rq, method, url, on_admin_listener(s, conn));
     pthread_mutex_lock(&s->mu);
     s->active++;
     pthread_mutex_unlock(&s->mu);
@@ -433,12 +476,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq->on_resume = NULL;
         return h(s, rq);
     }
-    if (!strcmp(method, MHD_HTTP_METHOD_OPTIONS)) { /* a browser's CORS preflight */
-        static const char *const preflight[] = {
-            "Access-Control-Allow-Methods", "GET, POST, OPTIONS", "Access-Control-Allow-Headers",
-            "Content-Type", "Access-Control-Max-Age", "600", NULL};
-        return srv_respond_headers(rq, MHD_HTTP_NO_CONTENT, NULL, "", 0, preflight);
-    }
+    if (!strcmp(method, MHD_HTTP_METHOD_OPTIONS))
+        return answer_preflight(rq);
     if (!rq->route)
         return rq->allow[0]
                    ? error_json(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
@@ -489,15 +528,15 @@ static int write_port_file(const char *path, unsigned port)
 /* The listening socket, made here rather than by libmicrohttpd so that the
  * port (when 0 was asked) is known before the first allocation: every
  * playback_url carries it.  The fd, or -1. */
-static int listen_on(const struct srv_config *c, unsigned *port)
+static int listen_on(const struct sockaddr_storage *addr, socklen_t addr_len, unsigned *port)
 {
-    int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
     struct sockaddr_storage got;
     socklen_t len = sizeof got;
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (bind(fd, (const struct sockaddr *)&c->addr, c->addr_len) != 0 || listen(fd, 1024) != 0 ||
+    if (bind(fd, (const struct sockaddr *)addr, addr_len) != 0 || listen(fd, 1024) != 0 ||
         getsockname(fd, (struct sockaddr *)&got, &len) != 0) {
         close(fd);
         return -1;
@@ -543,20 +582,55 @@ static const char *url_path(const char *base)
     return path ? path : "";
 }
 
-static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c, int fd)
+/* A daemon on the listening socket fd (of address family family). */
+static struct MHD_Daemon *start_daemon(struct srv *s, const struct srv_config *c, int fd,
+                                       int family, unsigned threads)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
-    if (c->addr.ss_family == AF_INET6)
+    if (family == AF_INET6)
         flags |= MHD_USE_IPv6;
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
                             (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
-                            (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+}
+
+/* --admin-listen: a second daemon on its own address, with the operators'
+ * endpoints and /healthz only (admin_route).  0, or 66 after saying why. */
+static int start_admin(struct srv *s, const struct srv_config *c)
+{
+    if (!c->admin_addr_len)
+        return CLI_OK;
+    char shown[2048];
+    unsigned port = 0;
+    int fd = listen_on(&c->admin_addr, c->admin_addr_len, &port);
+    if (fd >= 0 && !(s->admin_daemon = start_daemon(s, c, fd, c->admin_addr.ss_family, 1)))
+        close(fd);
+    evidence_text_escape(c->admin_listen_text, false, shown, sizeof shown);
+    if (!s->admin_daemon) {
+        fprintf(stderr, "stepctl serve: cannot listen on --admin-listen %s\n", shown);
+        return CLI_NOINPUT;
+    }
+    if (c->admin_port_file && write_port_file(c->admin_port_file, port) != 0) {
+        fprintf(stderr, "stepctl serve: cannot write the --admin-port-file\n");
+        return CLI_NOINPUT;
+    }
+    fprintf(stderr, "stepctl serve: operator endpoints and /healthz also on %s (port %u)\n", shown,
+            port);
+    return CLI_OK;
+}
+
+/* Stops the admin daemon (its requests are short: no drain). */
+static void stop_admin(struct srv *s)
+{
+    if (s->admin_daemon)
+        MHD_stop_daemon(s->admin_daemon);
+    s->admin_daemon = NULL;
 }
 
 /* Waits until no request is in flight: every job handed to the writer is
@@ -589,7 +663,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
     s->cfg = cfg;
     pthread_mutex_init(&s->mu, NULL);
     unsigned port = 0;
-    int fd = listen_on(cfg, &port);
+    int fd = listen_on(&cfg->addr, cfg->addr_len, &port);
     if (fd < 0) {
         fprintf(stderr, "stepctl serve: cannot listen on %s\n",
                 evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]));
@@ -625,13 +699,15 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         return CLI_NOINPUT;
     }
     s->deadline = sdl_start(cfg->request_timeout_s * 1000u);
-    s->daemon = s->deadline ? start_daemon(s, cfg, fd) : NULL;
+    s->daemon = s->deadline ? start_daemon(s, cfg, fd, cfg->addr.ss_family, cfg->threads) : NULL;
     int rc = CLI_OK;
     if (!s->daemon) {
         fprintf(stderr, "stepctl serve: cannot listen on %s\n",
                 evidence_text_escape(cfg->listen_text, false, shown[0], sizeof shown[0]));
         close(fd);
         rc = CLI_NOINPUT;
+    } else if ((rc = start_admin(s, cfg)) != CLI_OK) {
+        /* said why */
     } else if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         fprintf(stderr, "stepctl serve: cannot write %s\n",
                 evidence_text_escape(cfg->port_file, false, shown[0], sizeof shown[0]));
@@ -656,11 +732,13 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
         pthread_mutex_unlock(&s->mu);
         MHD_socket ls = MHD_quiesce_daemon(s->daemon);
         drain(s);
+        stop_admin(s); /* /healthz there said 503 during the drain */
         MHD_stop_daemon(s->daemon);
         s->daemon = NULL;
         if (ls != MHD_INVALID_SOCKET)
             close(ls);
     }
+    stop_admin(s);
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
     sdl_stop(s->deadline); /* after the daemon: every connection is closed */

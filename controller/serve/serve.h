@@ -34,6 +34,8 @@
 
 struct cauth; /* cauth.h */
 
+#define SRV_MAX_CORS 16 /* --cors-origin given at most this many times */
+
 struct srv_config {
     const char *db_path;
     struct sockaddr_storage addr;
@@ -43,7 +45,13 @@ struct srv_config {
     size_t batch_max;      /* allocations per write transaction at most */
     const char *port_file; /* written once listening (the bound port) */
     unsigned drain_s;      /* longest wait for in-flight requests at SIGTERM */
-    const char *cors_origin;     /* Access-Control-Allow-Origin of every answer ("*") */
+    const char *cors_origins[SRV_MAX_CORS]; /* --cors-origin: the origins whose pages may read
+                                 * answers ("*": any page, no credentials) */
+    size_t n_cors;               /* 0: no CORS header at all (the default) */
+    struct sockaddr_storage admin_addr; /* --admin-listen: operator endpoints there too */
+    socklen_t admin_addr_len;    /* 0: no admin listener */
+    char admin_listen_text[128];
+    const char *admin_port_file; /* --admin-port-file: the admin listener's port */
     struct dlv_paths *paths;     /* --paths: the delivery configuration, or NULL */
     const char *evidence_path;   /* --evidence: read-only, for MISMATCH after a decision */
     const char *public_url;      /* --public-url: the service as players reach it, or NULL */
@@ -68,6 +76,7 @@ struct sdl;         /* serve_deadline.h */
 struct srv {
     const struct srv_config *cfg;
     struct MHD_Daemon *daemon;
+    struct MHD_Daemon *admin_daemon; /* --admin-listen, or NULL */
     struct swr *writer;
     struct smet *metrics;
     struct dlv *dlv;    /* the delivery layer, NULL without --paths */

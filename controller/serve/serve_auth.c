@@ -76,3 +76,13 @@ bool srv_needs_anonymous_ok(const struct srv_config *c)
 {
     return !c->client_auth && !sauth_is_loopback(&c->addr);
 }
+
+const char *sauth_cors_allow(const struct srv_config *c, const char *origin)
+{
+    if (c->n_cors == 1 && !strcmp(c->cors_origins[0], "*"))
+        return "*";
+    for (size_t i = 0; origin && i < c->n_cors; i++)
+        if (!strcasecmp(c->cors_origins[i], origin)) /* scheme and host are case-blind */
+            return c->cors_origins[i];
+    return NULL;
+}

@@ -31,6 +31,14 @@ bool sauth_operator_ok(const struct srv_config *c, const char *authorization);
 /* Is addr a loopback address (127.0.0.0/8, ::1)? */
 bool sauth_is_loopback(const struct sockaddr_storage *addr);
 
+/* CORS (docs/security.md#cors): the Access-Control-Allow-Origin value for
+ * a request whose Origin header is origin (NULL: none): "*" when
+ * --cors-origin '*' was given, the configured origin when origin is one
+ * of them (compared case-blind: browsers send scheme and host in lower
+ * case), else NULL: no CORS header, and the browser keeps the answer from
+ * the page. */
+const char *sauth_cors_allow(const struct srv_config *c, const char *origin);
+
 /* Must the operator say --allow-anonymous to listen on a non-loopback
  * address?  True without --client-auth: anyone who reaches it allocates. */
 bool srv_needs_anonymous_ok(const struct srv_config *c);

@@ -30,6 +30,8 @@ static const char serve_help[] =
     "                     [--evidence evidence.db] [--cors-origin ORIGIN] [--public-url URL]\n"
     "                     [--access-log FILE] [--request-timeout S]\n"
     "                     [--max-connections-per-ip N] [--client-auth FILE]\n"
+    "                     [--admin-token-file F] [--admin-listen ADDR:PORT [--admin-port-file F]]\n"
+    "                     [--allow-anonymous]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -52,7 +54,8 @@ static const char serve_help[] =
     "                        that have no MISMATCH since (read from --evidence)\n"
     "  GET /v1/sessions/SID/PATH/RENDITION.m3u8  the path's live media playlist with every\n"
     "                        segment URL signed for the allocation (auth cloudfront-url)\n"
-    "Every answer carries Access-Control-Allow-Origin; OPTIONS answers a CORS preflight.\n"
+    "CORS: only for the pages of the --cors-origin origins (none by default); OPTIONS answers\n"
+    "a preflight (Authorization and Content-Type allowed) for those origins only.\n"
     "Every allocation is committed (synchronous=FULL) before its answer is sent; concurrent\n"
     "requests share one transaction (group commit).  SIGTERM or SIGINT: stop listening, answer\n"
     "what is in flight, exit 0.\n"
@@ -69,7 +72,10 @@ static const char serve_help[] =
     "                     observed after the allocation's decision leaves its list for good\n"
     "                     (recorded in control.db); while it cannot be read, no fallback\n"
     "                     is listed\n"
-    "  --cors-origin O    Access-Control-Allow-Origin of every answer (default *)\n"
+    "  --cors-origin O    a page of origin O (scheme://host[:port]) may read the answers;\n"
+    "                     repeatable (at most 16); '*' alone: any page, without credentials;\n"
+    "                     default: no CORS header (a browser shows no answer to another\n"
+    "                     origin's page)\n"
     "  --public-url URL   the service as players reach it, the start of playback_url\n"
     "                     (default http://ADDR:PORT as listened on); its path, if any, also\n"
     "                     starts the multivariant playlist's SERVER-URI and signed variants\n"
@@ -90,6 +96,10 @@ static const char serve_help[] =
     "                     readable by its owner only): GET /v1/grants/ID and /metrics need\n"
     "                     Authorization: Bearer TOKEN, else 401 (WWW-Authenticate: Bearer);\n"
     "                     without it they answer 401 to everyone; /healthz stays open\n"
+    "  --admin-listen ADDR:PORT  also serve the operator endpoints and /healthz (only\n"
+    "                     those: the rest is 404 there) on a second address, e.g. a private\n"
+    "                     network; the token is needed there too\n"
+    "  --admin-port-file F  write the --admin-listen port to F (before --port-file)\n"
     "  --allow-anonymous  listen on a non-loopback address without --client-auth (refused\n"
     "                     otherwise: 64): anyone who reaches it allocates\n"
     "exit: 0 stopped after draining, 64 usage (also --paths without --evidence, a non-loopback\n"
@@ -97,8 +107,9 @@ static const char serve_help[] =
     "      file or the admin token file refused (mode, length) or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
     "      the evidence store or the access log cannot be opened, 70 internal\n";
 
-/* "1.2.3.4:80" or "[::1]:80" into c->addr.  0 or 64. */
-static int parse_listen(const char *s, struct srv_config *c)
+/* "1.2.3.4:80" or "[::1]:80" (the value of option opt) into *addr.  0 or 64. */
+static int parse_listen(const char *opt, const char *s, struct sockaddr_storage *addr,
+                        socklen_t *addr_len)
 {
     char host[96], port[16];
     const char *colon = strrchr(s, ':');
@@ -109,7 +120,7 @@ static int parse_listen(const char *s, struct srv_config *c)
     }
     if (!colon || hl == 0 || hl >= sizeof host || strlen(colon + 1) >= sizeof port ||
         !colon[1]) {
-        fprintf(stderr, "stepctl serve: --listen must be ADDR:PORT (e.g. 127.0.0.1:8080)\n");
+        fprintf(stderr, "stepctl serve: %s must be ADDR:PORT (e.g. 127.0.0.1:8080)\n", opt);
         return CLI_USAGE;
     }
     memcpy(host, s, hl);
@@ -119,33 +130,65 @@ static int parse_listen(const char *s, struct srv_config *c)
                              .ai_socktype = SOCK_STREAM},
                     *res = NULL;
     if (getaddrinfo(host, port, &hints, &res) != 0 || !res ||
-        res->ai_addrlen > sizeof c->addr) {
+        res->ai_addrlen > sizeof *addr) {
         if (res)
             freeaddrinfo(res);
         char shown[256];
-        fprintf(stderr, "stepctl serve: --listen %s: not a numeric address and port\n",
+        fprintf(stderr, "stepctl serve: %s %s: not a numeric address and port\n", opt,
                 evidence_text_escape(s, false, shown, sizeof shown));
         return CLI_USAGE;
     }
-    memcpy(&c->addr, res->ai_addr, res->ai_addrlen);
-    c->addr_len = res->ai_addrlen;
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *addr_len = res->ai_addrlen;
     freeaddrinfo(res);
     return CLI_OK;
 }
 
-/* "*" (when star), or an http(s) origin / URL of printable ASCII: it goes
- * into a header and into every playback_url.  0 or 64. */
-static int origin_ok(const char *opt, const char *v, bool star)
+/* An http(s) origin / URL of printable ASCII: it goes into a header and
+ * into every playback_url.  0 or 64. */
+static int origin_ok(const char *opt, const char *v)
 {
-    if (!v || (star && !strcmp(v, "*")))
+    if (!v)
         return CLI_OK;
     bool ok = (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) && strlen(v) < 200;
     for (const char *c = v; ok && *c; c++)
         ok = (unsigned char)*c > 0x20 && (unsigned char)*c < 0x7f && *c != '"' && *c != '\\';
     if (!ok)
-        fprintf(stderr, "stepctl serve: %s: %san http:// or https:// URL of printable ASCII expected\n",
-                opt, star ? "* or " : "");
+        fprintf(stderr, "stepctl serve: %s: an http:// or https:// URL of printable ASCII expected\n",
+                opt);
     return ok ? CLI_OK : CLI_USAGE;
+}
+
+/* Every --cors-origin: "*" alone, or up to SRV_MAX_CORS origins, each
+ * scheme://host[:port] and nothing after it (a browser's Origin header
+ * never carries a path).  0 or 64. */
+static int cors_origins(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
+                        struct srv_config *c)
+{
+    size_t n = cli_values(argc, argv, opts, n_opts, "--cors-origin", c->cors_origins, SRV_MAX_CORS);
+    if (n > SRV_MAX_CORS) {
+        fprintf(stderr, "stepctl serve: --cors-origin: at most %d origins\n", SRV_MAX_CORS);
+        return CLI_USAGE;
+    }
+    c->n_cors = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *o = c->cors_origins[i];
+        if (!strcmp(o, "*")) {
+            if (n == 1)
+                continue;
+            fprintf(stderr, "stepctl serve: --cors-origin '*' allows every origin: give it alone\n");
+            return CLI_USAGE;
+        }
+        int rc = origin_ok("--cors-origin", o);
+        if (rc != CLI_OK)
+            return rc;
+        if (strchr(strstr(o, "://") + 3, '/')) {
+            fprintf(stderr, "stepctl serve: --cors-origin %s: an origin is scheme://host[:port], "
+                            "without a path or a final /\n", o);
+            return CLI_USAGE;
+        }
+    }
+    return CLI_OK;
 }
 
 /* paths.json parsed and its keys loaded into *out (malloc'd).  0, 65, 66. */
@@ -223,7 +266,7 @@ int stepctl_cmd_serve(int argc, char **argv)
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
                *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL,
-               *admin_token = NULL;
+               *admin_token = NULL, *admin_listen = NULL, *admin_port_file = NULL;
     bool help, allow_anonymous = false;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -241,6 +284,8 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--max-connections-per-ip", &per_ip, NULL},
                              {"--client-auth", &client_auth, NULL},
                              {"--admin-token-file", &admin_token, NULL},
+                             {"--admin-listen", &admin_listen, NULL},
+                             {"--admin-port-file", &admin_port_file, NULL},
                              {"--allow-anonymous", NULL, &allow_anonymous}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
@@ -256,25 +301,33 @@ int stepctl_cmd_serve(int argc, char **argv)
         (rc = cli_int("serve", "--drain-timeout", drain, 0, 3600, &drain_s)) != CLI_OK ||
         (rc = cli_int("serve", "--request-timeout", request_timeout, 1, 3600, &request_s)) != CLI_OK ||
         (rc = cli_int("serve", "--max-connections-per-ip", per_ip, 0, 100000, &n_per_ip)) != CLI_OK ||
-        (rc = parse_listen(listen, &c)) != CLI_OK)
+        (rc = parse_listen("--listen", listen, &c.addr, &c.addr_len)) != CLI_OK ||
+        (admin_listen &&
+         (rc = parse_listen("--admin-listen", admin_listen, &c.admin_addr, &c.admin_addr_len)) !=
+             CLI_OK))
         return rc;
     c.db_path = db;
     snprintf(c.listen_text, sizeof c.listen_text, "%s", listen);
+    snprintf(c.admin_listen_text, sizeof c.admin_listen_text, "%s", admin_listen ? admin_listen : "");
+    if (admin_port_file && !admin_listen) {
+        fprintf(stderr, "stepctl serve: --admin-port-file needs --admin-listen\n");
+        return CLI_USAGE;
+    }
+    c.admin_port_file = admin_port_file;
     c.threads = (unsigned)n_threads;
     c.batch_max = (size_t)n_batch;
     c.port_file = port_file;
     c.drain_s = (unsigned)drain_s;
     c.request_timeout_s = (unsigned)request_s;
     c.per_ip_limit = (unsigned)n_per_ip;
-    if ((rc = origin_ok("--cors-origin", cors, true)) != CLI_OK ||
-        (rc = origin_ok("--public-url", public_url, false)) != CLI_OK)
+    if ((rc = cors_origins(argc, argv, opts, sizeof opts / sizeof opts[0], &c)) != CLI_OK ||
+        (rc = origin_ok("--public-url", public_url)) != CLI_OK)
         return rc;
     if (public_url && strpbrk(public_url, "?#")) {
         fprintf(stderr, "stepctl serve: --public-url: no query or fragment (the playback URLs "
                         "continue it)\n");
         return CLI_USAGE;
     }
-    c.cors_origin = cors ? cors : "*";
     c.public_url = public_url;
     c.evidence_path = evidence;
     c.access_log = access_log;

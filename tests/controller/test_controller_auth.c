@@ -209,6 +209,171 @@ static void ctl_164_allocation_bodies_only_as_application_json(void **state)
     ctl_world_end(&w);
 }
 
+/* An allocation POSTed as a page of origin would send it (Origin NULL:
+ * none); the answer in *h. */
+static void post_as_page(int port, const char *id, const char *origin, struct cdn_http *h)
+{
+    char url[96], body[512], hdr[160];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/allocations", port);
+    snprintf(body, sizeof body,
+             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}",
+             id);
+    snprintf(hdr, sizeof hdr, "Origin: %s", origin ? origin : "http://unused.example");
+    assert_int_equal(cdn_http_with("POST", url, NULL, origin ? hdr : NULL, body, h), 0);
+}
+
+/* The value of header name in h, "" when absent (compared, then freed). */
+static void assert_header(const struct cdn_http *h, const char *name, const char *want)
+{
+    char *v = cdn_http_header(h, name);
+    if (!want)
+        assert_null(v);
+    else
+        assert_string_equal(v ? v : "(absent)", want);
+    free(v);
+}
+
+/* Issue 19, item 9: Access-Control-Allow-Origin: * on every answer let
+ * any page read them.  Now: no CORS header by default; with
+ * --cors-origin, only the pages of those origins (a preflight allowing
+ * Authorization and Content-Type); '*' only when said, alone, and without
+ * credentials.  The browser's side of it: player_05. */
+static void ctl_165_cors_only_for_the_configured_origins(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    serve_world_granted(&w, g);
+    struct server s;
+    struct cdn_http h;
+    server_start(&w, &s); /* no --cors-origin */
+    post_as_page(s.port, "c-0", "http://player.example", &h);
+    assert_int_equal(h.status, 201);
+    assert_header(&h, "Access-Control-Allow-Origin", NULL);
+    assert_header(&h, "Vary", NULL);
+    cdn_http_free(&h);
+    assert_int_equal(get_with(s.port, "OPTIONS", "/v1/allocations",
+                              "Origin: http://player.example", &h),
+                     204);
+    assert_header(&h, "Access-Control-Allow-Origin", NULL);
+    assert_header(&h, "Access-Control-Allow-Methods", NULL);
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+
+    const char *two[] = {"--cors-origin", "http://player.example", "--cors-origin",
+                         "https://Other.example:8443", NULL};
+    server_start_with(&w, &s, two);
+    const char *origins[] = {"http://player.example", "https://other.example:8443",
+                             "http://evil.example", "http://player.example.evil", "null", NULL};
+    const bool allowed[] = {true, true, false, false, false, false};
+    for (int i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c-%d", i + 1);
+        post_as_page(s.port, id, origins[i], &h);
+        assert_int_equal(h.status, 201);
+        assert_header(&h, "Access-Control-Allow-Origin", allowed[i] ? origins[i] : NULL);
+        assert_header(&h, "Access-Control-Allow-Credentials", allowed[i] ? "true" : NULL);
+        assert_header(&h, "Vary", "Origin"); /* the answer depends on it, for every cache */
+        cdn_http_free(&h);
+        char hdr[96];
+        snprintf(hdr, sizeof hdr, "Origin: %s", origins[i] ? origins[i] : "");
+        assert_int_equal(get_with(s.port, "OPTIONS", "/v1/allocations", origins[i] ? hdr : NULL,
+                                  &h),
+                         204);
+        assert_header(&h, "Access-Control-Allow-Origin", allowed[i] ? origins[i] : NULL);
+        assert_header(&h, "Access-Control-Allow-Headers",
+                      allowed[i] ? "Authorization, Content-Type" : NULL);
+        assert_header(&h, "Access-Control-Allow-Methods", allowed[i] ? "GET, POST, OPTIONS" : NULL);
+        cdn_http_free(&h);
+    }
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+
+    const char *star[] = {"--cors-origin", "*", NULL};
+    server_start_with(&w, &s, star);
+    post_as_page(s.port, "c-9", "http://anyone.example", &h);
+    assert_int_equal(h.status, 201);
+    assert_header(&h, "Access-Control-Allow-Origin", "*");
+    assert_header(&h, "Access-Control-Allow-Credentials", NULL);
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+
+    /* What is not an origin, '*' among others, more than 16: 64. */
+    const char *bad[] = {"--cors-origin http://player.example/", "--cors-origin http://p.example/app",
+                         "--cors-origin '*' --cors-origin http://p.example",
+                         "--cors-origin ftp://p.example", "--cors-origin"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 %s", w.db, bad[i]), 64);
+    char many[2048] = "";
+    for (int i = 0; i < 17; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many),
+                 " --cors-origin http://p%d.example", i);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0%s", w.db, many), 64);
+    assert_true(err_has(&w, "at most 16"));
+    ctl_world_end(&w);
+}
+
+/* Issue 19: --admin-listen serves the operators' endpoints on a second
+ * address too (the token needed there as well), and nothing a viewer uses. */
+static void ctl_166_admin_listen_serves_operator_endpoints_only(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], apf[160], grant_path[96];
+    serve_world_granted(&w, g);
+    ctl_tmp_path(&w.t, "admin.port", apf, sizeof apf);
+    const char *extra[] = {"--admin-listen", "127.0.0.1:0", "--admin-port-file", apf, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    FILE *f = fopen(apf, "r");
+    int admin = 0;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &admin), 1);
+    fclose(f); /* written before the main port file: there already */
+    assert_true(admin > 0 && admin != s.port);
+    struct cdn_http h;
+    snprintf(grant_path, sizeof grant_path, "/v1/grants/%s", g);
+    const char *ops[] = {"/metrics", grant_path};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(get_with(admin, NULL, ops[i], NULL, &h), 401);
+        cdn_http_free(&h);
+        assert_int_equal(get_with(admin, NULL, ops[i], SERVE_ADMIN_AUTH, &h), 200);
+        cdn_http_free(&h);
+        assert_int_equal(get_with(s.port, NULL, ops[i], SERVE_ADMIN_AUTH, &h), 200);
+        cdn_http_free(&h);
+    }
+    assert_int_equal(get_with(admin, NULL, "/healthz", NULL, &h), 200);
+    cdn_http_free(&h);
+    /* No allocation, no session route there: 404, nothing stored. */
+    post_as_page(admin, "adm-1", NULL, &h);
+    assert_int_equal(h.status, 404);
+    cdn_http_free(&h);
+    assert_int_equal(get_with(admin, NULL, "/v1/sessions/x/steering", NULL, &h), 404);
+    cdn_http_free(&h);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM allocations"), 0);
+    post_as_page(s.port, "adm-2", NULL, &h);
+    assert_int_equal(h.status, 201);
+    cdn_http_free(&h);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+
+    /* --admin-port-file alone, a bad address, an address taken: 64, 64, 66. */
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --admin-port-file '%s'",
+                             w.db, apf),
+                     64);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --admin-listen nowhere",
+                             w.db),
+                     64);
+    server_start(&w, &s);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0 --admin-listen "
+                                   "127.0.0.1:%d",
+                             w.db, s.port),
+                     66);
+    assert_true(err_has(&w, "--admin-listen"));
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +381,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(ctl_162_admin_token_file_must_be_private_and_long_enough, kill_leftovers),
         cmocka_unit_test_teardown(ctl_163_non_loopback_listen_needs_client_auth_or_allow_anonymous, kill_leftovers),
         cmocka_unit_test_teardown(ctl_164_allocation_bodies_only_as_application_json, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_165_cors_only_for_the_configured_origins, kill_leftovers),
+        cmocka_unit_test_teardown(ctl_166_admin_listen_serves_operator_endpoints_only, kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (argc > 1)

@@ -38,13 +38,14 @@
 
 /* ---- HTTP ------------------------------------------------------------------------- */
 
-/* GET path ("/v1/allocations/ID/..." reaches the session of ID: db) */
+/* GET path ("/v1/allocations/ID/..." reaches the session of ID: db), as
+ * a page of http://player.example asks (the origin of the tests' --cors-origin) */
 static long get(const char *db, int port, const char *path, struct cdn_http *h)
 {
     char url[512], sp[384];
     serve_session_path(db, path, sp, sizeof sp);
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, sp);
-    assert_int_equal(cdn_http(NULL, url, NULL, NULL, h), 0);
+    assert_int_equal(cdn_http_with(NULL, url, NULL, "Origin: http://player.example", NULL, h), 0);
     return h->status;
 }
 
@@ -179,11 +180,19 @@ static void ctl_67_serve_playback_url_master_and_steering_list_admitted_paths_on
     char url[512];
     serve_session_path(w.db, "/v1/allocations/s-1/steering", sp, sizeof sp);
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s.port, sp);
-    assert_int_equal(cdn_http("OPTIONS", url, NULL, NULL, &h), 0);
+    assert_int_equal(cdn_http_with("OPTIONS", url, NULL, "Origin: http://player.example", NULL, &h),
+                     0);
     assert_int_equal(h.status, 204);
-    v = cdn_http_header(&h, "Access-Control-Allow-Methods");
-    assert_non_null(v);
+    v = cdn_http_header(&h, "Access-Control-Allow-Headers");
+    assert_string_equal(v, "Authorization, Content-Type");
     free(v);
+    cdn_http_free(&h);
+    /* ... only for the configured origin: another page reads nothing */
+    assert_int_equal(cdn_http_with("OPTIONS", url, NULL, "Origin: http://evil.example", NULL, &h),
+                     0);
+    assert_int_equal(h.status, 204);
+    assert_null(cdn_http_header(&h, "Access-Control-Allow-Origin"));
+    assert_null(cdn_http_header(&h, "Access-Control-Allow-Headers"));
     cdn_http_free(&h);
     assert_int_equal(get(w.db, s.port, "/v1/allocations/nobody/steering", &h), 404);
     assert_non_null(strstr(h.body, "no_such_session"));

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,7 +324,11 @@ static void player_02_playback_url_plays_allocated_path_then_fails_over_to_admit
              a.base, variant, c.base, variant, d.base, variant);
     ctl_tmp_path(&w.t, "paths.json", paths_file, sizeof paths_file);
     assert_int_equal(cdn_write_file(w.t.dir, "paths.json", paths), 0);
-    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, NULL};
+    /* the page's origin first: the service lets only its pages read answers */
+    struct player_rig rig;
+    assert_int_equal(player_rig_start(&rig, w.t.dir), 0);
+    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, "--cors-origin",
+                           rig.origin.base, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
     json_t *alloc = serve_allocate(s.port, "viewer-1");
@@ -333,9 +338,6 @@ static void player_02_playback_url_plays_allocated_path_then_fails_over_to_admit
              json_string_value(json_object_get(alloc, "playback_url")));
     json_decref(alloc);
     printf("playback_url: %s\n", playback);
-
-    struct player_rig rig;
-    assert_int_equal(player_rig_start(&rig, w.t.dir), 0);
     assert_int_equal(player_rig_open(&rig, playback, NULL), 0);
 
     /* 1. It plays, from C only (every segment signed: CDN C refuses others). */
@@ -451,7 +453,10 @@ static void kit_world(const char *live_suffix, const char *count_key)
              c.base, live_suffix);
     ctl_tmp_path(&w.t, "paths.json", paths_file, sizeof paths_file);
     assert_int_equal(cdn_write_file(w.t.dir, "paths.json", paths), 0);
-    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, NULL};
+    struct player_rig rig; /* its origin is the one --cors-origin lets read answers */
+    assert_int_equal(player_rig_start(&rig, w.t.dir), 0);
+    const char *extra[] = {"--paths", paths_file, "--evidence", w.ev, "--cors-origin",
+                           rig.origin.base, NULL};
     struct server s;
     server_start_with(&w, &s, extra);
     json_decref(serve_allocate(s.port, "viewer-unused")); /* never played: unused */
@@ -459,8 +464,6 @@ static void kit_world(const char *live_suffix, const char *count_key)
     char *body = json_dumps(alloc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(alloc);
 
-    struct player_rig rig;
-    assert_int_equal(player_rig_start(&rig, w.t.dir), 0);
     char cmd[3 * PATH_MAX];
     snprintf(cmd, sizeof cmd, "cp '%s/node_modules/hls.js/dist/hls.mjs' '%s/hls-esm.js' && "
                               "cp '%s/../../player/exactav-session.js' '%s/'",
@@ -511,6 +514,84 @@ static void player_03_session_kit_reports_a_clean_play_that_qoe_counts(void **st
     kit_world("live.m3u8", "successes");
 }
 
+static bool is_cors_report(const json_t *r, void *ctx)
+{
+    (void)ctx;
+    const char *kind = json_string_value(json_object_get(r, "kind"));
+    return kind && !strcmp(kind, "cors");
+}
+
+/* A page origin of its own (dir/name) serving tests/player/page/cors.html
+ * as player.html, with the allocation body of id name. */
+static void cors_page(struct ctl_world *w, struct player_rig *rig, const char *name)
+{
+    char dir[PATH_MAX], cmd[2 * PATH_MAX + 64], body[512];
+    snprintf(dir, sizeof dir, "%s/%s", w->t.dir, name);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(player_rig_start(rig, dir), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s/page/cors.html' '%s/player.html'", PLAYER_SOURCE_DIR,
+             rig->page_root);
+    assert_int_equal(system(cmd), 0);
+    snprintf(body, sizeof body,
+             "{\"allocation_id\":\"%s\",\"cohort\":{\"channel\":\"news-1\",\"region\":\"eu-west\","
+             "\"isp\":\"isp-x\",\"client\":\"web-hlsjs\",\"build\":\"2026.11.3\",\"rendition\":"
+             "\"720p\"}}",
+             name);
+    assert_int_equal(cdn_write_file(rig->page_root, "body.json", body), 0);
+}
+
+/* Issue 19, item 9: every answer carried Access-Control-Allow-Origin: *, so
+ * any page on the web could allocate and read the signed answer.  In the
+ * real chromium: a page of the --cors-origin origin allocates and reads
+ * the 201 (its preflight allowed Content-Type and Authorization); a page
+ * of another origin cannot read anything, and since its preflight is not
+ * answered for it, its POST is never sent: nothing is stored for it. */
+static void player_05_only_a_cors_origin_page_reads_the_service(void **state)
+{
+    (void)state;
+    player_rig_need(NULL);
+    struct ctl_world w;
+    char g[33], api[64];
+    serve_world_granted(&w, g);
+    struct player_rig allowed, other;
+    cors_page(&w, &allowed, "page-allowed");
+    cors_page(&w, &other, "page-other");
+    const char *extra[] = {"--cors-origin", allowed.origin.base, NULL};
+    struct server s;
+    server_start_with(&w, &s, extra);
+    snprintf(api, sizeof api, "http://127.0.0.1:%d", s.port);
+
+    assert_int_equal(player_rig_open(&allowed, api, NULL), 0);
+    json_t *r = player_rig_wait(&allowed, is_cors_report, NULL, WAIT_S);
+    assert_non_null(r);
+    char *t = json_dumps(r, JSON_COMPACT);
+    printf("allowed origin %s: %s\n", allowed.origin.base, t);
+    free(t);
+    assert_true(json_is_true(json_object_get(r, "read")));
+    assert_int_equal(json_integer_value(json_object_get(r, "status")), 201);
+    json_decref(r);
+    player_rig_stop(&allowed);
+
+    assert_int_equal(player_rig_open(&other, api, NULL), 0);
+    r = player_rig_wait(&other, is_cors_report, NULL, WAIT_S);
+    assert_non_null(r);
+    t = json_dumps(r, JSON_COMPACT);
+    printf("other origin %s: %s\n", other.origin.base, t);
+    free(t);
+    assert_false(json_is_true(json_object_get(r, "read")));
+    assert_null(json_object_get(r, "status"));
+    assert_non_null(json_object_get(r, "error"));
+    json_decref(r);
+    player_rig_stop(&other);
+
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM allocations WHERE id = "
+                                         "'page-allowed'"),
+                     1);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM allocations"), 1);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +601,8 @@ int main(int argc, char **argv)
             player_02_playback_url_plays_allocated_path_then_fails_over_to_admitted_only,
             kill_leftovers),
         cmocka_unit_test_teardown(player_03_session_kit_reports_a_clean_play_that_qoe_counts,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(player_05_only_a_cors_origin_page_reads_the_service,
                                   kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -158,7 +158,10 @@ static void start_service(struct ctl_world *w, const struct cdn_proc *cdn, struc
     snprintf(paths + n, sizeof paths - (size_t)n, "}}\n");
     ctl_tmp_path(&w->t, "paths.json", file, sizeof file);
     assert_int_equal(cdn_write_file(w->t.dir, "paths.json", paths), 0);
-    const char *extra[] = {"--paths", file, "--evidence", w->ev, NULL};
+    /* Each session's page has an origin of its own, started after the
+     * service: '*' lets them all read (they send no credentials); the
+     * named-origin case is player_02's, the refused one player_05's. */
+    const char *extra[] = {"--paths", file, "--evidence", w->ev, "--cors-origin", "*", NULL};
     server_start_with(w, s, extra);
 }
 
