@@ -232,6 +232,15 @@ struct evidence_since {
 };
 enum evidence_rc evidence_observed_after(struct evidence_db *db, const struct evidence_since *q,
                                          struct evidence_rows *out, char *err, size_t errlen);
+/* Every evidence row in the order it was stored, each checked against the
+ * rules of a valid row exactly as evidence_newest checks it (row->malformed,
+ * row->why), then handed to each with its stored report text (NULL when
+ * the column is NULL); a nonzero return from each stops the scan.  One read
+ * snapshot.  *rows: the rows handed over (may be NULL). */
+typedef int (*evidence_scan_fn)(const struct evidence_row *row, const char *report, size_t len,
+                                void *ctx);
+enum evidence_rc evidence_scan(struct evidence_db *db, evidence_scan_fn each, void *ctx,
+                               size_t *rows, char *err, size_t errlen);
 /* The rule of "newest" as a comparison, exactly the order evidence_newest
  * and `latest` use in SQL: true when a is newer than b. */
 bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b);

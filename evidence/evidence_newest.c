@@ -318,3 +318,52 @@ enum evidence_rc evidence_observed_after(struct evidence_db *db, const struct ev
     assert(db && q && out && q->limit >= 1);
     return snapshot(db, read_since, q, out, err, errlen);
 }
+
+/* ---- every row, for `exactav evidence verify-store` ------------------------------------- */
+
+struct scan {
+    evidence_scan_fn each;
+    void *ctx;
+    size_t rows;
+    bool stopped;
+};
+
+static int read_all(sqlite3 *sql, int version, const void *arg, struct evidence_rows *out)
+{
+    (void)out;
+    static const char *const all_sql[2] = {SELECT_COLUMNS("NULL") " FROM evidence ORDER BY rowid",
+                                           SELECT_COLUMNS("media_sequence")
+                                           " FROM evidence ORDER BY rowid"};
+    struct scan *s = (struct scan *)arg;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(sql, all_sql[version >= 2], -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct evidence_row r;
+        row_from_stmt(st, &r); /* the rules of a valid row, as the controller applies them */
+        s->rows++;
+        const char *report = (const char *)sqlite3_column_text(st, C_REPORT);
+        size_t len = (size_t)sqlite3_column_bytes(st, C_REPORT);
+        if (s->each(&r, report, len, s->ctx) != 0) {
+            s->stopped = true;
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+enum evidence_rc evidence_scan(struct evidence_db *db, evidence_scan_fn each, void *ctx,
+                               size_t *rows, char *err, size_t errlen)
+{
+    assert(db && each);
+    struct scan s = {each, ctx, 0, false};
+    struct evidence_rows unused;
+    enum evidence_rc rc = snapshot(db, read_all, &s, &unused, err, errlen);
+    evidence_rows_free(&unused);
+    if (rows)
+        *rows = s.rows;
+    return rc;
+}

@@ -1024,6 +1024,90 @@ static void case_25_canary_sign_key_signs_what_it_stores(void **state)
     out_free(&o);
 }
 
+/* Issue 19: nothing re-checked a report's signature after its import, and
+ * nothing named an edited row of evidence.db.  verify-store applies the
+ * rules of a valid row to every row and, with --trusted-keys, the
+ * signature again: an edit that keeps the rules (column and report
+ * changed together) is found by the signature only. */
+static void case_26_evidence_verify_store_names_the_first_broken_row(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    assert_int_equal(sh("cd %s && for p in cdn-a cdn-b; do %s verify --json --no-progress --reference %s/ref.ts "
+                        "--candidate %s/cand_copy.ts --sign-key k1.pem --path-id $p --evidence ev.db > $p.json || "
+                        "exit 1; done; cp ev.db edited.db && cp ev.db forged.db && cp ev.db unsigned.db",
+                        e->dir, EXACTAV, FX, FX), 0);
+    struct out o = run(e, "%s evidence verify-store --evidence ev.db", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_string_equal(o.out, "store_ok: 2 rows hold every rule, 0 signatures verified\n");
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence ev.db --trusted-keys pub1.pem --json", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_string_equal(o.out, "{\"kind\":\"store_ok\",\"rows\":2,\"signatures_verified\":2}\n");
+    out_free(&o);
+
+    /* A column edited alone breaks a rule of a valid row. */
+    assert_int_equal(sh("cd %s && sqlite3 edited.db \"UPDATE evidence SET verdict = 'MISMATCH' WHERE path_id = "
+                        "'cdn-b'\"", e->dir), 0);
+    o = run(e, "%s evidence verify-store --evidence edited.db --json", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "kind", NULL), "store_tampered");
+    assert_string_equal(jget(o.json, "rule", NULL), "row_rules");
+    assert_non_null(strstr(jget(o.json, "detail", NULL), "verdict"));
+    out_free(&o);
+    o = run(e, "sqlite3 edited.db \"select id from evidence where path_id = 'cdn-b'\"");
+    char row[64];
+    snprintf(row, sizeof row, "%.*s", (int)strcspn(o.out, "\n"), o.out);
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence edited.db", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    char said[160];
+    snprintf(said, sizeof said, "store_tampered: evidence %s breaks row_rules: ", row);
+    assert_non_null(strstr(o.out, said));
+    out_free(&o);
+
+    /* Column and report changed together keep every rule: only the
+     * signature tells, and only with --trusted-keys. */
+    assert_int_equal(sh("cd %s && sqlite3 forged.db \"UPDATE evidence SET path_id = 'cdn-z', report = "
+                        "replace(report, '\\\"path_id\\\":\\\"cdn-b\\\"', '\\\"path_id\\\":\\\"cdn-z\\\"') WHERE "
+                        "path_id = 'cdn-b'\" && sqlite3 forged.db \"select count(*) from evidence where instr(report, "
+                        "'cdn-z') > 0\" | grep -qx 1", e->dir), 0);
+    o = run(e, "%s evidence verify-store --evidence forged.db", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence forged.db --trusted-keys pub1.pem --json", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "rule", NULL), "signature_invalid");
+    out_free(&o);
+
+    /* A row imported unsigned (no --trusted-keys at its import): missing. */
+    assert_int_equal(sh("cd %s && %s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                        "--path-id cdn-u > u.json && %s evidence import u.json --evidence unsigned.db", e->dir, EXACTAV,
+                        FX, FX, EXACTAV), 0);
+    o = run(e, "%s evidence verify-store --evidence unsigned.db --trusted-keys pub1.pem --json", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "rule", NULL), "signature_missing");
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence unsigned.db --trusted-keys pub2.pem --json", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "rule", NULL), "signature_unknown_key"); /* the first row's */
+    out_free(&o);
+
+    /* Usage and files. */
+    o = run(e, "%s evidence verify-store --evidence ev.db extra", EXACTAV);
+    assert_int_equal(o.rc, 64);
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence missing.db", EXACTAV);
+    assert_int_equal(o.rc, 66);
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence ev.db --trusted-keys k1.pem", EXACTAV);
+    assert_int_equal(o.rc, 65);
+    out_free(&o);
+    o = run(e, "test ! -e missing.db");
+    assert_int_equal(o.rc, 0); /* read-only: nothing created */
+    out_free(&o);
+}
+
 
 #define CASE(name) {#name, case_##name}
 static const struct {
@@ -1049,6 +1133,7 @@ static const struct {
     CASE(23_import_trusted_keys_refuses_tampered_unsigned_and_unknown),
     CASE(24_unusable_keys_refused),
     CASE(25_canary_sign_key_signs_what_it_stores),
+    CASE(26_evidence_verify_store_names_the_first_broken_row),
 };
 
 int main(int argc, char **argv)

@@ -14,13 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT, SUB_PRUNE };
+enum sub { SUB_NONE = 0, SUB_LIST, SUB_SHOW, SUB_LATEST, SUB_IMPORT, SUB_PRUNE, SUB_VERIFY };
 
 /* Which subcommands accept an option (bit per enum sub). */
 #define FOR_QUERY ((1u << SUB_LIST) | (1u << SUB_LATEST))
 #define FOR_PRUNE (1u << SUB_PRUNE)
 #define FOR_IMPORT (1u << SUB_IMPORT)
-#define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT) | FOR_PRUNE)
+#define FOR_VERIFY (1u << SUB_VERIFY)
+#define FOR_ALL ((1u << SUB_LIST) | (1u << SUB_SHOW) | (1u << SUB_LATEST) | (1u << SUB_IMPORT) | FOR_PRUNE | \
+                 FOR_VERIFY)
 
 struct opts {
     enum sub sub;
@@ -45,9 +47,10 @@ static const char USAGE[] =
     "       exactav evidence show ID --evidence FILE.db [--json]\n"
     "       exactav evidence import REPORT.json... --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
     "       exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION] [--json]\n"
+    "       exactav evidence verify-store --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
     "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS --media-sequence N\n"
-    "exit: 0 ok, 3 show: no such id, 64 usage, 65 invalid report (one exactav verify could\n"
+    "exit: 0 ok, 3 show: no such id / verify-store: a row breaks a rule, 64 usage, 65 invalid report (one exactav verify could\n"
     "not have produced), 66 cannot open, or not an evidence store this build reads, 70 internal\n";
 
 static const char HELP_LIST[] =
@@ -99,11 +102,24 @@ static const char HELP_PRUNE[] =
     "Prints what it deleted and kept and the bytes reclaimed; --json: one JSON object.\n"
     "exit: 0 ok, 64 usage, 66 missing file or not an evidence store, 70 internal\n";
 
+static const char HELP_VERIFY[] =
+    "usage: exactav evidence verify-store --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
+    "Checks every evidence row, in the order stored, against the rules of a valid row (the\n"
+    "ones import applies and the controller applies to every row it reads: a report exactav\n"
+    "verify could have produced, each column equal to its report) and names the first\n"
+    "row that breaks one (read-only).  With --trusted-keys every report must also carry a\n"
+    "signature (verify/canary --sign-key) that a key of KEYS.pem verifies: a signature\n"
+    "import checked is checked again, so a report edited since its import is found.\n"
+    "--json  {\"kind\": \"store_ok\", \"rows\": N, \"signatures_verified\": N} or\n"
+    "        {\"kind\": \"store_tampered\", \"table\", \"row\", \"rule\", \"detail\"}\n"
+    "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage,\n"
+    "      65 no Ed25519 public key in KEYS.pem, 66 cannot open, 70 internal\n";
+
 static enum sub parse_sub(const char *s)
 {
     static const struct { const char *name; enum sub sub; } subs[] = {
         {"list", SUB_LIST}, {"show", SUB_SHOW}, {"latest", SUB_LATEST}, {"import", SUB_IMPORT},
-        {"prune", SUB_PRUNE}};
+        {"prune", SUB_PRUNE}, {"verify-store", SUB_VERIFY}};
     for (size_t i = 0; s && i < sizeof subs / sizeof subs[0]; i++)
         if (strcmp(s, subs[i].name) == 0)
             return subs[i].sub;
@@ -118,6 +134,7 @@ static const char *help_text(enum sub s)
     case SUB_SHOW: return HELP_SHOW;
     case SUB_IMPORT: return HELP_IMPORT;
     case SUB_PRUNE: return HELP_PRUNE;
+    case SUB_VERIFY: return HELP_VERIFY;
     case SUB_NONE: break;
     }
     return USAGE;
@@ -180,7 +197,7 @@ static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
     {"--rendition", FOR_QUERY},   {"--program-version", FOR_QUERY},
     {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
     {"--media-sequence", FOR_QUERY}, {"--keep", FOR_PRUNE}, {"--keep-mismatch", FOR_PRUNE},
-    {"--trusted-keys", FOR_IMPORT},
+    {"--trusted-keys", FOR_IMPORT | FOR_VERIFY},
 };
 
 static int value_opt(const char *name)
@@ -542,6 +559,78 @@ static bool wants_help(int argc, char **argv)
     return false;
 }
 
+/* ---- verify-store ---------------------------------------------------------------------- */
+
+struct vfinding {
+    const struct reportsig_trust *trust;
+    size_t signed_ok;
+    bool tampered;
+    char row[EVIDENCE_ROW_STR], rule[48], detail[320];
+};
+
+static int found(struct vfinding *f, const char *row, const char *rule, const char *detail)
+{
+    f->tampered = true;
+    snprintf(f->row, sizeof f->row, "%s", row);
+    snprintf(f->rule, sizeof f->rule, "%s", rule);
+    snprintf(f->detail, sizeof f->detail, "%s", detail);
+    return 1; /* stops the scan: the first broken row is named */
+}
+
+static int check_one(const struct evidence_row *r, const char *report, size_t len, void *ctx)
+{
+    struct vfinding *f = ctx;
+    if (r->malformed)
+        return found(f, r->id, "row_rules", r->why[0] ? r->why : "breaks a rule of a valid row");
+    if (!f->trust)
+        return 0;
+    json_t *root = report ? json_loadb(report, len, 0, NULL) : NULL;
+    char why[256];
+    const char *reason = root ? reportsig_check(f->trust, root, why, sizeof why) : REPORTSIG_MISSING;
+    json_decref(root);
+    if (reason)
+        return found(f, r->id, reason, root ? why : "no report");
+    f->signed_ok++;
+    return 0;
+}
+
+static int cmd_verify_store(const struct opts *o, const struct io *io)
+{
+    struct evidence_db *db = NULL;
+    struct reportsig_trust *trust = NULL;
+    int rc = load_trust(o, &trust, io);
+    if (!rc)
+        rc = open_db(o, EVIDENCE_OPEN_RO, &db, io);
+    struct vfinding f = {.trust = trust};
+    size_t rows = 0;
+    char err[512];
+    if (!rc && evidence_scan(db, check_one, &f, &rows, err, sizeof err) != EVIDENCE_OK) {
+        fprintf(io->err, "exactav evidence: %s\n", err);
+        rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    evidence_close(db);
+    reportsig_trust_free(trust);
+    if (rc)
+        return rc;
+    json_t *j = f.tampered ? json_pack("{s:s,s:s,s:s,s:s,s:s}", "kind", "store_tampered", "table",
+                                       "evidence", "row", f.row, "rule", f.rule, "detail", f.detail)
+                           : json_pack("{s:s,s:I,s:I}", "kind", "store_ok", "rows", (json_int_t)rows,
+                                       "signatures_verified", (json_int_t)f.signed_ok);
+    char *t = o->json && j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (o->json && !t)
+        return EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    if (t)
+        fprintf(io->out, "%s\n", t);
+    else if (f.tampered)
+        fprintf(io->out, "store_tampered: evidence %s breaks %s: %s\n", f.row, f.rule, f.detail);
+    else
+        fprintf(io->out, "store_ok: %zu rows hold every rule, %zu signatures verified\n", rows,
+                f.signed_ok);
+    free(t);
+    return f.tampered ? EXACTAV_EVIDENCE_EXIT_TAMPERED : EXACTAV_EVIDENCE_EXIT_OK;
+}
+
 int exactav_cmd_evidence_io(int argc, char **argv, FILE *out, FILE *err)
 {
     const struct io io = {out, err};
@@ -564,6 +653,7 @@ int exactav_cmd_evidence_io(int argc, char **argv, FILE *out, FILE *err)
         case SUB_SHOW: rc = cmd_show(&o, &io); break;
         case SUB_IMPORT: rc = cmd_import(&o, &io); break;
         case SUB_PRUNE: rc = cmd_prune(&o, &io); break;
+        case SUB_VERIFY: rc = cmd_verify_store(&o, &io); break;
         case SUB_NONE: rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE; break;
         }
     }

@@ -9,6 +9,7 @@
 enum {
     EXACTAV_EVIDENCE_EXIT_OK = 0,
     EXACTAV_EVIDENCE_EXIT_NOTFOUND = 3,  /* show: no such id */
+    EXACTAV_EVIDENCE_EXIT_TAMPERED = 3,  /* verify-store: a row breaks a rule (store_tampered) */
     EXACTAV_EVIDENCE_EXIT_USAGE = 64,
     EXACTAV_EVIDENCE_EXIT_DATAERR = 65,  /* import: invalid or conflicting report */
     EXACTAV_EVIDENCE_EXIT_NOINPUT = 66,  /* cannot open the database or a report */
