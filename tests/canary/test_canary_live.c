@@ -1224,6 +1224,64 @@ static void canary_37_ll_hls_tampered_part_is_found_by_its_index(void **state)
     live_stop(&l);
 }
 
+/* Issue 20, stage 3, part-level reasons: over the same LL-HLS origin,
+ * path a publishes the last part of segment K 1.8 s late (more than one
+ * part target of 0.5 s, less than one target duration of 2 s): the row
+ * stays MATCH and its report records the delivery fact part_late for part
+ * 3 (parts.delivery), with part_index NULL; path b never publishes part 1
+ * of K in time: UNKNOWN part_missing with part_index 1 (never MISMATCH). */
+static void canary_38_ll_hls_late_and_missing_parts(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    json_t *st = live_get_json(&l, "_control/status");
+    int64_t k = jint(st, "edge") + 3;
+    json_decref(st);
+    json_decref(live_get_json(&l, "_control/delay?path=a&seq=%lld&part=3&ms=1800", (long long)k));
+    json_decref(live_get_json(&l, "_control/delay?path=b&seq=%lld&part=1&ms=600000", (long long)k));
+    char ta[1024], tb[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"lag_segments\": 0, \"targets\": [%s, %s]}",
+             ta, tb);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(DISTINCT path_id) FROM evidence WHERE media_sequence > %lld", (long long)k);
+    live_wait_count(&l, 2, 120, sql);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict, reason, part_index,"
+                                 " json_extract(report, '$.parts.delivery') AS delivery"
+                                 " FROM evidence WHERE media_sequence = %lld ORDER BY path_id", (long long)k);
+    char *text = json_dumps(rows, JSON_COMPACT);
+    print_message("%s\n", text);
+    free(text);
+    assert_int_equal(json_array_size(rows), 2);
+    json_t *a = json_array_get(rows, 0), *b = json_array_get(rows, 1);
+    assert_string_equal(jstr(a, "verdict"), "MATCH");
+    assert_true(json_is_null(json_object_get(a, "part_index")));
+    json_t *facts = json_loads(jstr(a, "delivery"), 0, NULL);
+    assert_int_equal(json_array_size(facts), 1);
+    json_t *f = json_array_get(facts, 0);
+    assert_string_equal(jstr(f, "fact"), "part_late");
+    assert_int_equal(jint(f, "part_index"), 3);
+    assert_true(jint(f, "waited_ms") > jint(f, "part_target_ms"));
+    json_decref(facts);
+    assert_string_equal(jstr(b, "verdict"), "UNKNOWN");
+    assert_string_equal(jstr(b, "reason"), "part_missing");
+    assert_int_equal(jint(b, "part_index"), 1);
+    json_decref(rows);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -1245,6 +1303,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_35_aes128_reference_and_candidate, live_teardown),
         cmocka_unit_test_teardown(canary_36_ll_hls_live_playlist_read_as_whole_segments, live_teardown),
         cmocka_unit_test_teardown(canary_37_ll_hls_tampered_part_is_found_by_its_index, live_teardown),
+        cmocka_unit_test_teardown(canary_38_ll_hls_late_and_missing_parts, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

@@ -1,10 +1,12 @@
 /* canary_parts.c - the LL-HLS parts of one candidate segment (see canary_parts.h). */
 #include "canary_parts.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hls.h"
 #include "redact.h"
@@ -41,6 +43,13 @@ static void fail(struct canary_parts *p, long index, const char *code, const cha
     va_end(ap);
 }
 
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 static void note_times(struct candidate *c, int64_t started, int64_t ended)
 {
     if (!c->observed_at_ms || (started && started < c->observed_at_ms))
@@ -69,9 +78,36 @@ static int fetch_one(struct canary_parts *p, const char *base, const char *uri, 
     if ((o.max_bytes ? o.max_bytes : FETCH_DEFAULT_MAX_BYTES) > left)
         o.max_bytes = (size_t)left;
     struct fetch_result *res = &c->bodies[c->nbodies];
-    fetch_get(&o, url, res);
+    int64_t first_gone = 0;
+    int retries = 0;
+    for (;;) {
+        fetch_get(&o, url, res);
+        bool gone = res->error == FETCH_HTTP_ERROR && (res->http_status == 404 || res->http_status == 410);
+        if (!gone || index < 0)
+            break;
+        if (!first_gone)
+            first_gone = res->started_at_ms;
+        int64_t step = p->part_target_ms / 4 < 20 ? 20 : p->part_target_ms / 4 > 250 ? 250 : p->part_target_ms / 4;
+        int64_t until = first_gone + p->wait_bound_ms < deadline_ms ? first_gone + p->wait_bound_ms : deadline_ms;
+        if (util_now_ms() + step >= until)
+            break;
+        fetch_result_free(res);
+        retries++;
+        sleep_ms(step);
+        o = canary_fetch_options_until(fo, deadline_ms);
+        o.range = range;
+        if ((o.max_bytes ? o.max_bytes : FETCH_DEFAULT_MAX_BYTES) > left)
+            o.max_bytes = (size_t)left;
+    }
     free(url);
     c->nbodies++;
+    if (first_gone && res->error == FETCH_OK && res->started_at_ms - first_gone > p->part_target_ms) {
+        json_t *fact = json_pack("{s:s, s:i, s:I, s:I, s:i}", "fact", "part_late", "part_index", (int)index,
+                                 "waited_ms", (json_int_t)(res->started_at_ms - first_gone), "part_target_ms",
+                                 (json_int_t)p->part_target_ms, "requests_refused", retries);
+        if (!fact || json_array_append_new(p->delivery, fact))
+            return -1;
+    }
     json_t *rec = fetch_result_to_json(res, (int)json_array_size(c->fetches));
     if (!rec || json_array_append_new(c->fetches, rec))
         return -1;
@@ -80,8 +116,12 @@ static int fetch_one(struct canary_parts *p, const char *base, const char *uri, 
         c->object = res->url ? strdup(res->url) : NULL;
     if (res->error != FETCH_OK) {
         bool gone = res->error == FETCH_HTTP_ERROR && (res->http_status == 404 || res->http_status == 410);
-        fail(p, index, gone ? "part_missing" : fetch_error_code(res->error), "%s %ld: %s: %s",
-             index < 0 ? "init segment" : "part", index, res->url ? res->url : "(url)", res->message);
+        if (gone && first_gone)
+            fail(p, index, "part_missing", "part %ld: %s: %s, still after %lld ms (%d requests)", index,
+                 res->url ? res->url : "(url)", res->message, (long long)(util_now_ms() - first_gone), retries + 1);
+        else
+            fail(p, index, gone ? "part_missing" : fetch_error_code(res->error), "%s %ld: %s: %s",
+                 index < 0 ? "init segment" : "part", index, res->url ? res->url : "(url)", res->message);
         return 0;
     }
     struct bsrc_segment *s = &c->segs[c->nsegs++];
@@ -128,7 +168,10 @@ int canary_parts_fetch(const struct canary_playlist *pl, uint64_t seq, const str
     c->fetches = json_array();
     c->redirect_hosts = json_array();
     c->bodies = calloc(s->part_count + 1, sizeof *c->bodies);
-    if (!c->fetches || !c->redirect_hosts || !c->bodies || place_parts(out, &pl->pl, s))
+    out->delivery = json_array();
+    out->part_target_ms = (int64_t)pl->pl.part_target.ms;
+    out->wait_bound_ms = (int64_t)pl->pl.target_duration * 1000;
+    if (!c->fetches || !c->redirect_hosts || !c->bodies || !out->delivery || place_parts(out, &pl->pl, s))
         return -1;
     /* the parts were read from the cycle's playlist: its request comes first */
     if (pl->fetch) {
@@ -167,6 +210,7 @@ void canary_parts_free(struct canary_parts *p)
     candidate_free(&p->c);
     free(p->end_ticks);
     json_decref(p->durations);
+    json_decref(p->delivery);
     memset(p, 0, sizeof *p);
 }
 
@@ -272,8 +316,9 @@ json_t *canary_parts_combine(const struct canary_parts_checks *k, const struct c
         part_index = json_integer((json_int_t)canary_parts_index_at(p, ticks));
     else if (pick > 0 && p->c.failure && p->failed_index >= 0)
         part_index = json_integer(p->failed_index);
-    json_t *parts = json_pack("{s:I, s:s, s:O, s:O, s:o, s:s, s:o, s:o, s:o}", "count", (json_int_t)p->count,
+    json_t *parts = json_pack("{s:I, s:s, s:O, s:O, s:O, s:o, s:s, s:o, s:o, s:o}", "count", (json_int_t)p->count,
                               "container", p->fmp4 ? "fmp4" : "ts", "durations", p->durations, "objects", objects,
+                              "delivery", p->delivery,
                               "part_index", part_index, "reported", names[pick], "segment",
                               summary(k->segment, NULL), "against_reference", summary(k->against_reference, NULL),
                               "against_segment", summary(k->against_segment, k->against_segment_by));

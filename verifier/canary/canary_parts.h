@@ -35,6 +35,10 @@ struct canary_parts {
                                   * exact sum of the EXT-X-PART DURATIONs 0..j */
     json_t *durations;           /* the DURATIONs as written */
     long failed_index;           /* the first part that could not be had (GAP, fetch), or -1 */
+    json_t *delivery;            /* delivery facts, never content verdicts: [{fact "part_late",
+                                  * part_index, waited_ms, part_target_ms}] */
+    int64_t part_target_ms;      /* EXT-X-PART-INF:PART-TARGET */
+    int64_t wait_bound_ms;       /* how long a listed part that answers 404/410 is waited for */
     bool fmp4;                   /* the segment has an init segment (EXT-X-MAP) */
 };
 
@@ -44,9 +48,16 @@ bool canary_parts_listed(const struct canary_playlist *pl, uint64_t seq);
 
 /* Fetches every part of segment seq (after its init segment for fMP4) with
  * fo, each request limited to what is left until deadline_ms.  A GAP part
- * is not requested: the delivery fails with "part_gap"; a part answered
- * 404 or 410 is "part_missing"; another failure keeps its fetch code (all
- * UNKNOWN, never MISMATCH).  0, or -1 out of memory (free it anyway). */
+ * is not requested: the delivery fails with "part_gap".  A listed part
+ * that answers 404 or 410 is asked again (every quarter part target) for
+ * up to one target duration from its first answer (its lifetime as the
+ * canary counts it), within the deadline: arriving more than one part
+ * target after that first answer, it is a delivery fact ("part_late",
+ * in ->delivery); never arriving, the delivery fails with "part_missing".
+ * Another failure keeps its fetch code (all UNKNOWN, never MISMATCH).
+ * Only the last request for a part is in ->c.fetches (a MATCH holds no
+ * failed request); the fact counts the others.  0, or -1 out of memory
+ * (free it anyway). */
 int canary_parts_fetch(const struct canary_playlist *pl, uint64_t seq, const struct fetch_options *fo,
                        int64_t deadline_ms, struct canary_parts *out);
 void canary_parts_free(struct canary_parts *p);
