@@ -1282,6 +1282,58 @@ static void canary_38_ll_hls_late_and_missing_parts(void **state)
     live_stop(&l);
 }
 
+/* Issue 20, stage 3, blocking reload: the LL-HLS origin says
+ * CAN-BLOCK-RELOAD=YES, so after its first look the canary asks for the
+ * candidate playlist with _HLS_msn, the reference's newest segment: path a
+ * runs one segment behind the reference, its request is held until it has
+ * that segment and answered, every row a MATCH of exactly that segment
+ * naming canary.blocking_reload {outcome answered, held_ms}; path b
+ * is frozen, the server holds the request past the canary's own limit
+ * (half of what is left of timeout_s): recorded "held", the playlist read
+ * the plain way, and the stall is UNKNOWN playlist_stalled as before,
+ * never a time-out. */
+static void canary_39_ll_hls_blocking_reload_held_not_timed_out(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    json_decref(live_get_json(&l, "_control/freeze?path=b&ms=30000"));
+    json_decref(live_get_json(&l, "_control/behind?path=a&segments=1"));
+    char ta[1024], tb[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"timeout_s\": 10, \"lag_segments\": 0,"
+             " \"max_behind_s\": 60, \"targets\": [%s, %s]}", ta, tb);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 1, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND reason = 'playlist_stalled'");
+    live_wait_count(&l, 2, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND "
+                               "json_extract(report, '$.canary.blocking_reload.outcome') = 'answered'");
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict, reason,"
+                                 " json_extract(report, '$.canary.blocking_reload') AS reload FROM evidence"
+                                 " ORDER BY path_id, observed_at_ms");
+    char *text = json_dumps(rows, JSON_COMPACT);
+    print_message("%s\n", text);
+    free(text);
+    json_decref(rows);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict != 'MATCH'"), 0);
+    assert_true(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND "
+                           "json_extract(report, '$.canary.blocking_reload.held_ms') >= 100 AND "
+                           "json_extract(report, '$.canary.blocking_reload._HLS_msn') = media_sequence") >= 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND reason = 'playlist_stalled'"
+                                " AND json_extract(report, '$.canary.blocking_reload.outcome') = 'held' AND"
+                                " json_extract(report, '$.canary.blocking_reload.held_ms') >= 1000"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE reason IN ('timeout', 'http_error')"), 0);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -1304,6 +1356,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_36_ll_hls_live_playlist_read_as_whole_segments, live_teardown),
         cmocka_unit_test_teardown(canary_37_ll_hls_tampered_part_is_found_by_its_index, live_teardown),
         cmocka_unit_test_teardown(canary_38_ll_hls_late_and_missing_parts, live_teardown),
+        cmocka_unit_test_teardown(canary_39_ll_hls_blocking_reload_held_not_timed_out, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

@@ -11,6 +11,7 @@
 #include "canary_command.h"
 #include "canary_parts.h"
 #include "canary_probe.h"
+#include "canary_reload.h"
 #include "evidence.h"
 #include "exitcodes.h"
 #include "redact.h"
@@ -119,6 +120,7 @@ struct unknown_args {
     const struct canary_playlist *observed;  /* the candidate read it is about, or NULL */
     const char *candidate_object;
     const char *reference_object;
+    const struct canary_reload *reload;      /* the cycle's blocking reload, or NULL */
 };
 
 static void record_unknown(struct canary_env *env, const struct canary_target *t, struct canary_state *st,
@@ -140,7 +142,11 @@ static void record_unknown(struct canary_env *env, const struct canary_target *t
         .candidate_object = a->candidate_object ? a->candidate_object : a->observed ? a->observed->object : NULL,
         .reference_object = a->reference_object, .fetches = fetches,
     };
-    record(env, t, st, canary_report_unknown(env->run, &u), started_ms);
+    json_t *report = canary_report_unknown(env->run, &u);
+    json_t *reload = report && a->reload ? canary_reload_json(a->reload) : NULL;
+    if (reload)
+        json_object_set_new(json_object_get(report, "canary"), "blocking_reload", reload);
+    record(env, t, st, report, started_ms);
     json_decref(fetches);
 }
 
@@ -155,6 +161,7 @@ struct cycle {
     char command_failure[256];       /* candidate_command's reason, "" when it ran */
     struct canary_playlist *cand, *ref;
     struct canary_range c, r;
+    struct canary_reload reload;     /* the blocking playlist reload of this cycle, if any */
 };
 
 /* Why the candidate could not be read, as a reason code and detail. */
@@ -363,7 +370,7 @@ static void check_both(struct cycle *cy, uint64_t seq)
     struct canary_segment *ref = canary_refcache_segment(env->refs, cy->t->reference, cy->ref, seq, cy->deadline_ms);
     if (!ref || !ref->ok) {
         struct unknown_args a = {"reference_unavailable", ref ? ref->detail : "out of memory", true, seq, NULL,
-                                 cy->cand->object, ref ? ref->object : NULL};
+                                 cy->cand->object, ref ? ref->object : NULL, &cy->reload};
         record_unknown(env, cy->t, cy->st, &a, started);
         canary_segment_release(ref);
         return;
@@ -388,7 +395,7 @@ static void check_both(struct cycle *cy, uint64_t seq)
     if (cs != CANDIDATE_OK) {
         struct unknown_args a = {cs == CANDIDATE_USAGE ? "candidate_not_media_playlist" : "internal_error",
                                  cs == CANDIDATE_USAGE ? "the candidate is not one media playlist" : "out of memory",
-                                 true, seq, NULL, cy->cand->object, ref->object};
+                                 true, seq, NULL, cy->cand->object, ref->object, &cy->reload};
         record_unknown(env, cy->t, cy->st, &a, started);
     } else {
         slot_acquire(env);
@@ -398,6 +405,9 @@ static void check_both(struct cycle *cy, uint64_t seq)
         bool ok = report && canary_report_annotate(report, env->run, cy->t, ref) == 0;
         if (ok && parts && parts->count)
             report = check_parts(cy, ref, &cand, parts, report);
+        json_t *reload = ok ? canary_reload_json(&cy->reload) : NULL;
+        if (reload)
+            json_object_set_new(json_object_get(report, "canary"), "blocking_reload", reload);
         slot_release(env);
         if (ok) {
             record(env, cy->t, cy->st, report, started);
@@ -406,7 +416,7 @@ static void check_both(struct cycle *cy, uint64_t seq)
             struct unknown_args a = {rc == EXACTAV_EXIT_UNUSABLE || rc == EXACTAV_EXIT_NOINPUT ? "reference_unusable"
                                                                                               : "internal_error",
                                      verr[0] ? verr : "the check did not run", true, seq, NULL, cand.object,
-                                     ref->object};
+                                     ref->object, &cy->reload};
             record_unknown(env, cy->t, cy->st, &a, started);
         }
     }
@@ -480,7 +490,8 @@ static void observe(struct cycle *cy, struct canary_seen *seen, const struct can
     char detail[320];
     struct unknown_args a = {.detail = detail, .observed = is_candidate ? pl : NULL,
                              .candidate_object = is_candidate ? NULL : cy->cand ? cy->cand->object : NULL,
-                             .reference_object = is_candidate ? NULL : pl->object};
+                             .reference_object = is_candidate ? NULL : pl->object,
+                             .reload = is_candidate ? &cy->reload : NULL};
     if (o == CANARY_PL_STALLED) {
         a.reason = is_candidate ? "playlist_stalled" : "reference_stalled";
         snprintf(detail, sizeof detail, "newest media sequence %llu for %lld ms (target duration %llu s)",
@@ -616,14 +627,21 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
     cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     candidate_url(&cy);
     struct fetch_options fo = target_fetch(env, t);
-    if (cy.url)
-        cy.cand = canary_playlist_read(cy.url, &fo, cy.deadline_ms);
-    cy.c = range_of(cy.cand);
+    /* LL-HLS (canary_reload.h): when the reference lists a segment newer
+     * than the candidate's last look, ask the candidate to block until it
+     * has that one too, so that it is checked the moment the CDN has it */
     cy.r = range_of(cy.ref);
+    bool block = st->block_reload && !env->once && cy.r.have && cy.r.last > st->cand.last;
+    if (cy.url)
+        cy.cand = canary_reload_read(cy.url, block, cy.r.last, &fo, cy.deadline_ms, &cy.reload);
+    cy.c = range_of(cy.cand);
     if (cy.c.have)
         observe(&cy, &st->cand, cy.cand, &cy.c, true);
     if (cy.r.have)
         observe(&cy, &st->ref, cy.ref, &cy.r, false);
+    /* the next cycle blocks only after one that read the playlist (st->cand.last is its newest) */
+    st->block_reload = cy.c.have && cy.cand->pl.server_control.can_block_reload && !cy.cand->pl.endlist &&
+                       st->cand.have;
     char behind_detail[320];
     bool behind = behind_live_edge(&cy, behind_detail, sizeof behind_detail);
     if (!behind)
