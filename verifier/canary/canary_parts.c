@@ -72,9 +72,15 @@ static int fetch_one(struct canary_parts *p, const char *base, const char *uri, 
              index);
         return 0;
     }
+    uint64_t left = CANDIDATE_MAX_TOTAL_BYTES - c->total_bytes;
+    if (left == 0) { /* max_bytes 0 would mean the default */
+        free(url);
+        fail(p, index, "candidate_too_large", "the parts exceed %llu bytes in all",
+             (unsigned long long)CANDIDATE_MAX_TOTAL_BYTES);
+        return 0;
+    }
     struct fetch_options o = canary_fetch_options_until(fo, deadline_ms);
     o.range = range;
-    uint64_t left = CANDIDATE_MAX_TOTAL_BYTES - c->total_bytes;
     if ((o.max_bytes ? o.max_bytes : FETCH_DEFAULT_MAX_BYTES) > left)
         o.max_bytes = (size_t)left;
     struct fetch_result *res = &c->bodies[c->nbodies];
@@ -137,8 +143,9 @@ static int fetch_one(struct canary_parts *p, const char *base, const char *uri, 
 }
 
 /* Exact tick sums: each DURATION is num/10^k seconds (k <= 9). */
-static int place_parts(struct canary_parts *p, const struct hls_playlist *pl, const struct hls_segment *s)
+int canary_parts_place(struct canary_parts *p, const struct hls_playlist *pl, const struct hls_segment *s)
 {
+    p->count = s->part_count;
     p->end_ticks = calloc(s->part_count, sizeof *p->end_ticks);
     p->durations = json_array();
     if (!p->end_ticks || !p->durations)
@@ -147,7 +154,7 @@ static int place_parts(struct canary_parts *p, const struct hls_playlist *pl, co
     for (size_t j = 0; j < s->part_count; j++) {
         const struct hls_part *h = &pl->parts[s->part_first + j];
         ns += h->duration_num * (1000000000u / (h->duration_den ? h->duration_den : 1));
-        p->end_ticks[j] = ns * 9 / 100000; /* 90000 / 10^9 */
+        p->end_ticks[j] = ns * 9 / 100000; /* 90000 / 10^9, rounded down */
         json_array_append_new(p->durations, json_string(h->duration_text ? h->duration_text : ""));
     }
     return 0;
@@ -171,7 +178,7 @@ int canary_parts_fetch(const struct canary_playlist *pl, uint64_t seq, const str
     out->delivery = json_array();
     out->part_target_ms = (int64_t)pl->pl.part_target.ms;
     out->wait_bound_ms = (int64_t)pl->pl.target_duration * 1000;
-    if (!c->fetches || !c->redirect_hosts || !c->bodies || !out->delivery || place_parts(out, &pl->pl, s))
+    if (!c->fetches || !c->redirect_hosts || !c->bodies || !out->delivery || canary_parts_place(out, &pl->pl, s))
         return -1;
     /* the parts were read from the cycle's playlist: its request comes first */
     if (pl->fetch) {

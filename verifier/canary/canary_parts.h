@@ -62,6 +62,10 @@ int canary_parts_fetch(const struct canary_playlist *pl, uint64_t seq, const str
                        int64_t deadline_ms, struct canary_parts *out);
 void canary_parts_free(struct canary_parts *p);
 
+/* Sets p->count, end_ticks and durations from segment s of pl (what
+ * canary_parts_fetch does first; for the tests).  0, or -1 out of memory. */
+int canary_parts_place(struct canary_parts *p, const struct hls_playlist *pl, const struct hls_segment *s);
+
 /* The part whose time span [end(j-1), end(j)) holds ticks (from the
  * segment's start); before the first, the first; after the last, the last. */
 size_t canary_parts_index_at(const struct canary_parts *p, int64_t ticks);
