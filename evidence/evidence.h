@@ -25,11 +25,11 @@
 /* The schema version this build writes (PRAGMA user_version): a writer
  * migrates an older store forward on its first write.  A reader (mode=ro,
  * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
- * this one: v2 only adds a column and a table, v3 only a table, v4 only a
- * column, and the queries read an older store as v4 would show it
- * (media_sequence and container NULL, no probes, no stored reference
- * decodes). */
-#define EVIDENCE_SCHEMA_VERSION 4
+ * this one: v2 only adds a column and a table, v3 only a table, v4 and v5
+ * only a column each, and the queries read an older store as v5 would show
+ * it (media_sequence, container and part_index NULL, no probes, no stored
+ * reference decodes). */
+#define EVIDENCE_SCHEMA_VERSION 5
 #define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
@@ -103,6 +103,7 @@ struct evidence_record {
     int64_t recorded_at_ms;         /* 0: the insert sets "now" */
     struct evidence_int media_sequence; /* v2: HLS media sequence number of the one segment checked */
     const char *container;          /* v4: "ts" or "fmp4" (report candidate.container), NULL: unsaid */
+    struct evidence_int part_index; /* v5: the LL-HLS part of the first difference (report parts.part_index) */
     const char *report;             /* required: the full JSON report (object) */
     size_t fetch_count;
     const struct evidence_fetch *fetches;

@@ -201,6 +201,20 @@ static enum evidence_rc parse_verdict(const json_t *root, struct evidence_record
     return EVIDENCE_OK;
 }
 
+/* Schema v5: the LL-HLS part a canary row is about (parts.part_index);
+ * a report without parts (every report before issue 20's stage 3) has
+ * none. */
+static enum evidence_rc parse_parts(const json_t *root, struct evidence_record *r, char *err, size_t errlen)
+{
+    const json_t *parts = NULL;
+    enum evidence_rc rc = opt_object(root, "parts", "parts", &parts, err, errlen);
+    if (rc == EVIDENCE_OK)
+        rc = opt_int(parts, "part_index", "parts.part_index", &r->part_index, err, errlen);
+    if (rc == EVIDENCE_OK && r->part_index.present && r->part_index.value < 0)
+        return bad(err, errlen, "parts.part_index", "must be >= 0");
+    return rc;
+}
+
 static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *r, char *err,
                                     size_t errlen)
 {
@@ -218,7 +232,8 @@ static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *
         (rc = opt_object(root, "interval", "interval", &iv, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "start", "interval.start", &r->interval_start, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_int(iv, "end", "interval.end", &r->interval_end, err, errlen)) == EVIDENCE_OK &&
-        (rc = opt_int(root, "media_sequence", "media_sequence", &r->media_sequence, err, errlen)) == EVIDENCE_OK)
+        (rc = opt_int(root, "media_sequence", "media_sequence", &r->media_sequence, err, errlen)) == EVIDENCE_OK &&
+        (rc = parse_parts(root, r, err, errlen)) == EVIDENCE_OK)
         return EVIDENCE_OK;
     return rc;
 }

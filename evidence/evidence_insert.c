@@ -80,6 +80,8 @@ enum evidence_rc evidence_validate_record(const struct evidence_record *r, int64
         return invalid(err, errlen, "media_sequence", "must be >= 0");
     if (r->container && strcmp(r->container, "ts") && strcmp(r->container, "fmp4"))
         return invalid(err, errlen, "candidate.container", "must be \"ts\" or \"fmp4\"");
+    if (r->part_index.present && r->part_index.value < 0)
+        return invalid(err, errlen, "parts.part_index", "must be >= 0");
     if (r->fetch_count > EVIDENCE_MAX_FETCHES || (r->fetch_count && !r->fetches))
         return invalid(err, errlen, "fetches", "too many or missing");
     for (size_t i = 0; i < r->fetch_count; i++)
@@ -132,8 +134,8 @@ static const char INSERT_EVIDENCE[] =
     "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
     " path_id, channel, rendition, program_version, reference_version, object,"
     " interval_start, interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report,"
-    " media_sequence, container)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)";
+    " media_sequence, container, part_index)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)";
 
 static const char INSERT_FETCH[] =
     "INSERT INTO fetches (evidence_id, seq, url, effective_url, http_status, bytes,"
@@ -162,6 +164,7 @@ static enum evidence_rc insert_evidence_row(sqlite3 *sql, const struct evidence_
     evidence_bind_text(st, 18, r->report);
     evidence_bind_int(st, 19, r->media_sequence);
     evidence_bind_text(st, 20, r->container);
+    evidence_bind_int(st, 21, r->part_index);
     return step_done(sql, st, "evidence", err, errlen);
 }
 

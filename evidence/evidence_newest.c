@@ -50,11 +50,19 @@ void evidence_rows_free(struct evidence_rows *set)
     " observed_at_ms, observed_end_ms, recorded_at_ms, report"
 enum { C_ID, C_KIND, C_VERDICT, C_REASON, C_PROFILE, C_FP, C_PATH, C_CHANNEL, C_RENDITION,
        C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_MSEQ,
-       C_N };
+       C_PIDX, C_N };
 
 #define NEWEST_ORDER " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT 1"
-/* The select list; mseq is "media_sequence" on v2, "NULL" on a version-1 store. */
+/* The select list; mseq is "media_sequence, part_index" on v5, "media_sequence, NULL"
+ * on v2 to v4, "NULL, NULL" on a version-1 store (by version_index). */
 #define SELECT_COLUMNS(mseq) "SELECT " NEWEST_COLUMNS_V1 ", " mseq
+#define MSEQ_V1 "NULL, NULL"
+#define MSEQ_V2 "media_sequence, NULL"
+#define MSEQ_V5 "media_sequence, part_index"
+static int version_index(int version)
+{
+    return version >= 5 ? 2 : version >= 2 ? 1 : 0;
+}
 
 /* EVIDENCE_NEWEST_ORDER as a comparison. */
 bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b)
@@ -115,6 +123,7 @@ static void check(sqlite3_stmt *st, struct evidence_row *r)
         .observed_at_ms = int_col(st, C_OBS, &bad).value,
         .observed_end_ms = int_col(st, C_OBS_END, &bad).value,
         .media_sequence = int_col(st, C_MSEQ, &bad),
+        .part_index = int_col(st, C_PIDX, &bad),
     };
     const char *report = text_col(st, C_REPORT, &bad);
     if (bad || !evidence_verdict_parse(verdict, &rec.verdict) ||
@@ -190,12 +199,12 @@ static int read_scope(sqlite3 *sql, int version, const struct evidence_scope *s,
 #define OTHER_WHERE(mseq)                                                                        \
     SELECT_COLUMNS(mseq) " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "                \
     "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
-    static const char *const scope_sql[2] = {SCOPE_WHERE("NULL"), SCOPE_WHERE("media_sequence")};
-    static const char *const other_sql[2] = {OTHER_WHERE("NULL"), OTHER_WHERE("media_sequence")};
+    static const char *const scope_sql[3] = {SCOPE_WHERE(MSEQ_V1), SCOPE_WHERE(MSEQ_V2), SCOPE_WHERE(MSEQ_V5)};
+    static const char *const other_sql[3] = {OTHER_WHERE(MSEQ_V1), OTHER_WHERE(MSEQ_V2), OTHER_WHERE(MSEQ_V5)};
 #undef SCOPE_WHERE
 #undef OTHER_WHERE
     const char *p[4] = {s->path_id, s->channel, s->rendition, s->program_version};
-    int v2 = version >= 2;
+    int v2 = version_index(version);
     int r = newest_one(sql, scope_sql[v2], p, 4, out);
     if (r != 0)
         return r < 0 ? -1 : 0;
@@ -296,15 +305,15 @@ static int read_since(sqlite3 *sql, int version, const void *arg, struct evidenc
 #define MISMATCH_SQL(mseq)                                                                     \
     SELECT_COLUMNS(mseq) SINCE_WHERE " AND verdict = 'MISMATCH' ORDER BY " EVIDENCE_NEWEST_ORDER \
                                      " LIMIT ?7"
-    static const char *const rows_sql[2] = {ROWS_SQL("NULL"), ROWS_SQL("media_sequence")};
-    static const char *const mismatch_sql[2] = {MISMATCH_SQL("NULL"),
-                                                MISMATCH_SQL("media_sequence")};
+    static const char *const rows_sql[3] = {ROWS_SQL(MSEQ_V1), ROWS_SQL(MSEQ_V2), ROWS_SQL(MSEQ_V5)};
+    static const char *const mismatch_sql[3] = {MISMATCH_SQL(MSEQ_V1), MISMATCH_SQL(MSEQ_V2),
+                                                MISMATCH_SQL(MSEQ_V5)};
 #undef MISMATCH_SQL
 #undef ROWS_SQL
 #undef SINCE_WHERE
     const struct evidence_since *q = arg;
     bool mismatch = false;
-    int v2 = version >= 2;
+    int v2 = version_index(version);
     int64_t limit = q->limit > INT64_MAX ? INT64_MAX : (int64_t)q->limit;
     int r = since_rows(sql, rows_sql[v2], q, limit, false, out, &mismatch);
     if (r == 0 && !mismatch && out->n == q->limit)
@@ -331,12 +340,12 @@ struct scan {
 static int read_all(sqlite3 *sql, int version, const void *arg, struct evidence_rows *out)
 {
     (void)out;
-    static const char *const all_sql[2] = {SELECT_COLUMNS("NULL") " FROM evidence ORDER BY rowid",
-                                           SELECT_COLUMNS("media_sequence")
-                                           " FROM evidence ORDER BY rowid"};
+#define ALL_SQL(mseq) SELECT_COLUMNS(mseq) " FROM evidence ORDER BY rowid"
+    static const char *const all_sql[3] = {ALL_SQL(MSEQ_V1), ALL_SQL(MSEQ_V2), ALL_SQL(MSEQ_V5)};
+#undef ALL_SQL
     struct scan *s = (struct scan *)arg;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, all_sql[version >= 2], -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(sql, all_sql[version_index(version)], -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

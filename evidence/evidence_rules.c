@@ -320,6 +320,13 @@ enum evidence_rc evidence_check_report(const json_t *report, char *err, size_t e
                       "the lattice gives %s", evidence_verdict_name(verdict),
                       evidence_verdict_name(v.verdict), a.present ? evidence_verdict_name(a.verdict) : "none",
                       evidence_verdict_name(want));
+    /* A canary row whose report is the check of a segment's LL-HLS parts
+     * against the parent segment itself (parts.reported "against_segment",
+     * docs/canary.md): its MISMATCH is reported as parts_differ_from_segment,
+     * the tracks keep the reason of their first difference. */
+    const char *reported = json_string_value(json_object_get(json_object_get(report, "parts"), "reported"));
+    if (verdict == EVIDENCE_VERDICT_MISMATCH && reported && !strcmp(reported, "against_segment"))
+        want_reason = "parts_differ_from_segment";
     if (strcmp(reason, want_reason))
         return broken(&c, "reason", "%s is not the reason the lattice carries (%s)", reason, want_reason);
     if (verdict == EVIDENCE_VERDICT_MATCH)
@@ -369,6 +376,8 @@ static enum evidence_rc check_columns(struct rules *c, const struct evidence_rec
         return broken(c, "observed_at_ms", "the observation times differ from the report");
     if (!same_int(row->media_sequence, rep->media_sequence))
         return broken(c, "media_sequence", "the column differs from the report");
+    if (!same_int(row->part_index, rep->part_index))
+        return broken(c, "part_index", "the column differs from the report");
     return EVIDENCE_OK;
 }
 

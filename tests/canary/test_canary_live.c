@@ -1054,6 +1054,286 @@ static void canary_36_ll_hls_live_playlist_read_as_whole_segments(void **state)
     live_stop(&l);
 }
 
+/* ---- canary_37: a tampered LL-HLS part ---- */
+
+/* The 33-bit PTS of a PES header at p (after its 00 00 01 id), or -1. */
+static int64_t pes_pts(const uint8_t *p, size_t left)
+{
+    if (left < 14 || !(p[7] & 0x80))
+        return -1;
+    const uint8_t *t = p + 9;
+    return ((int64_t)(t[0] & 0x0e) << 29) | ((int64_t)t[1] << 22) | ((int64_t)(t[2] & 0xfe) << 14) |
+           ((int64_t)t[3] << 7) | (t[4] >> 1);
+}
+
+static void set_pes_pts(uint8_t *p, int64_t pts)
+{
+    uint8_t *t = p + 9;
+    pts &= ((int64_t)1 << 33) - 1;
+    t[0] = (uint8_t)((t[0] & 0xf0) | ((pts >> 29) & 0x0e) | 1);
+    t[1] = (uint8_t)(pts >> 22);
+    t[2] = (uint8_t)(((pts >> 14) & 0xfe) | 1);
+    t[3] = (uint8_t)(pts >> 7);
+    t[4] = (uint8_t)(((pts << 1) & 0xfe) | 1);
+}
+
+/* The video PES starting in TS packet k of buf (stream id 0xE0..0xEF at a
+ * payload unit start), or NULL. */
+static uint8_t *video_pes_at(uint8_t *buf, size_t k)
+{
+    uint8_t *pk = buf + k * 188;
+    if (pk[0] != 0x47 || !(pk[1] & 0x40) || !(pk[3] & 0x10))
+        return NULL;
+    size_t off = 4 + ((pk[3] & 0x20) ? 1 + (size_t)pk[4] : 0);
+    if (off + 14 > 188 || pk[off] || pk[off + 1] || pk[off + 2] != 1 || (pk[off + 3] & 0xf0) != 0xe0)
+        return NULL;
+    return pk + off;
+}
+
+/* Part `part` of 4 of the segment file src, as exactav-testd --ll-parts 4
+ * cuts it (tests/http/testd_live.c part_bytes), with one picture moved by
+ * half a frame (1500 ticks at 30 fps): the same bytes otherwise, a valid
+ * stream whose decode differs from its parent's in that part's time span
+ * (each part lasts 500 ms from the segment's first picture).  Picks the
+ * part: the first of 1..3 holding, in its bytes, a picture well inside its
+ * own time span.  Returns the part index; the file is written to dst. */
+static int tamper_one_part(const char *src, const char *dst)
+{
+    FILE *f = fopen(src, "rb");
+    assert_non_null(f);
+    static uint8_t buf[1 << 20];
+    size_t size = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    size_t packets = size / 188;
+    int64_t start = -1;
+    for (size_t k = 0; k < packets; k++) {
+        uint8_t *pes = video_pes_at(buf, k);
+        int64_t pts = pes ? pes_pts(pes, 188) : -1;
+        if (pts >= 0 && (start < 0 || pts < start))
+            start = pts;
+    }
+    assert_true(start >= 0);
+    for (int j = 1; j < 4; j++) {
+        size_t from = packets * (size_t)j / 4, to = j == 3 ? packets : packets * ((size_t)j + 1) / 4;
+        for (size_t k = from; k < to; k++) {
+            uint8_t *pes = video_pes_at(buf, k);
+            int64_t pts = pes ? pes_pts(pes, 188) : -1;
+            int64_t rel = pts - start;
+            if (pts < 0 || rel < j * 45000 + 6000 || rel > (j + 1) * 45000 - 6000)
+                continue;
+            set_pes_pts(pes, pts + 1500);
+            FILE *o = fopen(dst, "wb");
+            assert_non_null(o);
+            size_t end = j == 3 ? size : to * 188;
+            assert_int_equal(fwrite(buf + from * 188, 1, end - from * 188, o), end - from * 188);
+            assert_int_equal(fclose(o), 0);
+            return j;
+        }
+    }
+    fail_msg("%s: no picture inside a part's own time span", src);
+    return -1;
+}
+
+/* Issue 20, stage 3: over a Low-Latency HLS origin (exactav-testd --live
+ * --ll-parts 4) whose path serves one part of one segment tampered (a
+ * picture moved by half a frame) while the parent segment is untampered,
+ * the canary's one row for that segment is MISMATCH
+ * parts_differ_from_segment with the part's index (column part_index and
+ * parts.part_index), the segment itself MATCH in parts.segment; every other
+ * segment MATCHes, its parts checked too (parts.count 4, the parts'
+ * bytes being the parent's). */
+static void canary_37_ll_hls_tampered_part_is_found_by_its_index(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    json_t *st = live_get_json(&l, "_control/status");
+    int64_t edge = jint(st, "edge"), n = jint(st, "source_segments");
+    json_decref(st);
+    assert_int_equal(n, 10);
+    /* a segment a few ahead, away from the loop's start and the PTS wrap (sources 4 and 5) */
+    int64_t k = edge + 3;
+    while (k % n == 0 || k % n == 4 || k % n == 5)
+        k++;
+    char src[512], dst[256];
+    snprintf(src, sizeof src, "%s/360p30_h264_48k_160_aac_ts-00000000%02lld.ts", LIVE_SOURCE,
+             (long long)(24 + k % n));
+    live_path(&l, "part.ts", dst, sizeof dst);
+    int j = tamper_one_part(src, dst);
+    json_decref(live_get_json(&l, "_control/tamper?path=a&seq=%lld&part=%d&file=part.ts", (long long)k, j));
+    char t1[1024], url[256], ref[256], cfg[2048], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(t1, sizeof t1, "cdn-ll", url, ref, NULL);
+    /* lag 0: the segment checked is the newest, whose parts the playlist lists */
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"lag_segments\": 0, \"targets\": [%s]}",
+             t1);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evidence WHERE media_sequence > %lld", (long long)k);
+    live_wait_count(&l, 1, 120, sql);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT media_sequence, verdict, reason, part_index, container,"
+                                 " json_extract(report, '$.parts.count') AS count,"
+                                 " json_extract(report, '$.parts.part_index') AS report_part,"
+                                 " json_extract(report, '$.parts.reported') AS reported,"
+                                 " json_extract(report, '$.parts.segment.verdict') AS segment,"
+                                 " json_extract(report, '$.parts.against_reference.verdict') AS vs_ref,"
+                                 " json_extract(report, '$.parts.against_segment.by') AS by"
+                                 " FROM evidence ORDER BY media_sequence");
+    long long first, last;
+    one_row_per_segment(rows, "cdn-ll", &first, &last);
+    size_t i;
+    json_t *r;
+    bool seen = false;
+    int with_parts = 0;
+    json_array_foreach(rows, i, r) {
+        char *text = json_dumps(r, JSON_COMPACT);
+        print_message("%s\n", text);
+        free(text);
+        assert_string_equal(jstr(r, "container"), "ts");
+        if (jint(r, "media_sequence") == k) {
+            seen = true;
+            assert_string_equal(jstr(r, "verdict"), "MISMATCH");
+            assert_string_equal(jstr(r, "reason"), "parts_differ_from_segment");
+            assert_int_equal(jint(r, "part_index"), j);
+            assert_int_equal(jint(r, "report_part"), j);
+            assert_int_equal(jint(r, "count"), 4);
+            assert_string_equal(jstr(r, "reported"), "against_segment");
+            assert_string_equal(jstr(r, "segment"), "MATCH");
+            assert_string_equal(jstr(r, "vs_ref"), "MISMATCH");
+            assert_string_equal(jstr(r, "by"), "decode");
+            continue;
+        }
+        assert_string_equal(jstr(r, "verdict"), "MATCH");
+        assert_true(json_is_null(json_object_get(r, "part_index")));
+        if (jint(r, "count") == 4) {
+            with_parts++;
+            assert_string_equal(jstr(r, "reported"), "segment");
+            assert_string_equal(jstr(r, "vs_ref"), "MATCH");
+            assert_string_equal(jstr(r, "by"), "bytes");
+        }
+    }
+    json_decref(rows);
+    assert_true(seen);
+    assert_true(with_parts >= 1);
+    live_stop(&l);
+}
+
+/* Issue 20, stage 3, part-level reasons: over the same LL-HLS origin,
+ * path a publishes the last part of segment K 1.8 s late (more than one
+ * part target of 0.5 s, less than one target duration of 2 s): the row
+ * stays MATCH and its report records the delivery fact part_late for part
+ * 3 (parts.delivery), with part_index NULL; path b never publishes part 1
+ * of K in time: UNKNOWN part_missing with part_index 1 (never MISMATCH). */
+static void canary_38_ll_hls_late_and_missing_parts(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    json_t *st = live_get_json(&l, "_control/status");
+    int64_t k = jint(st, "edge") + 3;
+    json_decref(st);
+    json_decref(live_get_json(&l, "_control/delay?path=a&seq=%lld&part=3&ms=1800", (long long)k));
+    json_decref(live_get_json(&l, "_control/delay?path=b&seq=%lld&part=1&ms=600000", (long long)k));
+    char ta[1024], tb[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"lag_segments\": 0, \"targets\": [%s, %s]}",
+             ta, tb);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(DISTINCT path_id) FROM evidence WHERE media_sequence > %lld", (long long)k);
+    live_wait_count(&l, 2, 120, sql);
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict, reason, part_index,"
+                                 " json_extract(report, '$.parts.delivery') AS delivery"
+                                 " FROM evidence WHERE media_sequence = %lld ORDER BY path_id", (long long)k);
+    char *text = json_dumps(rows, JSON_COMPACT);
+    print_message("%s\n", text);
+    free(text);
+    assert_int_equal(json_array_size(rows), 2);
+    json_t *a = json_array_get(rows, 0), *b = json_array_get(rows, 1);
+    assert_string_equal(jstr(a, "verdict"), "MATCH");
+    assert_true(json_is_null(json_object_get(a, "part_index")));
+    json_t *facts = json_loads(jstr(a, "delivery"), 0, NULL);
+    assert_int_equal(json_array_size(facts), 1);
+    json_t *f = json_array_get(facts, 0);
+    assert_string_equal(jstr(f, "fact"), "part_late");
+    assert_int_equal(jint(f, "part_index"), 3);
+    assert_true(jint(f, "waited_ms") > jint(f, "part_target_ms"));
+    json_decref(facts);
+    assert_string_equal(jstr(b, "verdict"), "UNKNOWN");
+    assert_string_equal(jstr(b, "reason"), "part_missing");
+    assert_int_equal(jint(b, "part_index"), 1);
+    json_decref(rows);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
+    live_stop(&l);
+}
+
+/* Issue 20, stage 3, blocking reload: the LL-HLS origin says
+ * CAN-BLOCK-RELOAD=YES, so after its first look the canary asks for the
+ * candidate playlist with _HLS_msn, the reference's newest segment: path a
+ * runs one segment behind the reference, its request is held until it has
+ * that segment and answered, every row a MATCH of exactly that segment
+ * naming canary.blocking_reload {outcome answered, held_ms}; path b
+ * is frozen, the server holds the request past the canary's own limit
+ * (half of what is left of timeout_s): recorded "held", the playlist read
+ * the plain way, and the stall is UNKNOWN playlist_stalled as before,
+ * never a time-out. */
+static void canary_39_ll_hls_blocking_reload_held_not_timed_out(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct live l;
+    live_start_ll(&l, LIVE_PLAYLIST, 4);
+    json_decref(live_get_json(&l, "_control/freeze?path=b&ms=30000"));
+    json_decref(live_get_json(&l, "_control/behind?path=a&segments=1"));
+    char ta[1024], tb[1024], url[256], ref[256], cfg[4096], args[512];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", l.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/a/playlist.m3u8", l.port);
+    target(ta, sizeof ta, "cdn-a", url, ref, NULL);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/_live/b/playlist.m3u8", l.port);
+    target(tb, sizeof tb, "cdn-b", url, ref, NULL);
+    snprintf(cfg, sizeof cfg, "{\"probe_period_s\": 0, \"period_s\": 1, \"timeout_s\": 10, \"lag_segments\": 0,"
+             " \"max_behind_s\": 60, \"targets\": [%s, %s]}", ta, tb);
+    live_write(&l, "canary.json", cfg);
+    snprintf(args, sizeof args, "--config %s/canary.json --evidence %s/ev.db --json", l.dir, l.dir);
+    pid_t pid = live_canary_start(&l, "run", args);
+    live_wait_count(&l, 1, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND reason = 'playlist_stalled'");
+    live_wait_count(&l, 2, 90, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND "
+                               "json_extract(report, '$.canary.blocking_reload.outcome') = 'answered'");
+    kill(pid, SIGTERM);
+    assert_int_equal(live_canary_wait(pid), 0);
+    json_t *rows = live_rows(&l, "SELECT path_id, media_sequence, verdict, reason,"
+                                 " json_extract(report, '$.canary.blocking_reload') AS reload FROM evidence"
+                                 " ORDER BY path_id, observed_at_ms");
+    char *text = json_dumps(rows, JSON_COMPACT);
+    print_message("%s\n", text);
+    free(text);
+    json_decref(rows);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND verdict != 'MATCH'"), 0);
+    assert_true(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-a' AND "
+                           "json_extract(report, '$.canary.blocking_reload.held_ms') >= 100 AND "
+                           "json_extract(report, '$.canary.blocking_reload._HLS_msn') = media_sequence") >= 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE path_id = 'cdn-b' AND reason = 'playlist_stalled'"
+                                " AND json_extract(report, '$.canary.blocking_reload.outcome') = 'held' AND"
+                                " json_extract(report, '$.canary.blocking_reload.held_ms') >= 1000"), 1);
+    assert_int_equal(live_q(&l, "SELECT count(*) FROM evidence WHERE reason IN ('timeout', 'http_error')"), 0);
+    live_stop(&l);
+}
+
 int main(int argc, char **argv)
 {
     fetch_global_init();
@@ -1074,6 +1354,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_34_diff_dir_pictures_per_target, live_teardown),
         cmocka_unit_test_teardown(canary_35_aes128_reference_and_candidate, live_teardown),
         cmocka_unit_test_teardown(canary_36_ll_hls_live_playlist_read_as_whole_segments, live_teardown),
+        cmocka_unit_test_teardown(canary_37_ll_hls_tampered_part_is_found_by_its_index, live_teardown),
+        cmocka_unit_test_teardown(canary_38_ll_hls_late_and_missing_parts, live_teardown),
+        cmocka_unit_test_teardown(canary_39_ll_hls_blocking_reload_held_not_timed_out, live_teardown),
     };
     int rc = canary_test_main("canary_live", tests, sizeof tests / sizeof tests[0], argc, argv);
     fetch_global_cleanup();

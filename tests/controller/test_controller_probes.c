@@ -39,6 +39,7 @@ static void v1_store(struct ctl_tmp *t, char ev[128], char db[128])
     assert_int_equal(ctl_sql(ev, "DROP INDEX evidence_media_sequence; DROP TABLE probes;"
                                  " ALTER TABLE evidence DROP COLUMN media_sequence;"
                                  " ALTER TABLE evidence DROP COLUMN container;"
+                                 " ALTER TABLE evidence DROP COLUMN part_index;"
                                  " PRAGMA user_version = 1;"), 0);
 }
 

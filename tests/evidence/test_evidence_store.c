@@ -1394,7 +1394,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     make_v1_store(path, evidence_now_ms() - 1000, true);
     db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "DROP TABLE reference_decodes; ALTER TABLE evidence DROP COLUMN container; PRAGMA user_version=2;");
+    exec_raw(path, "DROP TABLE reference_decodes; ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=2;");
     db = open_ro(path);
     assert_int_equal(evidence_schema_version(db), 2);
     assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
@@ -1421,9 +1421,9 @@ static void store_31_container_column_from_the_report(void **state)
     make_v1_store(path, evidence_now_ms() - 1000, true);
     struct evidence_db *db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "ALTER TABLE evidence DROP COLUMN container; PRAGMA user_version=3;");
+    exec_raw(path, "ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=3;");
     db = ev_open_rw(path);
-    assert_int_equal(evidence_schema_version(db), 4);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE container IS NULL"), 2);
     int64_t now = evidence_now_ms();
     const char *containers[] = {"fmp4", "ts"};
@@ -1454,6 +1454,62 @@ static void store_31_container_column_from_the_report(void **state)
     free(text);
     evidence_close(db);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence"), 4);
+}
+
+/* Schema v5 (issue 20, LL-HLS parts in the canary): a v4 store migrates
+ * with part_index NULL on its rows; a report's parts.part_index fills the
+ * column; a negative one is refused; and the reason of a MISMATCH of the
+ * parts against their parent segment is parts_differ_from_segment, never
+ * a track's reason (nor the other way round). */
+static void store_32_part_index_column_from_the_report(void **state)
+{
+    struct ev_tmp *t = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/v4.db", t->dir);
+    make_v1_store(path, evidence_now_ms() - 1000, true);
+    struct evidence_db *db = ev_open_rw(path);
+    evidence_close(db);
+    exec_raw(path, "ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=4;");
+    db = ev_open_rw(path);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
+    assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE part_index IS NULL"), 2);
+    int64_t now = evidence_now_ms();
+    char *text = ev_sample_report("p0", "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
+    json_t *rep = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(rep, "parts", json_pack("{s:i, s:s}", "part_index", 2, "reported", "segment"));
+    char *with = json_dumps(rep, 0);
+    import_ok(db, with, now, 1);
+    free(with);
+    assert_int_equal(ev_count(path, "SELECT part_index FROM evidence WHERE id = 'p0'"), 2);
+    /* a negative index */
+    json_object_set_new(rep, "evidence_id", json_string("p1"));
+    json_object_set_new(json_object_get(rep, "parts"), "part_index", json_integer(-1));
+    char *bad = json_dumps(rep, 0), err[256] = "";
+    int inserted = -1;
+    assert_int_equal(evidence_import_report_at(db, bad, strlen(bad), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "part_index"));
+    free(bad);
+    json_decref(rep);
+    /* a MISMATCH of the parts against the segment: the reason rule */
+    text = ev_sample_report("p2", "MISMATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
+    rep = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(rep, "parts", json_pack("{s:i, s:s}", "part_index", 1, "reported", "against_segment"));
+    bad = json_dumps(rep, 0);
+    assert_int_equal(evidence_import_report_at(db, bad, strlen(bad), now, &inserted, err, sizeof err),
+                     EVIDENCE_E_INVALID);
+    assert_non_null(strstr(err, "parts_differ_from_segment"));
+    free(bad);
+    json_object_set_new(rep, "reason", json_string("parts_differ_from_segment"));
+    char *good = json_dumps(rep, 0);
+    import_ok(db, good, now, 1);
+    free(good);
+    json_decref(rep);
+    assert_int_equal(ev_count(path, "SELECT part_index FROM evidence WHERE id = 'p2' AND "
+                                    "reason = 'parts_differ_from_segment'"), 1);
+    evidence_close(db);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
@@ -1492,6 +1548,7 @@ int main(int argc, char **argv)
         T(store_29_concurrent_first_openers_all_find_their_store),
         T(store_30_reference_decodes_keyed_by_input_profile_and_interval),
         T(store_31_container_column_from_the_report),
+        T(store_32_part_index_column_from_the_report),
     };
     return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

@@ -9,7 +9,9 @@
 
 #include "candidate.h"
 #include "canary_command.h"
+#include "canary_parts.h"
 #include "canary_probe.h"
+#include "canary_reload.h"
 #include "evidence.h"
 #include "exitcodes.h"
 #include "redact.h"
@@ -118,6 +120,7 @@ struct unknown_args {
     const struct canary_playlist *observed;  /* the candidate read it is about, or NULL */
     const char *candidate_object;
     const char *reference_object;
+    const struct canary_reload *reload;      /* the cycle's blocking reload, or NULL */
 };
 
 static void record_unknown(struct canary_env *env, const struct canary_target *t, struct canary_state *st,
@@ -139,7 +142,11 @@ static void record_unknown(struct canary_env *env, const struct canary_target *t
         .candidate_object = a->candidate_object ? a->candidate_object : a->observed ? a->observed->object : NULL,
         .reference_object = a->reference_object, .fetches = fetches,
     };
-    record(env, t, st, canary_report_unknown(env->run, &u), started_ms);
+    json_t *report = canary_report_unknown(env->run, &u);
+    json_t *reload = report && a->reload ? canary_reload_json(a->reload) : NULL;
+    if (reload)
+        json_object_set_new(json_object_get(report, "canary"), "blocking_reload", reload);
+    record(env, t, st, report, started_ms);
     json_decref(fetches);
 }
 
@@ -154,6 +161,7 @@ struct cycle {
     char command_failure[256];       /* candidate_command's reason, "" when it ran */
     struct canary_playlist *cand, *ref;
     struct canary_range c, r;
+    struct canary_reload reload;     /* the blocking playlist reload of this cycle, if any */
 };
 
 /* Why the candidate could not be read, as a reason code and detail. */
@@ -230,16 +238,27 @@ static void target_diff_dir(const char *dir, const struct canary_target *t, char
     append_safe(out, len, t->rendition);
 }
 
-/* verify_run on the shared reference bytes and the delivered candidate. */
-static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct candidate *cand, char *err,
-                         size_t errlen, int *rc)
+/* One verify_run: the reference side (the shared reference segment with
+ * its memo, or, for the parts against their parent, the parent's bytes),
+ * a candidate (the segment as delivered, or its parts), the offset. */
+struct check_input {
+    struct bsrc_segment *ref_segs;
+    size_t n_ref;
+    const char *ref_object;
+    struct canary_segment *memo_of;  /* the reference segment whose memo serves, or NULL */
+    struct candidate *cand;
+    int64_t offset;
+    bool pictures;                   /* --diff-dir applies */
+};
+
+static json_t *run_verify(struct cycle *cy, const struct check_input *in, char *err, size_t errlen, int *rc)
 {
-    struct bsrc_segment ref_seg = {.data = ref->data, .len = ref->len};
+    struct candidate *cand = in->cand;
     char id[37];
     json_t *ctx = context_of(cy->t);
     struct verify_request rq = {
-        .profile = cy->env->run->profile, .ref_segs = &ref_seg, .n_ref = 1, .cand_segs = cand->segs,
-        .n_cand = cand->nsegs, .offset = cy->t->time_offset, .reference_object = ref->object,
+        .profile = cy->env->run->profile, .ref_segs = in->ref_segs, .n_ref = in->n_ref, .cand_segs = cand->segs,
+        .n_cand = cand->nsegs, .offset = in->offset, .reference_object = in->ref_object,
         .candidate_object = cand->object, .context = ctx, .fetches = cand->fetches,
         .observed_at_ms = cand->observed_at_ms, .observed_end_ms = cand->observed_end_ms,
         .candidate_failure = cand->failure, .evidence_id = id,
@@ -250,21 +269,29 @@ static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct ca
     *rc = EXACTAV_EXIT_INTERNAL;
     /* Until the reference's clean decode is known, one check at a time
      * may learn it; afterwards each uses its own copy. */
-    pthread_mutex_lock(&ref->memo_mu);
-    struct verify_refmemo memo = ref->memo;
-    bool known = memo.clean;
-    if (known)
-        pthread_mutex_unlock(&ref->memo_mu);
+    struct canary_segment *ref = in->memo_of;
+    struct verify_refmemo memo = {0};
+    bool known = true;
+    if (ref) {
+        pthread_mutex_lock(&ref->memo_mu);
+        memo = ref->memo;
+        known = memo.clean;
+        if (known)
+            pthread_mutex_unlock(&ref->memo_mu);
+        rq.refmemo = &memo;
+    }
     rq.compare = cy->env->run->compare;
-    rq.refmemo = &memo;
     char diff_dir[4096 + 3 * CANARY_MAX_NAME + 4];
-    if (cy->env->run->diff_dir) {
+    if (cy->env->run->diff_dir && in->pictures) {
         target_diff_dir(cy->env->run->diff_dir, cy->t, diff_dir, sizeof diff_dir);
         rq.diff_dir = diff_dir;
     }
+    /* stored decodes are of references only (never of a candidate's parent) */
     struct verify_decode_store ds;
-    canary_store_decodes(cy->env->store, &ds);
-    rq.decode_store = &ds;
+    if (ref) {
+        canary_store_decodes(cy->env->store, &ds);
+        rq.decode_store = &ds;
+    }
     if (evidence_new_id(id) == EVIDENCE_OK)
         *rc = verify_run(&rq, &report, err, errlen);
     if (!known) {
@@ -281,6 +308,61 @@ static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct ca
     return report;
 }
 
+/* verify_run on the shared reference bytes and the delivered candidate. */
+static json_t *run_check(struct cycle *cy, struct canary_segment *ref, struct candidate *cand, char *err,
+                         size_t errlen, int *rc)
+{
+    struct bsrc_segment ref_seg = {.data = ref->data, .len = ref->len};
+    struct check_input in = {&ref_seg, 1, ref->object, ref, cand, cy->t->time_offset, true};
+    return run_verify(cy, &in, err, errlen, rc);
+}
+
+/* LL-HLS (canary_parts.h): the parts of segment seq against the reference
+ * and against the parent segment, folded with the segment's own report
+ * into the one row of the segment.  Takes seg_report (annotated); returns
+ * the report to store. */
+static json_t *check_parts(struct cycle *cy, struct canary_segment *ref, struct candidate *parent,
+                           struct canary_parts *parts, json_t *seg_report)
+{
+    char err[768];
+    int rc;
+    struct canary_parts_checks k = {.segment = seg_report};
+    k.against_reference = run_check(cy, ref, &parts->c, err, sizeof err, &rc);
+    if (k.against_reference && canary_report_annotate(k.against_reference, cy->env->run, cy->t, ref) != 0) {
+        json_decref(k.against_reference);
+        k.against_reference = NULL;
+    }
+    const char *seg_v = json_string_value(json_object_get(seg_report, "verdict"));
+    const char *ref_v = json_string_value(json_object_get(k.against_reference, "verdict"));
+    if (canary_parts_same_bytes(parts, parent)) {
+        k.against_segment_by = "bytes";
+    } else if (seg_v && ref_v && !strcmp(seg_v, "MATCH") && !strcmp(ref_v, "MATCH")) {
+        k.against_segment_by = "transitivity";   /* both decode exactly as the reference */
+    } else if (!parts->c.failure && !parent->failure) {
+        /* the parent as delivered is the reference of this check: the
+         * same timeline, no declared offset */
+        struct check_input in = {parent->segs, parent->nsegs, parent->object, NULL, &parts->c, 0, false};
+        k.against_segment = run_verify(cy, &in, err, sizeof err, &rc);
+        if (k.against_segment && canary_report_annotate(k.against_segment, cy->env->run, cy->t, ref) == 0) {
+            /* the row stays the evidence of the reference segment */
+            json_t *ctx = json_object_get(k.against_segment, "context");
+            json_object_set(ctx, "reference_version",
+                            json_object_get(json_object_get(seg_report, "context"), "reference_version"));
+            k.against_segment_by = "decode";
+        } else {
+            json_decref(k.against_segment);
+            k.against_segment = NULL;
+        }
+    }
+    json_t *out = canary_parts_combine(&k, parts);
+    json_decref(k.against_reference);
+    json_decref(k.against_segment);
+    if (!out)
+        return seg_report; /* out of memory: the segment's own report */
+    json_decref(seg_report);
+    return out;
+}
+
 static void check_both(struct cycle *cy, uint64_t seq)
 {
     struct canary_env *env = cy->env;
@@ -288,7 +370,7 @@ static void check_both(struct cycle *cy, uint64_t seq)
     struct canary_segment *ref = canary_refcache_segment(env->refs, cy->t->reference, cy->ref, seq, cy->deadline_ms);
     if (!ref || !ref->ok) {
         struct unknown_args a = {"reference_unavailable", ref ? ref->detail : "out of memory", true, seq, NULL,
-                                 cy->cand->object, ref ? ref->object : NULL};
+                                 cy->cand->object, ref ? ref->object : NULL, &cy->reload};
         record_unknown(env, cy->t, cy->st, &a, started);
         canary_segment_release(ref);
         return;
@@ -302,27 +384,45 @@ static void check_both(struct cycle *cy, uint64_t seq)
     char err[4096] = "";
     mark_in_flight(cy, seq, true);
     enum candidate_status cs = candidate_open(&co, &cand, err, sizeof err);
+    /* LL-HLS: the parts of a complete segment, as the cycle's playlist lists them */
+    struct canary_parts *parts = NULL;
+    if (cs == CANDIDATE_OK && canary_parts_listed(cy->cand, seq) && (parts = malloc(sizeof *parts)) &&
+        canary_parts_fetch(cy->cand, seq, &fo, cy->deadline_ms, parts) != 0) {
+        canary_parts_free(parts);
+        free(parts);
+        parts = NULL;
+    }
     if (cs != CANDIDATE_OK) {
         struct unknown_args a = {cs == CANDIDATE_USAGE ? "candidate_not_media_playlist" : "internal_error",
                                  cs == CANDIDATE_USAGE ? "the candidate is not one media playlist" : "out of memory",
-                                 true, seq, NULL, cy->cand->object, ref->object};
+                                 true, seq, NULL, cy->cand->object, ref->object, &cy->reload};
         record_unknown(env, cy->t, cy->st, &a, started);
     } else {
         slot_acquire(env);
         int rc;
         char verr[768] = "";
         json_t *report = run_check(cy, ref, &cand, verr, sizeof verr, &rc);
+        bool ok = report && canary_report_annotate(report, env->run, cy->t, ref) == 0;
+        if (ok && parts && parts->count)
+            report = check_parts(cy, ref, &cand, parts, report);
+        json_t *reload = ok ? canary_reload_json(&cy->reload) : NULL;
+        if (reload)
+            json_object_set_new(json_object_get(report, "canary"), "blocking_reload", reload);
         slot_release(env);
-        if (report && canary_report_annotate(report, env->run, cy->t, ref) == 0) {
+        if (ok) {
             record(env, cy->t, cy->st, report, started);
         } else {
             json_decref(report);
             struct unknown_args a = {rc == EXACTAV_EXIT_UNUSABLE || rc == EXACTAV_EXIT_NOINPUT ? "reference_unusable"
                                                                                               : "internal_error",
                                      verr[0] ? verr : "the check did not run", true, seq, NULL, cand.object,
-                                     ref->object};
+                                     ref->object, &cy->reload};
             record_unknown(env, cy->t, cy->st, &a, started);
         }
+    }
+    if (parts) {
+        canary_parts_free(parts);
+        free(parts);
     }
     candidate_free(&cand);
     canary_segment_release(ref);
@@ -390,7 +490,8 @@ static void observe(struct cycle *cy, struct canary_seen *seen, const struct can
     char detail[320];
     struct unknown_args a = {.detail = detail, .observed = is_candidate ? pl : NULL,
                              .candidate_object = is_candidate ? NULL : cy->cand ? cy->cand->object : NULL,
-                             .reference_object = is_candidate ? NULL : pl->object};
+                             .reference_object = is_candidate ? NULL : pl->object,
+                             .reload = is_candidate ? &cy->reload : NULL};
     if (o == CANARY_PL_STALLED) {
         a.reason = is_candidate ? "playlist_stalled" : "reference_stalled";
         snprintf(detail, sizeof detail, "newest media sequence %llu for %lld ms (target duration %llu s)",
@@ -526,14 +627,21 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
     cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     candidate_url(&cy);
     struct fetch_options fo = target_fetch(env, t);
-    if (cy.url)
-        cy.cand = canary_playlist_read(cy.url, &fo, cy.deadline_ms);
-    cy.c = range_of(cy.cand);
+    /* LL-HLS (canary_reload.h): when the reference lists a segment newer
+     * than the candidate's last look, ask the candidate to block until it
+     * has that one too, so that it is checked the moment the CDN has it */
     cy.r = range_of(cy.ref);
+    bool block = st->block_reload && !env->once && cy.r.have && cy.r.last > st->cand.last;
+    if (cy.url)
+        cy.cand = canary_reload_read(cy.url, block, cy.r.last, &fo, cy.deadline_ms, &cy.reload);
+    cy.c = range_of(cy.cand);
     if (cy.c.have)
         observe(&cy, &st->cand, cy.cand, &cy.c, true);
     if (cy.r.have)
         observe(&cy, &st->ref, cy.ref, &cy.r, false);
+    /* the next cycle blocks only after one that read the playlist (st->cand.last is its newest) */
+    st->block_reload = cy.c.have && cy.cand->pl.server_control.can_block_reload && !cy.cand->pl.endlist &&
+                       st->cand.have;
     char behind_detail[320];
     bool behind = behind_live_edge(&cy, behind_detail, sizeof behind_detail);
     if (!behind)

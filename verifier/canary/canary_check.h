@@ -50,6 +50,7 @@ struct canary_state {
     bool have_next;
     uint64_t next;                   /* lowest media sequence not on record */
     unsigned failures;               /* failed cycles in a row (back-off) */
+    bool block_reload;               /* LL-HLS: the candidate's last playlist allows blocking reload */
     bool behind_reported;            /* candidate_behind_live_edge is on record for behind_seq */
     uint64_t behind_seq;             /* the candidate's newest number when it was recorded */
     /* the newest record (the answer of a pre-flight session) */
