@@ -24,10 +24,11 @@
 #include "feedback.h"
 #include "next.h"
 #include "situation.h"
+#include "smac_cli.h"
 #include "stepctl.h"
 
 struct cli_args {
-    const char *input, *evidence, *db, *id;
+    const char *input, *evidence, *db, *id, *key_file;
     bool json, help;
 };
 
@@ -42,8 +43,9 @@ static int parse_args(int argc, char **argv, const char *allowed, bool want_id,
         const char **dst = !strcmp(o, "--input")      ? &a->input
                            : !strcmp(o, "--evidence") ? &a->evidence
                            : !strcmp(o, "--db")       ? &a->db
+                           : !strcmp(o, "--store-key-file") ? &a->key_file
                                                       : NULL;
-        char key = dst == &a->input ? 'i' : dst == &a->evidence ? 'e' : 'd';
+        char key = dst == &a->input ? 'i' : dst == &a->evidence ? 'e' : dst == &a->db ? 'd' : 'k';
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
         } else if (!strcmp(o, "--json")) {
@@ -72,6 +74,7 @@ static void print_json(const json_t *j)
 
 static const char decide_help[] =
     "usage: stepctl decide --input SITUATION.json --evidence evidence.db --db control.db [--json]\n"
+    "                      [--store-key-file F]\n"
     "\n"
     "Checks every candidate path against the mandatory conditions (content, access, qoe,\n"
     "resources, cost: each PASS, VIOLATION or UNKNOWN), prefers among the eligible ones by\n"
@@ -88,10 +91,11 @@ static const char decide_help[] =
     "  --db F        control.db (created when absent; a resources item without\n"
     "                commitments_upper takes it from the commitments ledger there)\n"
     "  --json        print the full decision JSON instead of a summary\n"
+    SMAC_CLI_HELP
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
     "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
-    "      refused; a background_upper Prometheus cannot give), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      refused; a background_upper Prometheus cannot give) or a key not control.db's, 66 a file cannot be opened or a store is not usable (missing, not\n"
     "      ours, the other store, another schema version), 70 internal\n";
 
 /* Rows that break the rules of a valid row make the content condition
@@ -145,10 +149,11 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
     }
     warn_malformed(&rows);
     sqlite3 *db = NULL;
-    enum rec_status rs = rec_open(a->db, REC_CREATE, &db, err, sizeof err);
+    int orc = smac_cli_open("decide", a->db, REC_CREATE, a->key_file, &db); /* says why */
     char id[REC_ID_LEN];
     struct ldg_fills fills = {NULL, 0};
-    int rc = rs != REC_OK ? cli_store_exit(rs == REC_OPEN_FAILED || rs == REC_BAD_VERSION)
+    err[0] = '\0';
+    int rc = orc != CLI_OK ? orc
              : fill_from_ledger(db, &s, &fills) != 0 || rec_new_id(id) != 0
                  ? CLI_SOFTWARE
                  : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : cli_now_ms(), &rows,
@@ -161,9 +166,8 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
             *answer = NULL;
         }
     }
-    if (rc != CLI_OK && rc != CLI_DATA)
-        fprintf(stderr, "stepctl decide: %s%s\n", rs != REC_OK ? "--db " : "",
-                err[0] ? err : "internal error");
+    if (orc == CLI_OK && rc != CLI_OK && rc != CLI_DATA)
+        fprintf(stderr, "stepctl decide: %s\n", err[0] ? err : "internal error");
     sqlite3_close(db);
     evidence_rows_free(&rows);
     ldg_fills_free(&fills);
@@ -206,7 +210,7 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
 int stepctl_cmd_decide(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = parse_args(argc, argv, "ied", false, &a);
+    int rc = parse_args(argc, argv, "iedk", false, &a);
     if (rc != CLI_OK || a.help) {
         fputs(decide_help, a.help && rc == CLI_OK ? stdout : stderr);
         return rc;

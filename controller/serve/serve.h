@@ -34,6 +34,8 @@
 
 struct cauth; /* cauth.h */
 
+struct smac_key;
+
 struct srv_config {
     const char *db_path;
     struct sockaddr_storage addr;
@@ -54,6 +56,7 @@ struct srv_config {
     unsigned char admin_token_sha256[32]; /* --admin-token-file, hashed (serve_auth.h) */
     bool admin_token_set;        /* false: operator endpoints answer 401 to everyone */
     bool allow_anonymous;        /* --allow-anonymous: no client auth on a non-loopback address */
+    const struct smac_key *store_key; /* --store-key-file (smac.h), or NULL */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096
