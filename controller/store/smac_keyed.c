@@ -14,7 +14,10 @@ int smac_is_keyed(sqlite3 *db)
     if (dbfile_user_version(db) < 7)
         return 0;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM store_keying", -1, &st, NULL) != SQLITE_OK)
+    /* MACs without their keying row are a keyed store whose keying was
+     * removed by hand, not an unkeyed one */
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM store_keying UNION ALL SELECT 1 FROM store_macs",
+                           -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -169,14 +172,16 @@ static int key_store(sqlite3 *db, const struct smac_key *k, int64_t now_ms)
     return rc;
 }
 
-/* 1 the key is the store's, 0 not, -1 error. */
+/* 1 the key is the store's, 0 not, 2 no keying row (removed), -1 error. */
 static int key_matches(sqlite3 *db, const struct smac_key *k)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT key_id FROM store_keying", -1, &st, NULL) != SQLITE_OK)
         return -1;
-    int res = -1;
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int res = -1, rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        res = 2;
+    if (rc == SQLITE_ROW) {
         char id[SMAC_HEX];
         smac_key_id(k, id);
         const char *stored = (const char *)sqlite3_column_text(st, 0);
@@ -196,12 +201,13 @@ enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *
         return SMAC_ENTER_FAILED;
     }
     enum smac_enter_rc res = SMAC_ENTER_OK;
-    char name[256];
+    char name[256] = "store_keying (removed, its MACs remain)";
     int keyed = smac_is_keyed(db), m = 0, foreign = 0;
     if (keyed < 0)
         res = SMAC_ENTER_FAILED;
-    else if (keyed && (m = key_matches(db, k)) != 1)
-        res = m == 0 ? SMAC_ENTER_WRONG_KEY : SMAC_ENTER_FAILED;
+    else if (keyed && (m = key_matches(db, k)) != 1 && !(m == 2 && !writer))
+        res = m == 0 ? SMAC_ENTER_WRONG_KEY : m == 2 ? SMAC_ENTER_FOREIGN : SMAC_ENTER_FAILED;
+    /* (a reader goes on to name it: keying_removed, smac_verify.h) */
     else if (writer && (foreign = smac_foreign_object(db, ref, name, sizeof name)) != 0)
         res = foreign > 0 ? SMAC_ENTER_FOREIGN : SMAC_ENTER_FAILED;
     else if (writer && !keyed && key_store(db, k, now_ms) != SQLITE_OK)
@@ -211,9 +217,10 @@ enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *
     if (res == SMAC_ENTER_WRONG_KEY)
         snprintf(err, errlen, "--store-key-file: the key does not match control.db's key id");
     else if (res == SMAC_ENTER_FOREIGN)
-        snprintf(err, errlen, "control.db: store_tampered: %s is not stepctl's and could make it "
-                              "MAC rows of another's choosing; refusing to write (stepctl "
-                              "verify-store)", name);
+        snprintf(err, errlen, "control.db: store_tampered: %s: %s; refusing to write (stepctl "
+                              "verify-store)", name,
+                 m == 2 ? "not stepctl's doing"
+                        : "not stepctl's, it could make it MAC rows of another's choosing");
     else if (res == SMAC_ENTER_FAILED)
         snprintf(err, errlen, "control.db: keying: %s", sqlite3_errmsg(db));
     if (res == SMAC_ENTER_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

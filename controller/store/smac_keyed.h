@@ -21,7 +21,8 @@
 
 #include "smac.h"
 
-/* 1 keyed, 0 not (or schema < 7), -1 SQLite error. */
+/* 1 keyed (a store_keying row, or MACs whose keying row was removed), 0
+ * not (or schema < 7), -1 SQLite error. */
 int smac_is_keyed(sqlite3 *db);
 
 enum smac_enter_rc {

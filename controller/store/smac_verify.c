@@ -148,11 +148,28 @@ static int check_checkpoint(sqlite3 *db, const struct smac_key *k, struct vst_fi
     return res;
 }
 
+/* A keyed store has its keying row (smac_is_keyed also counts MACs). */
+static int check_keying(sqlite3 *db, struct vst_finding *f)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM store_keying", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW    ? 0
+           : rc == SQLITE_DONE ? finding(f, "store_keying", "1", "keying_removed",
+                                         "MACs remain, their keying row is gone")
+                               : -1;
+}
+
 static int check_all(sqlite3 *db, const struct smac_key *k, struct vst_finding *f, size_t *macs)
 {
+    int res = check_keying(db, f);
+    if (res != 0)
+        return res;
     sqlite3 *ref = rec_reference_schema();
     char name[256];
-    int res = ref ? smac_foreign_object(db, ref, name, sizeof name) : -1;
+    res = ref ? smac_foreign_object(db, ref, name, sizeof name) : -1;
     sqlite3_close(ref);
     if (res > 0)
         return finding(f, "sqlite_master", name, "foreign_schema_object",

@@ -2,6 +2,7 @@
  * --store-key-file`, `stepctl serve` at start; docs/security.md#tamper-evidence).
  *
  * Rules, in this order, the first broken one named:
+ *   keying_removed         MACs without their store_keying row
  *   foreign_schema_object  a trigger stepctl did not create, or anything
  *                          else calling stepctl_mac (it could make stepctl
  *                          MAC rows of another's choosing)

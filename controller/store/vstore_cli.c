@@ -28,8 +28,9 @@ static const char vstore_help[] =
     "\n"
     "A keyed store (one a command ran on with --store-key-file) is checked with its key first:\n"
     "every row's MAC and chain, no row without one, none removed, the keying checkpoint\n"
-    "(rules foreign_schema_object, row_deleted, row_mac_mismatch, row_mac_missing,\n"
-    "mac_deleted, checkpoint_mismatch).  Without the key it is not checked at all (64).\n"
+    "(rules keying_removed, foreign_schema_object, row_deleted, row_mac_mismatch,\n"
+    "row_mac_missing, mac_deleted, checkpoint_mismatch).  Without the key it is not checked\n"
+    "at all (64); with a key, an unkeyed store of schema 7 is store_not_keyed (3).\n"
     "\n"
     SMAC_CLI_HELP
     "--json  {\"kind\": \"store_ok\", \"rules\": N[, \"macs\": M]} or {\"kind\": \"store_tampered\", \"table\",\n"
@@ -79,6 +80,16 @@ int stepctl_cmd_verify_store(int argc, char **argv)
      * only what no longer fits */
     int r = keyed < 0 ? -1 : keyed ? smac_verify(db, &key, &f, &macs) : 0;
     smac_key_wipe(&key);
+    if (r == 0 && !keyed && have_key && rec_schema_version(db) >= 7) {
+        /* never written with the key, or its keying removed with every MAC:
+         * either way nothing in it is proven (docs/security.md) */
+        snprintf(f.table, sizeof f.table, "store_keying");
+        snprintf(f.row, sizeof f.row, "1");
+        snprintf(f.rule, sizeof f.rule, "store_not_keyed");
+        snprintf(f.detail, sizeof f.detail, "a key was given, control.db is not keyed (never "
+                                            "written with it, or its keying and MACs removed)");
+        r = 1;
+    }
     if (r == 0)
         r = vst_check(db, &f, &rules);
     if (r < 0) {

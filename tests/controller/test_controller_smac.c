@@ -248,6 +248,12 @@ static void ctl_192_changed_pre_keying_row_is_checkpoint_mismatch(void **state)
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0); /* unkeyed so far */
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_keying"), 0);
     key_file(&w, "store.key", KEY, path, sizeof path);
+    /* read with a key, an unkeyed store proves nothing: store_not_keyed */
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s' --json", w.db,
+                             path), 3);
+    json_t *o = ctl_out_json(&w.t);
+    assert_string_equal(json_string_value(json_object_get(o, "rule")), "store_not_keyed");
+    json_decref(o);
     /* the first command with a key keys it */
     assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r --store-key-file '%s'", g,
                              w.db, path), 0);
@@ -275,7 +281,7 @@ static void ctl_192_changed_pre_keying_row_is_checkpoint_mismatch(void **state)
         assert_int_equal(ctl_sql(db_copy, restore), 0); /* the keyed store as it was */
         sql(&w, "%s", tamper[i]);
         int rc = ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s' --json", w.db, path);
-        json_t *o = ctl_out_json(&w.t);
+        o = ctl_out_json(&w.t);
         if (rc != 3)
             printf("tamper %zu: %d\n", i, rc);
         assert_int_equal(rc, 3);
@@ -385,6 +391,12 @@ static void ctl_195_serve_refuses_a_tampered_keyed_store(void **state)
     assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 66);
     sql(&w, "DROP TRIGGER forge");
     expect(&w, NULL, NULL);
+    /* the keying row removed by hand: still keyed (its MACs remain) */
+    sql(&w, "DROP TRIGGER store_keying_kept; DELETE FROM store_keying");
+    expect(&w, "store_keying", "keying_removed");
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 66);
+    unsetenv("STEPCTL_STORE_KEY_FILE");
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s'", w.db), 64);
     world_end(&w);
 }
 
