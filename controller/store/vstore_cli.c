@@ -32,7 +32,8 @@ static const char vstore_help[] =
     "row_mac_missing, mac_deleted, checkpoint_mismatch).  Without the key it is not checked\n"
     "at all (64); with a key, an unkeyed store of schema 7 is store_not_keyed (3).\n"
     "\n"
-    SMAC_CLI_HELP
+    "--store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE);\n"
+    "        read only: verify-store never keys a store\n"
     "--json  {\"kind\": \"store_ok\", \"rules\": N[, \"macs\": M]} or {\"kind\": \"store_tampered\", \"table\",\n"
     "        \"row\", \"rule\", \"detail\"}\n"
     "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage (or a\n"
