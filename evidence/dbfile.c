@@ -125,6 +125,8 @@ static int schema_of(sqlite3 *db, const struct dbfile_spec *spec, int *objects, 
         (*objects)++;
         if (!type || strcmp(type, "table"))
             continue;
+        if (name && !strncmp(name, "sqlite_", 7))
+            continue; /* SQLite's own (sqlite_sequence outlives every AUTOINCREMENT table) */
         tables++;
         size_t used = strlen(names);
         if (used + 40 < nlen)

@@ -24,10 +24,13 @@
 #include "feedback.h"
 #include "next.h"
 #include "situation.h"
+#include "smac_cli.h"
+#include "smac_keyed.h"
+#include "smac_verify.h"
 #include "stepctl.h"
 
 struct cli_args {
-    const char *input, *evidence, *db, *id;
+    const char *input, *evidence, *db, *id, *key_file;
     bool json, help;
 };
 
@@ -42,8 +45,9 @@ static int parse_args(int argc, char **argv, const char *allowed, bool want_id,
         const char **dst = !strcmp(o, "--input")      ? &a->input
                            : !strcmp(o, "--evidence") ? &a->evidence
                            : !strcmp(o, "--db")       ? &a->db
+                           : !strcmp(o, "--store-key-file") ? &a->key_file
                                                       : NULL;
-        char key = dst == &a->input ? 'i' : dst == &a->evidence ? 'e' : 'd';
+        char key = dst == &a->input ? 'i' : dst == &a->evidence ? 'e' : dst == &a->db ? 'd' : 'k';
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
         } else if (!strcmp(o, "--json")) {
@@ -72,6 +76,7 @@ static void print_json(const json_t *j)
 
 static const char decide_help[] =
     "usage: stepctl decide --input SITUATION.json --evidence evidence.db --db control.db [--json]\n"
+    "                      [--store-key-file F]\n"
     "\n"
     "Checks every candidate path against the mandatory conditions (content, access, qoe,\n"
     "resources, cost: each PASS, VIOLATION or UNKNOWN), prefers among the eligible ones by\n"
@@ -88,10 +93,11 @@ static const char decide_help[] =
     "  --db F        control.db (created when absent; a resources item without\n"
     "                commitments_upper takes it from the commitments ledger there)\n"
     "  --json        print the full decision JSON instead of a summary\n"
+    SMAC_CLI_HELP
     "\n"
     "exit: 0 step proposed, 4 no eligible path (recorded, with the pre-declared refusal),\n"
     "      64 usage, 65 invalid situation (names the field; a decimal is read exactly or\n"
-    "      refused; a background_upper Prometheus cannot give), 66 a file cannot be opened or a store is not usable (missing, not\n"
+    "      refused; a background_upper Prometheus cannot give) or a key not control.db's, 66 a file cannot be opened or a store is not usable (missing, not\n"
     "      ours, the other store, another schema version), 70 internal\n";
 
 /* Rows that break the rules of a valid row make the content condition
@@ -145,10 +151,11 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
     }
     warn_malformed(&rows);
     sqlite3 *db = NULL;
-    enum rec_status rs = rec_open(a->db, REC_CREATE, &db, err, sizeof err);
+    int orc = smac_cli_open("decide", a->db, REC_CREATE, a->key_file, &db); /* says why */
     char id[REC_ID_LEN];
     struct ldg_fills fills = {NULL, 0};
-    int rc = rs != REC_OK ? cli_store_exit(rs == REC_OPEN_FAILED || rs == REC_BAD_VERSION)
+    err[0] = '\0';
+    int rc = orc != CLI_OK ? orc
              : fill_from_ledger(db, &s, &fills) != 0 || rec_new_id(id) != 0
                  ? CLI_SOFTWARE
                  : rpl_recompute(&s, s.has_decision_time ? s.decision_time_ms : cli_now_ms(), &rows,
@@ -161,9 +168,8 @@ static int decide_text(const struct cli_args *a, const char *text, size_t len, j
             *answer = NULL;
         }
     }
-    if (rc != CLI_OK && rc != CLI_DATA)
-        fprintf(stderr, "stepctl decide: %s%s\n", rs != REC_OK ? "--db " : "",
-                err[0] ? err : "internal error");
+    if (orc == CLI_OK && rc != CLI_OK && rc != CLI_DATA)
+        fprintf(stderr, "stepctl decide: %s\n", err[0] ? err : "internal error");
     sqlite3_close(db);
     evidence_rows_free(&rows);
     ldg_fills_free(&fills);
@@ -206,7 +212,7 @@ static int decide_and_record(const struct cli_args *a, const char *text, size_t 
 int stepctl_cmd_decide(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = parse_args(argc, argv, "ied", false, &a);
+    int rc = parse_args(argc, argv, "iedk", false, &a);
     if (rc != CLI_OK || a.help) {
         fputs(decide_help, a.help && rc == CLI_OK ? stdout : stderr);
         return rc;
@@ -239,13 +245,24 @@ int stepctl_cmd_decide(int argc, char **argv)
  * readers work on a store they cannot write. */
 static int open_existing(const struct cli_args *a, const char *cmd, sqlite3 **db)
 {
+    return smac_cli_open(cmd, a->db ? a->db : "control.db", REC_READ, NULL, db);
+}
+
+/* The same for replay and explain with --store-key-file (or
+ * $STEPCTL_STORE_KEY_FILE) into k (*have): a keyed store's MACs are then
+ * checked too (store_tampered).  The caller wipes k. */
+static int open_keyed(const struct cli_args *a, const char *cmd, sqlite3 **db,
+                      struct smac_key *k, bool *have)
+{
+    int rc = smac_cli_key(cmd, a->key_file, k, have);
+    if (rc != CLI_OK)
+        return rc;
     char err[1024];
-    enum rec_status st = rec_open(a->db ? a->db : "control.db", REC_READ, db, err, sizeof err);
-    if (st != REC_OK) {
+    enum rec_status st = rec_open_keyed(a->db ? a->db : "control.db", REC_READ, *have ? k : NULL,
+                                        db, err, sizeof err);
+    if (st != REC_OK)
         fprintf(stderr, "stepctl %s: --db %s\n", cmd, err);
-        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
-    }
-    return CLI_OK;
+    return smac_cli_exit(st);
 }
 
 /* Loads record ID; 0, 65 (unknown id) or 70. */
@@ -267,8 +284,10 @@ static const char decisions_help[] =
     "list: one line per recorded decision, newest first (--json: an array).\n"
     "show: the full record as JSON: the situation as given, the evidence rows as read,\n"
     "      and the recorded answer.\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
-    "      (opened read-only), 70 internal\n";
+    "With --store-key-file F (default $STEPCTL_STORE_KEY_FILE) a keyed store's MACs are\n"
+    "checked too; the first broken one is printed after the answer (store_tampered).\n"
+    "exit: 0, 64 usage, 65 unknown ID or a key not control.db's, 66 control.db cannot be\n"
+    "      opened or is not usable (opened read-only), 70 internal\n";
 
 static json_t *rows_json(const struct evidence_rows *rows)
 {
@@ -332,7 +351,7 @@ int stepctl_cmd_decisions(int argc, char **argv)
 }
 
 static const char replay_help[] =
-    "usage: stepctl replay ID [--db control.db] [--json]\n"
+    "usage: stepctl replay ID [--db control.db] [--json] [--store-key-file F]\n"
     "\n"
     "Recomputes decision ID from its recorded inputs alone (the situation as given, the\n"
     "decision time, the evidence rows as read, and the commitments decide took from the\n"
@@ -343,6 +362,8 @@ static const char replay_help[] =
     "recorded queries and answers alone (Prometheus is not asked) and compared.\n"
     "A control.db that breaks a rule of a valid row (stepctl verify-store) is never\n"
     "identical: the first broken row is printed (store_tampered) and the exit is 3.\n"
+    "With --store-key-file F (default $STEPCTL_STORE_KEY_FILE) a keyed store's MACs are\n"
+    "checked first (docs/security.md#tamper-evidence); a wrong key is 65.\n"
     "exit: 0 identical, 3 different (each difference printed) or store_tampered, 64 usage,\n"
     "      65 unknown ID, or the recorded situation or ledger values no longer valid, 66\n"
     "      control.db cannot be opened or is not usable, 70 internal\n";
@@ -384,13 +405,18 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
     return rc;
 }
 
-/* Does control.db break a rule of a valid row (vstore.h)?  Says which on
- * f.  An error of the check is no finding (the command's own reads said). */
-static bool store_tampered(FILE *f, sqlite3 *db)
+/* Does control.db break a MAC (with key k, on a keyed store: smac_verify.h)
+ * or a rule of a valid row (vstore.h)?  Says which on f.  An error of the
+ * check is no finding (the command's own reads said). */
+static bool store_tampered(FILE *f, sqlite3 *db, const struct smac_key *k)
 {
     struct vst_finding v;
     size_t rules;
-    if (vst_check(db, &v, &rules) != 1)
+    int keyed = smac_is_keyed(db);
+    if (keyed > 0 && !k)
+        fprintf(stderr, "stepctl: control.db is keyed: its MACs are checked only with "
+                        "--store-key-file\n");
+    if (!(keyed > 0 && k && smac_verify(db, k, &v, &rules) == 1) && vst_check(db, &v, &rules) != 1)
         return false;
     fprintf(f, "store_tampered: control.db: %s %s breaks %s (%s): stepctl verify-store\n",
             v.table, v.row, v.rule, v.detail);
@@ -400,15 +426,19 @@ static bool store_tampered(FILE *f, sqlite3 *db)
 int stepctl_cmd_replay(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = parse_args(argc, argv, "d", true, &a);
+    int rc = parse_args(argc, argv, "dk", true, &a);
     if (rc != CLI_OK || a.help || !a.id) {
         bool ok = rc == CLI_OK && a.help;
         fputs(replay_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_existing(&a, "replay", &db)) != CLI_OK)
+    struct smac_key key;
+    bool have = false;
+    if ((rc = open_keyed(&a, "replay", &db, &key, &have)) != CLI_OK) {
+        smac_key_wipe(&key);
         return rc;
+    }
     json_t *review = NULL; /* a next review with resource feedback (feedback.h) */
     if (nxt_load(db, a.id, &review) == 0 && json_object_get(review, "resource_feedback")) {
         int same = fb_replay(db, review, a.json, stdout);
@@ -416,14 +446,15 @@ int stepctl_cmd_replay(int argc, char **argv)
     } else
         rc = replay_one(db, a.id, a.json);
     json_decref(review);
-    if (rc == CLI_OK && store_tampered(stdout, db))
+    if (rc == CLI_OK && store_tampered(stdout, db, have ? &key : NULL))
         rc = RPL_EXIT_DIFFERENT; /* recomputed from rows no stepctl command wrote */
+    smac_key_wipe(&key);
     sqlite3_close(db);
     return rc;
 }
 
 static const char explain_help[] =
-    "usage: stepctl explain ID [--db control.db]\n"
+    "usage: stepctl explain ID [--db control.db] [--store-key-file F]\n"
     "\n"
     "Answers in plain words the seven questions of the decision loop for a recorded\n"
     "decision: the bounded action and its owner, the evidence and every exclusion reason,\n"
@@ -432,21 +463,27 @@ static const char explain_help[] =
     "ID may also name a grant (what it authorizes, its three durations, its reservation,\n"
     "what ends it, what happened) or a next decision (the step, the observations that\n"
     "counted, the evaluation of the next step, the outcome).\n"
-    "exit: 0, 64 usage, 65 unknown ID, 66 control.db cannot be opened or is not usable\n"
-    "      (opened read-only), 70 internal\n";
+    "With --store-key-file F (default $STEPCTL_STORE_KEY_FILE) a keyed store's MACs are\n"
+    "checked too; the first broken one is printed after the answer (store_tampered).\n"
+    "exit: 0, 64 usage, 65 unknown ID or a key not control.db's, 66 control.db cannot be\n"
+    "      opened or is not usable (opened read-only), 70 internal\n";
 
 int stepctl_cmd_explain(int argc, char **argv)
 {
     struct cli_args a;
-    int rc = parse_args(argc, argv, "d", true, &a);
+    int rc = parse_args(argc, argv, "dk", true, &a);
     if (rc != CLI_OK || a.help || !a.id) {
         bool ok = rc == CLI_OK && a.help;
         fputs(explain_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_existing(&a, "explain", &db)) != CLI_OK)
+    struct smac_key key;
+    bool have = false;
+    if ((rc = open_keyed(&a, "explain", &db, &key, &have)) != CLI_OK) {
+        smac_key_wipe(&key);
         return rc;
+    }
     /* A grant or a next decision, else a decision. */
     int loop = xpl_loop(stdout, db, a.id, cli_now_ms());
     struct rec_loaded l;
@@ -456,7 +493,8 @@ int stepctl_cmd_explain(int argc, char **argv)
         rec_loaded_free(&l);
     }
     if (rc == CLI_OK)
-        store_tampered(stdout, db); /* said after the explanation, never instead of it */
+        store_tampered(stdout, db, have ? &key : NULL); /* after the explanation, never instead */
+    smac_key_wipe(&key);
     if (loop < 0)
         fprintf(stderr, "stepctl explain: control.db: %s\n", sqlite3_errmsg(db));
     sqlite3_close(db);

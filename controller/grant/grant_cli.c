@@ -17,12 +17,14 @@
 #include "num.h"
 #include "output.h"
 #include "record.h"
+#include "smac_cli.h"
 #include "stepctl.h"
 #include "tbucket.h"
 
 static const char grant_help[] =
     "usage: stepctl grant DECISION_ID --db control.db [--max-allocations N] [--max-rate R]\n"
     "                     [--burst B] [--valid-for S] [--url-ttl S] [--actor NAME] [--json]\n"
+    "                     [--store-key-file F]\n"
     "\n"
     "Authorizes the step proposed by a recorded decision: cohort, path, program, policy and\n"
     "intent versions, validity, count and rate caps, the reservation in the commitments\n"
@@ -37,26 +39,23 @@ static const char grant_help[] =
     "                       policy.grant.url_ttl_s)\n"
     "  --actor NAME         who grants (recorded; default $USER)\n"
     "  --json               print the grant as JSON instead of its id\n"
+    SMAC_CLI_HELP
     "\n"
     "Refused (exit 65, reason printed): a decision that proposed no step, is older than\n"
     "policy.grant.max_decision_age_s, is already granted, is under a changed policy version,\n"
     "a cohort that has an active grant, an option above the step, a reservation that does\n"
     "not fit the ledger.\n"
-    "exit: 0 granted (prints grant_id), 64 usage, 65 refused or unknown decision,\n"
-    "      66 control.db cannot be opened, 70 internal\n";
+    "exit: 0 granted (prints grant_id), 64 usage, 65 refused or unknown decision (or a key\n"
+    "      not control.db's), 66 control.db cannot be opened, 70 internal\n";
 
 
 /* grant, revoke and release write (REC_WRITE: an existing control.db,
  * migrated to schema 2 first); grants only reads (REC_READ). */
-static int open_db(const char *cmd, const char *path, enum rec_mode mode, sqlite3 **db)
+static int open_db(const char *cmd, const char *path, enum rec_mode mode, const char *key_file,
+                   sqlite3 **db)
 {
-    char err[1024];
-    enum rec_status st = rec_open(path ? path : "control.db", mode, db, err, sizeof err);
-    if (st != REC_OK) {
-        fprintf(stderr, "stepctl %s: --db %s\n", cmd, err);
-        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
-    }
-    return CLI_OK;
+    return smac_cli_open(cmd, path ? path : "control.db", mode, mode == REC_READ ? NULL : key_file,
+                         db);
 }
 
 /* A message quoting stored or given text, escaped (evidence_text.h). */
@@ -101,12 +100,13 @@ static int parse_rate(const char *s, int64_t *out)
 int stepctl_cmd_grant(int argc, char **argv)
 {
     const char *db_path = NULL, *max = NULL, *rate = NULL, *burst = NULL, *valid = NULL,
-               *ttl = NULL, *actor = NULL, *pos[1];
+               *ttl = NULL, *actor = NULL, *key_file = NULL, *pos[1];
     bool json = false, help;
     struct cli_opt opts[] = {{"--db", &db_path, NULL},       {"--max-allocations", &max, NULL},
                              {"--max-rate", &rate, NULL},    {"--burst", &burst, NULL},
                              {"--valid-for", &valid, NULL},  {"--url-ttl", &ttl, NULL},
-                             {"--actor", &actor, NULL},      {"--json", NULL, &json}};
+                             {"--actor", &actor, NULL},      {"--json", NULL, &json},
+                             {"--store-key-file", &key_file, NULL}};
     size_t npos;
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, pos, 1, &npos);
     if (rc != CLI_OK || help || npos != 1 || !db_path) {
@@ -124,7 +124,7 @@ int stepctl_cmd_grant(int argc, char **argv)
         (rc = cli_int("grant", "--url-ttl", ttl, 1, 3153600000LL, &o.url_ttl_s)) != CLI_OK)
         return rc;
     sqlite3 *db = NULL;
-    if ((rc = open_db("grant", db_path, REC_WRITE, &db)) != CLI_OK)
+    if ((rc = open_db("grant", db_path, REC_WRITE, key_file, &db)) != CLI_OK)
         return rc;
     struct grt_grant *g = malloc(sizeof *g);
     char why[768] = "";
@@ -161,17 +161,20 @@ static int load_grant(sqlite3 *db, const char *cmd, const char *id, struct grt_g
 
 static const char revoke_help[] =
     "usage: stepctl revoke GRANT_ID --reason TEXT [--db control.db] [--actor NAME]\n"
+    "                      [--store-key-file F]\n"
     "\n"
     "Ends new issuance under the grant now, with the reason recorded.  URLs already issued\n"
     "are not revoked and playing sessions are not stopped: they stay counted as commitments\n"
     "(the grant's pending reservation is posted when allocations were issued).\n"
     "Refused clock_behind when this clock is behind control.db's high-water mark by more\n"
     "than 2 s (docs/security.md#time).\n"
-    "exit: 0 revoked, 64 usage, 65 unknown grant, already closed or clock_behind, 66\n"
-    "      control.db cannot be opened, 70 internal\n";
+    SMAC_CLI_HELP
+    "exit: 0 revoked, 64 usage, 65 unknown grant, already closed, clock_behind or a key not\n"
+    "      control.db's, 66 control.db cannot be opened, 70 internal\n";
 
 static const char release_help[] =
     "usage: stepctl release GRANT_ID --reason TEXT [--db control.db] [--actor NAME]\n"
+    "                      [--store-key-file F]\n"
     "\n"
     "Voids the grant's pending reservations with the reason recorded: the only way headroom\n"
     "comes back before its window ends.  Refused while the grant can still issue, and for\n"
@@ -180,8 +183,10 @@ static const char release_help[] =
     "heartbeat in control.db past valid_until_ms): refused expiry_unconfirmed otherwise.\n"
     "Refused clock_behind when this clock is behind control.db's high-water mark by more\n"
     "than 2 s (docs/security.md#time).\n"
+    SMAC_CLI_HELP
     "exit: 0 released, 64 usage, 65 unknown grant, grant still active, nothing pending,\n"
-    "      expiry_unconfirmed or clock_behind, 66 control.db cannot be opened, 70 internal\n";
+    "      expiry_unconfirmed, clock_behind or a key not control.db's, 66 control.db cannot\n"
+    "      be opened, 70 internal\n";
 
 /* Release of a grant past its validity by this clock: allowed only once the
  * service confirmed it (grant.h: grt_expiry_confirmed), so a clock running
@@ -258,14 +263,15 @@ static int revoke_or_release(sqlite3 *db, const char *cmd, const char *id, const
 
 static int close_cmd(int argc, char **argv, bool release)
 {
-    const char *db_path = NULL, *reason = NULL, *actor = NULL, *pos[1];
+    const char *db_path = NULL, *reason = NULL, *actor = NULL, *key_file = NULL, *pos[1];
     bool help;
     struct cli_opt opts[] = {{"--db", &db_path, NULL},
                              {"--reason", &reason, NULL},
-                             {"--actor", &actor, NULL}};
+                             {"--actor", &actor, NULL},
+                             {"--store-key-file", &key_file, NULL}};
     size_t npos;
     const char *help_text = release ? release_help : revoke_help;
-    int rc = cli_parse(argc, argv, opts, 3, &help, pos, 1, &npos);
+    int rc = cli_parse(argc, argv, opts, 4, &help, pos, 1, &npos);
     if (rc != CLI_OK || help || npos != 1 || !reason || !reason[0]) {
         bool ok = rc == CLI_OK && help;
         fputs(help_text, ok ? stdout : stderr);
@@ -274,7 +280,7 @@ static int close_cmd(int argc, char **argv, bool release)
     sqlite3 *db = NULL;
     const char *who = NULL;
     if ((rc = cli_actor(argv[0], actor, SIT_STR - 1, &who)) != CLI_OK ||
-        (rc = open_db(argv[0], db_path, REC_WRITE, &db)) != CLI_OK)
+        (rc = open_db(argv[0], db_path, REC_WRITE, key_file, &db)) != CLI_OK)
         return rc;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         fprintf(stderr, "stepctl %s: control.db: %s\n", argv[0], sqlite3_errmsg(db));
@@ -425,7 +431,7 @@ int stepctl_cmd_grants(int argc, char **argv)
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    if ((rc = open_db("grants", db_path, REC_READ, &db)) != CLI_OK)
+    if ((rc = open_db("grants", db_path, REC_READ, NULL, &db)) != CLI_OK)
         return rc;
     if (is_list) {
         rc = list(db, json);

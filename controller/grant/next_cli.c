@@ -15,12 +15,14 @@
 #include "next.h"
 #include "output.h"
 #include "record.h"
+#include "smac_cli.h"
 #include "situation.h"
 #include "stepctl.h"
 
 static const char next_help[] =
     "usage: stepctl next GRANT_ID --db control.db --evidence evidence.db\n"
     "                    [--input observations.json] [--actor NAME] [--dry-run] [--json]\n"
+    "                    [--store-key-file F]\n"
     "\n"
     "Reviews the step authorized by a grant, from observations made after its first\n"
     "allocation only: the content evidence of the granted path, cohort rendition and program\n"
@@ -48,9 +50,11 @@ static const char next_help[] =
     "--dry-run  computes and prints the same answer (\"dry_run\": true) and exits as next\n"
     "           would, but writes nothing: control.db is opened read-only, no decision is\n"
     "           recorded, the grant stays open and may still be reviewed.\n"
+    SMAC_CLI_HELP
     "\n"
     "exit: 0 positive (next step proposed), 4 negative (issuance closed), 64 usage,\n"
-    "      65 unknown grant, already reviewed or revoked, invalid observations,\n"
+    "      65 unknown grant, already reviewed or revoked, invalid observations, a key not\n"
+    "      control.db's,\n"
     "      66 a file cannot be opened, 70 internal\n";
 
 static int summary(FILE *f, const void *arg)
@@ -82,7 +86,8 @@ static int summary(FILE *f, const void *arg)
 
 int stepctl_cmd_next(int argc, char **argv)
 {
-    const char *db_path = NULL, *evidence = NULL, *input = NULL, *actor = NULL, *pos[1];
+    const char *db_path = NULL, *evidence = NULL, *input = NULL, *actor = NULL, *key_file = NULL,
+               *pos[1];
     bool json = false, dry_run = false, help;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db_path, NULL},
@@ -90,7 +95,8 @@ int stepctl_cmd_next(int argc, char **argv)
                              {"--input", &input, NULL},
                              {"--actor", &actor, NULL},
                              {"--dry-run", NULL, &dry_run},
-                             {"--json", NULL, &json}};
+                             {"--json", NULL, &json},
+                             {"--store-key-file", &key_file, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, pos, 1, &npos);
     if (rc != CLI_OK || help || npos != 1 || !db_path || !evidence) {
         bool ok = rc == CLI_OK && help;
@@ -106,11 +112,10 @@ int stepctl_cmd_next(int argc, char **argv)
     rq.observations = obs;
     sqlite3 *db = NULL;
     char why[1024];
-    enum rec_status st = rec_open(db_path, dry_run ? REC_READ : REC_WRITE, &db, why, sizeof why);
-    if (st != REC_OK) {
-        fprintf(stderr, "stepctl next: --db %s\n", why);
+    if ((rc = smac_cli_open("next", db_path, dry_run ? REC_READ : REC_WRITE,
+                            dry_run ? NULL : key_file, &db)) != CLI_OK) {
         free(obs);
-        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
+        return rc;
     }
     json_t *result = NULL;
     enum nxt_outcome o = nxt_run(db, &rq, cli_now_ms(), &result, why, sizeof why);

@@ -683,7 +683,7 @@ int srv_run(const struct srv_config *cfg, const sigset_t *stop)
                  ? dlv_new(cfg->paths, cfg->db_path, cfg->evidence_path, url_path(s->base_url))
                  : NULL;
     s->writer = s->metrics && (s->dlv || !cfg->paths)
-                    ? swr_start(cfg->db_path, cfg->batch_max, cfg->paths ? &delivery : NULL, err,
+                    ? swr_start(cfg->db_path, cfg->store_key, cfg->batch_max, cfg->paths ? &delivery : NULL, err,
                                 sizeof err)
                     : NULL;
     if (!s->writer) {

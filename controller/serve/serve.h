@@ -34,6 +34,8 @@
 
 struct cauth; /* cauth.h */
 
+struct smac_key;
+
 #define SRV_MAX_CORS 16 /* --cors-origin given at most this many times */
 
 struct srv_config {
@@ -62,6 +64,7 @@ struct srv_config {
     unsigned char admin_token_sha256[32]; /* --admin-token-file, hashed (serve_auth.h) */
     bool admin_token_set;        /* false: operator endpoints answer 401 to everyone */
     bool allow_anonymous;        /* --allow-anonymous: no client auth on a non-loopback address */
+    const struct smac_key *store_key; /* --store-key-file (smac.h), or NULL */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096

@@ -21,6 +21,7 @@
 #include "evidence.h"
 #include "evidence_text.h"
 #include "serve.h"
+#include "smac_cli.h"
 #include "serve_auth.h"
 #include "stepctl.h"
 
@@ -102,9 +103,14 @@ static const char serve_help[] =
     "  --admin-port-file F  write the --admin-listen port to F (before --port-file)\n"
     "  --allow-anonymous  listen on a non-loopback address without --client-auth (refused\n"
     "                     otherwise: 64): anyone who reaches it allocates\n"
+    "  --store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE;\n"
+    "                     docs/security.md#tamper-evidence): keys an unkeyed store; a keyed\n"
+    "                     store is served only with it and with every MAC holding (else 66)\n"
     "exit: 0 stopped after draining, 64 usage (also --paths without --evidence, a non-loopback\n"
     "      --listen without --client-auth or --allow-anonymous), 65 paths.json, the --client-auth\n"
-    "      file or the admin token file refused (mode, length) or a key not usable, 66 control.db, the address, paths.json, a key file,\n"
+    "      file, the admin token file or the store key file refused (mode, length) or a key not\n"
+    "      usable, 66 control.db (also keyed without its key, with another key, or tampered),\n"
+    "      the address, paths.json, a key file,\n"
     "      the evidence store or the access log cannot be opened, 70 internal\n";
 
 /* "1.2.3.4:80" or "[::1]:80" (the value of option opt) into *addr.  0 or 64. */
@@ -266,7 +272,8 @@ int stepctl_cmd_serve(int argc, char **argv)
     const char *db = NULL, *listen = NULL, *threads = NULL, *batch = NULL, *port_file = NULL,
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
                *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL,
-               *admin_token = NULL, *admin_listen = NULL, *admin_port_file = NULL;
+               *admin_token = NULL, *admin_listen = NULL, *admin_port_file = NULL,
+               *store_key_file = NULL;
     bool help, allow_anonymous = false;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -286,7 +293,8 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--admin-token-file", &admin_token, NULL},
                              {"--admin-listen", &admin_listen, NULL},
                              {"--admin-port-file", &admin_port_file, NULL},
-                             {"--allow-anonymous", NULL, &allow_anonymous}};
+                             {"--allow-anonymous", NULL, &allow_anonymous},
+                             {"--store-key-file", &store_key_file, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -295,6 +303,9 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     struct srv_config c;
     memset(&c, 0, sizeof c);
+    struct smac_key store_key;
+    bool have_key = false;
+    memset(&store_key, 0, sizeof store_key);
     int64_t n_threads = 2, n_batch = 256, drain_s = 30, request_s = 10, n_per_ip = 64;
     if ((rc = cli_int("serve", "--threads", threads, 1, 64, &n_threads)) != CLI_OK ||
         (rc = cli_int("serve", "--batch-max", batch, 1, 100000, &n_batch)) != CLI_OK ||
@@ -345,7 +356,8 @@ int stepctl_cmd_serve(int argc, char **argv)
     if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
         (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK) ||
         (admin_token && (rc = sauth_load_token(admin_token, c.admin_token_sha256)) != CLI_OK) ||
-        (rc = who_may_call(&c, admin_token != NULL, allow_anonymous)) != CLI_OK) {
+        (rc = who_may_call(&c, admin_token != NULL, allow_anonymous)) != CLI_OK ||
+        (rc = smac_cli_key("serve", store_key_file, &store_key, &have_key)) != CLI_OK) {
         dlv_paths_free(c.paths);
         free(c.paths);
         cauth_free(c.client_auth);
@@ -368,7 +380,9 @@ int stepctl_cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: fetches of live playlists */
+    c.store_key = have_key ? &store_key : NULL;
     rc = srv_run(&c, &stop);
+    smac_key_wipe(&store_key);
     dlv_paths_free(c.paths);
     free(c.paths);
     cauth_free(c.client_auth);

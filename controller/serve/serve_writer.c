@@ -13,6 +13,8 @@
 #include "cliutil.h"
 #include "clock.h"
 #include "record.h"
+#include "smac_keyed.h"
+#include "smac_verify.h"
 #include "vstore.h"
 
 /* While idle, the writer confirms its clock to control.db this often (the
@@ -204,8 +206,28 @@ static void *loop(void *arg)
     return NULL;
 }
 
-struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_delivery *delivery,
-                      char *err, size_t errlen)
+/* A keyed store is served only with its key and with every MAC holding:
+ * 0, or -1 with err set. */
+static int check_keyed(sqlite3 *db, const struct smac_key *key, char *err, size_t errlen)
+{
+    int keyed = smac_is_keyed(db);
+    struct vst_finding f;
+    size_t macs;
+    int t = keyed > 0 && key ? smac_verify(db, key, &f, &macs) : 0;
+    if (keyed < 0 || t < 0)
+        snprintf(err, errlen, "control.db: cannot be checked: %s", sqlite3_errmsg(db));
+    else if (keyed > 0 && !key)
+        snprintf(err, errlen, "control.db is keyed (docs/security.md#tamper-evidence): "
+                              "--store-key-file is needed to serve it; refusing to start");
+    else if (t > 0)
+        snprintf(err, errlen, "control.db: store_tampered: %s %s breaks %s (%s); refusing to "
+                              "start (stepctl verify-store)",
+                 f.table, f.row, f.rule, f.detail);
+    return keyed < 0 || t != 0 || (keyed > 0 && !key) ? -1 : 0;
+}
+
+struct swr *swr_start(const char *db_path, const struct smac_key *key, size_t batch_max,
+                      const struct alc_delivery *delivery, char *err, size_t errlen)
 {
     assert(batch_max >= 1);
     struct swr *w = calloc(1, sizeof *w);
@@ -215,7 +237,12 @@ struct swr *swr_start(const char *db_path, size_t batch_max, const struct alc_de
     }
     w->batch_max = batch_max;
     w->delivery = delivery;
-    if (rec_open(db_path, REC_CREATE, &w->db, err, errlen) != REC_OK) {
+    if (rec_open_keyed(db_path, REC_CREATE, key, &w->db, err, errlen) != REC_OK) {
+        free(w);
+        return NULL;
+    }
+    if (check_keyed(w->db, key, err, errlen) != 0) {
+        sqlite3_close(w->db);
         free(w);
         return NULL;
     }

@@ -16,6 +16,10 @@
 #include "migrate_v4.h"
 #include "migrate_v5.h"
 #include "migrate_v6.h"
+#include "migrate_v7.h"
+#include "cliutil.h"
+#include "smac.h"
+#include "smac_keyed.h"
 
 #define REC_BUSY_MS 5000
 
@@ -97,6 +101,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = migrate_v5(db);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 5)
         rc = migrate_v6(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 6)
+        rc = migrate_v7(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED
@@ -114,7 +120,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
  * then creates (REC_CREATE only), adopts and migrates it; a reader opens it
  * read-only (it may be on a read-only mount or belong to another user).
  * See evidence/dbfile.h. */
-static enum rec_status open_store(const char *path, enum rec_mode mode, sqlite3 **out, char *err,
+static enum rec_status open_store(const char *path, enum rec_mode mode,
+                                  const struct smac_key *key, sqlite3 **out, char *err,
                                   size_t errlen)
 {
     struct dbfile_found found;
@@ -140,6 +147,14 @@ static enum rec_status open_store(const char *path, enum rec_mode mode, sqlite3 
         return dr == DBFILE_E_VERSION ? REC_BAD_VERSION : REC_OPEN_FAILED;
     }
     sqlite3_busy_timeout(*out, REC_BUSY_MS);
+    /* Registered before anything is written: a keyed store's triggers call
+     * it (smac.h); without a key it fails, and the write with it. */
+    if (smac_attach(*out, key) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot register stepctl_mac", path);
+        sqlite3_close(*out);
+        *out = NULL;
+        return REC_FAILED;
+    }
     if (mode == REC_READ)
         return REC_OK;
     enum rec_status st = REC_OK;
@@ -158,8 +173,46 @@ static enum rec_status open_store(const char *path, enum rec_mode mode, sqlite3 
 enum rec_status rec_open(const char *path, enum rec_mode mode, sqlite3 **out, char *err,
                          size_t errlen)
 {
+    return rec_open_keyed(path, mode, NULL, out, err, errlen);
+}
+
+sqlite3 *rec_reference_schema(void)
+{
+    sqlite3 *db = NULL;
+    char err[256];
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK || migrate(db, err, sizeof err) != REC_OK ||
+        smac_create_triggers(db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct smac_key *key,
+                               sqlite3 **out, char *err, size_t errlen)
+{
     *out = NULL;
-    return open_store(path, mode, out, err, errlen);
+    enum rec_status st = open_store(path, mode, key, out, err, errlen);
+    if (st != REC_OK || !key)
+        return st;
+    sqlite3 *ref = mode != REC_READ ? rec_reference_schema() : NULL;
+    if (mode != REC_READ && !ref) {
+        snprintf(err, errlen, "%s: cannot build the reference schema", path);
+        st = REC_FAILED;
+    } else {
+        enum smac_enter_rc e = smac_enter(*out, ref, key, mode != REC_READ, cli_now_ms(), err,
+                                          errlen);
+        st = e == SMAC_ENTER_OK           ? REC_OK
+             : e == SMAC_ENTER_WRONG_KEY ? REC_BAD_KEY
+             : e == SMAC_ENTER_FOREIGN   ? REC_TAMPERED
+                                         : REC_FAILED;
+    }
+    sqlite3_close(ref);
+    if (st != REC_OK) {
+        sqlite3_close(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 int rec_schema_version(sqlite3 *db)

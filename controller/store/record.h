@@ -19,10 +19,20 @@
 #include "evidence.h"
 #include "ledger.h"
 
-#define REC_SCHEMA_VERSION 6 /* older files are migrated forward (migrate_v2.h ... migrate_v6.h) */
+#define REC_SCHEMA_VERSION 7 /* older files are migrated forward (migrate_v2.h ... migrate_v7.h) */
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
 
-enum rec_status { REC_OK = 0, REC_NOT_FOUND, REC_OPEN_FAILED, REC_BAD_VERSION, REC_FAILED };
+enum rec_status {
+    REC_OK = 0,
+    REC_NOT_FOUND,
+    REC_OPEN_FAILED,
+    REC_BAD_VERSION,
+    REC_FAILED,
+    REC_BAD_KEY,  /* rec_open_keyed: the key is not the store's (smac_keyed.h) */
+    REC_TAMPERED, /* rec_open_keyed: a writer refused a schema object not stepctl's */
+};
+
+struct smac_key;
 
 /* How a command opens control.db.  Whose file it is follows
  * evidence/dbfile.h (application_id; a foreign file is refused before
@@ -36,6 +46,18 @@ enum rec_mode {
 
 enum rec_status rec_open(const char *path, enum rec_mode mode, sqlite3 **db, char *err,
                          size_t errlen);
+/* The same with the key of --store-key-file (NULL: none, as rec_open).
+ * Every connection gets stepctl_mac (smac.h), keyed with a copy of key or
+ * failing without one.  With a key: a writer keys an unkeyed store; the key
+ * is checked against a keyed one (REC_BAD_KEY); a writer refuses a store
+ * with a schema object stepctl did not create that could make it MAC rows
+ * (REC_TAMPERED).  See smac_keyed.h. */
+enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct smac_key *key,
+                               sqlite3 **db, char *err, size_t errlen);
+/* An in-memory database holding the schema this build creates, with the
+ * MAC triggers: what smac_keyed.c compares a store's triggers with.  NULL
+ * when it cannot be made. */
+sqlite3 *rec_reference_schema(void);
 
 /* The file's schema version (PRAGMA user_version): 2 after any writer
  * opened it; 1 possible for a reader (then grants, allocations,

@@ -68,6 +68,13 @@ static const struct rule rules[] = {
     {"reservation_of_a_grant", "reservations", 2,
      "SELECT r.id, 'its grant ' || r.grant_id || ' does not exist' FROM reservations r WHERE "
      "NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = r.grant_id) LIMIT 1"},
+    /* a reservation's state is mutable (not MACed, smac_tables.h): every
+     * change of it has its event, as grant.c and grant_cli.c write them */
+    {"reservation_state_recorded", "reservations", 2,
+     "SELECT r.id, 'state ' || r.state || ' without its event' FROM reservations r WHERE "
+     "r.state <> 'pending' AND NOT EXISTS (SELECT 1 FROM grant_events e WHERE e.grant_id = "
+     "r.grant_id AND e.kind = CASE r.state WHEN 'posted' THEN 'reservations_posted' ELSE "
+     "'reservations_voided' END) LIMIT 1"},
     {"event_of_a_grant", "grant_events", 2,
      "SELECT e.grant_id || '/' || e.seq, 'its grant does not exist' FROM grant_events e WHERE "
      "NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = e.grant_id) LIMIT 1"},

@@ -9,9 +9,9 @@
  * with no reservation; a grant count that is not the count of its
  * allocations; a status change no event records; a recorded time past the
  * high-water mark (clock.h).  Each rule is one query naming the first row
- * that breaks it.  A row that keeps every rule is not proven genuine (a
- * keyed hash chain would be needed: docs/security.md#tamper-evidence); a
- * row that breaks one was not written by stepctl.
+ * that breaks it.  A row that keeps every rule is not proven genuine (that
+ * takes the keyed MACs of smac_verify.h: docs/security.md#tamper-evidence);
+ * a row that breaks one was not written by stepctl.
  */
 #ifndef VSTORE_H
 #define VSTORE_H

@@ -8,13 +8,16 @@
 
 #include "cliutil.h"
 #include "record.h"
+#include "smac_cli.h"
+#include "smac_keyed.h"
+#include "smac_verify.h"
 #include "stepctl.h"
 #include "vstore.h"
 
 #define VST_TAMPERED 3 /* a row breaks a rule (docs/cli.md) */
 
 static const char vstore_help[] =
-    "usage: stepctl verify-store [--db control.db] [--json]\n"
+    "usage: stepctl verify-store [--db control.db] [--store-key-file F] [--json]\n"
     "\n"
     "Checks every rule a row of control.db keeps when stepctl wrote it: a grant's decision\n"
     "exists and proposed the grant's path, for its cohort, program and policy, with caps within\n"
@@ -23,34 +26,73 @@ static const char vstore_help[] =
     "time is past control.db's high-water mark.  Read-only.  `stepctl serve` runs the same\n"
     "check at start and refuses (66) a store that fails it (docs/security.md#tamper-evidence).\n"
     "\n"
-    "--json  {\"kind\": \"store_ok\", \"rules\": N} or {\"kind\": \"store_tampered\", \"table\",\n"
+    "A keyed store (one a command ran on with --store-key-file) is checked with its key first:\n"
+    "every row's MAC and chain, no row without one, none removed, the keying checkpoint\n"
+    "(rules keying_removed, foreign_schema_object, row_deleted, row_mac_mismatch,\n"
+    "row_mac_missing, mac_deleted, checkpoint_mismatch).  Without the key it is not checked\n"
+    "at all (64); with a key, an unkeyed store of schema 7 is store_not_keyed (3).\n"
+    "\n"
+    "--store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE);\n"
+    "        read only: verify-store never keys a store\n"
+    "--json  {\"kind\": \"store_ok\", \"rules\": N[, \"macs\": M]} or {\"kind\": \"store_tampered\", \"table\",\n"
     "        \"row\", \"rule\", \"detail\"}\n"
-    "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage,\n"
-    "      66 control.db cannot be opened (missing, not ours, another schema), 70 internal\n";
+    "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage (or a\n"
+    "      keyed store without --store-key-file), 65 the key is not the store's (or its file\n"
+    "      is readable by others, or too short), 66 control.db or the key file cannot be\n"
+    "      opened (missing, not ours, another schema), 70 internal\n";
 
 int stepctl_cmd_verify_store(int argc, char **argv)
 {
-    const char *db_path = NULL;
-    bool json = false, help;
-    struct cli_opt opts[] = {{"--db", &db_path, NULL}, {"--json", NULL, &json}};
+    const char *db_path = NULL, *key_file = NULL;
+    bool json = false, help, have_key = false;
+    struct cli_opt opts[] = {
+        {"--db", &db_path, NULL}, {"--json", NULL, &json}, {"--store-key-file", &key_file, NULL}};
     size_t npos;
-    int rc = cli_parse(argc, argv, opts, 2, &help, NULL, 0, &npos);
+    int rc = cli_parse(argc, argv, opts, 3, &help, NULL, 0, &npos);
     if (rc != CLI_OK || help) {
         bool ok = rc == CLI_OK && help;
         fputs(vstore_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
+    struct smac_key key;
+    if ((rc = smac_cli_key("verify-store", key_file, &key, &have_key)) != CLI_OK)
+        return rc;
     sqlite3 *db = NULL;
     char err[1024];
-    enum rec_status st = rec_open(db_path ? db_path : "control.db", REC_READ, &db, err, sizeof err);
+    enum rec_status st = rec_open_keyed(db_path ? db_path : "control.db", REC_READ,
+                                        have_key ? &key : NULL, &db, err, sizeof err);
     if (st != REC_OK) {
+        smac_key_wipe(&key);
         fprintf(stderr, "stepctl verify-store: --db %s\n", err);
         sqlite3_close(db);
-        return cli_store_exit(st == REC_OPEN_FAILED || st == REC_BAD_VERSION);
+        return smac_cli_exit(st);
+    }
+    int keyed = smac_is_keyed(db);
+    if (keyed > 0 && !have_key) {
+        fprintf(stderr, "stepctl verify-store: control.db is keyed "
+                        "(docs/security.md#tamper-evidence): give --store-key-file (or $%s)\n",
+                SMAC_ENV);
+        sqlite3_close(db);
+        return CLI_USAGE;
     }
     struct vst_finding f;
-    size_t rules = 0;
-    int r = vst_check(db, &f, &rules);
+    size_t rules = 0, macs = 0;
+    /* the keyed check first: it names what changed, where a rule names
+     * only what no longer fits */
+    int r = keyed < 0 ? -1 : keyed ? smac_verify(db, &key, &f, &macs) : 0;
+    smac_key_wipe(&key);
+    if (r == 0 && !keyed && have_key && rec_schema_version(db) >= 7) {
+        /* never written with the key, or its keying removed with every MAC:
+         * either way nothing in it is proven (docs/security.md) */
+        snprintf(f.table, sizeof f.table, "store_keying");
+        snprintf(f.row, sizeof f.row, "1");
+        snprintf(f.rule, sizeof f.rule, "store_not_keyed");
+        snprintf(f.detail, sizeof f.detail, "a key was given, control.db is not keyed (never "
+                                            "written with it, or its keying and MACs removed)");
+        r = 1;
+    }
+    if (r == 0)
+        r = vst_check(db, &f, &rules);
     if (r < 0) {
         fprintf(stderr, "stepctl verify-store: control.db: %s\n", sqlite3_errmsg(db));
         sqlite3_close(db);
@@ -58,7 +100,9 @@ int stepctl_cmd_verify_store(int argc, char **argv)
     }
     sqlite3_close(db);
     if (json) {
-        json_t *o = r == 0 ? json_pack("{s:s,s:I}", "kind", "store_ok", "rules", (json_int_t)rules)
+        json_t *o = r == 0 && keyed ? json_pack("{s:s,s:I,s:I}", "kind", "store_ok", "rules",
+                                                (json_int_t)rules, "macs", (json_int_t)macs)
+                    : r == 0 ? json_pack("{s:s,s:I}", "kind", "store_ok", "rules", (json_int_t)rules)
                            : json_pack("{s:s,s:s,s:s,s:s,s:s}", "kind", "store_tampered", "table",
                                        f.table, "row", f.row, "rule", f.rule, "detail", f.detail);
         char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -67,6 +111,8 @@ int stepctl_cmd_verify_store(int argc, char **argv)
             return CLI_SOFTWARE;
         printf("%s\n", text);
         free(text);
+    } else if (r == 0 && keyed) {
+        printf("store_ok: %zu MACs and %zu rules hold\n", macs, rules);
     } else if (r == 0) {
         printf("store_ok: %zu rules hold\n", rules);
     } else {

@@ -531,8 +531,8 @@ static void ctl_178_schema_v6_adds_the_subject_to_a_v5_control_db(void **state)
     sqlite3 *db = NULL;
     assert_int_equal(rec_open(w.db, REC_WRITE, &db, err, sizeof err), REC_OK);
     sqlite3_close(db);
-    assert_int_equal(ctl_query_int(w.db, "PRAGMA user_version"), 6);
-    assert_int_equal(REC_SCHEMA_VERSION, 6);
+    assert_int_equal(ctl_query_int(w.db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
+    assert_true(REC_SCHEMA_VERSION >= 6); /* later migrations (7: store_keying) run too */
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM pragma_table_info('allocations') "
                                          "WHERE name = 'subject'"),
                      1);

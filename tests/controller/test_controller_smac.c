@@ -1,0 +1,434 @@
+/* test_controller_smac.c - keyed tamper evidence of control.db
+ * (docs/security.md#tamper-evidence): with --store-key-file (here through
+ * $STEPCTL_STORE_KEY_FILE, as a service unit would set it) every row is
+ * MACed; each kind of change a person with sqlite3 but without the key can
+ * make is named by `stepctl verify-store` (exit 3), `stepctl serve`
+ * refuses such a store (66), a wrong key is a wrong key (65) and a writer
+ * without the key changes nothing. */
+#define _GNU_SOURCE /* memmem */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "ctl_test.h"
+#include "serve_rig.h"
+
+#define KEY "store-key-of-the-tests-0123456789abcdef"
+
+/* A 0600 key file name in the world's folder holding text; its path to out. */
+static void key_file(struct ctl_world *w, const char *name, const char *text, char *out, size_t n)
+{
+    ctl_write_text(&w->t, name, text, out, n);
+    assert_int_equal(chmod(out, 0600), 0);
+}
+
+/* The keyed world: the key in $STEPCTL_STORE_KEY_FILE, decided and granted
+ * (the first decide keys the new store). */
+static void keyed_world_d(struct ctl_world *w, char g[33], char d[33])
+{
+    char path[256];
+    ctl_world_begin(w);
+    key_file(w, "store.key", KEY "\n", path, sizeof path);
+    assert_int_equal(setenv("STEPCTL_STORE_KEY_FILE", path, 1), 0);
+    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
+    json_t *sit = serve_situation(w, SERVE_ORDER_CDE);
+    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", sit, w->ev, w->db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, "", g), 0);
+}
+
+static void keyed_world(struct ctl_world *w, char g[33])
+{
+    char d[33];
+    keyed_world_d(w, g, d);
+}
+
+static void world_end(struct ctl_world *w)
+{
+    unsetenv("STEPCTL_STORE_KEY_FILE");
+    ctl_world_end(w);
+}
+
+/* n allocations a-1 .. a-n through a keyed serve. */
+static void allocate(struct ctl_world *w, int n)
+{
+    struct server s;
+    server_start(w, &s);
+    for (int i = 1; i <= n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "a-%d", i);
+        json_decref(serve_allocate(s.port, id));
+    }
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+}
+
+/* verify-store --json: exit 3 naming rule on a row of table (and row when
+ * given), or exit 0 (rule NULL). */
+static void expect_row(struct ctl_world *w, const char *table, const char *rule, const char *row)
+{
+    int rc = ctl_run(&w->t, "verify-store --db '%s' --json", w->db);
+    json_t *o = ctl_out_json(&w->t);
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    if ((rule ? rc != 3 : rc != 0) ||
+        (rule && strcmp(json_string_value(json_object_get(o, "rule")), rule))) {
+        char *text = json_dumps(o, 0), *err = ctl_out(&w->t, "err");
+        printf("verify-store: %d %s %s\n", rc, text ? text : "?", err);
+        free(text);
+        free(err);
+    }
+    if (!rule) {
+        assert_int_equal(rc, 0);
+        assert_string_equal(kind, "store_ok");
+    } else {
+        assert_int_equal(rc, 3);
+        assert_string_equal(kind, "store_tampered");
+        assert_string_equal(json_string_value(json_object_get(o, "table")), table);
+        assert_string_equal(json_string_value(json_object_get(o, "rule")), rule);
+        if (row)
+            assert_string_equal(json_string_value(json_object_get(o, "row")), row);
+    }
+    json_decref(o);
+}
+
+static void expect(struct ctl_world *w, const char *table, const char *rule)
+{
+    expect_row(w, table, rule, NULL);
+}
+
+static void sql(struct ctl_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(struct ctl_world *w, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    assert_int_equal(ctl_sql(w->db, text), 0);
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return memmem(buf, n, needle, strlen(needle)) != NULL;
+}
+
+/* decide, grant, serve's allocations and revoke on a keyed store: every row
+ * has its MAC, verify-store says store_ok, and the key is nowhere in it. */
+static void ctl_188_keyed_store_round_trip_verifies_clean(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    keyed_world(&w, g);
+    allocate(&w, 3);
+    expect(&w, NULL, NULL);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_keying"), 1);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_macs WHERE tbl = "
+                                         "'allocations' AND chain <> ''"), 3);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason done", g, w.db), 0);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --json", w.db), 0);
+    json_t *o = ctl_out_json(&w.t);
+    assert_string_equal(json_string_value(json_object_get(o, "kind")), "store_ok");
+    /* decisions, their evidence and conditions, grant, reservations,
+     * events, allocations */
+    assert_true(json_integer_value(json_object_get(o, "macs")) >= 10);
+    json_decref(o);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s'", w.db), 0);
+    char *out = ctl_out(&w.t, "out");
+    assert_non_null(strstr(out, "MACs and"));
+    free(out);
+    assert_false(file_has(w.db, KEY));
+    /* the same store read without the key: not checked at all (64) */
+    unsetenv("STEPCTL_STORE_KEY_FILE");
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s'", w.db), 64);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "--store-key-file"));
+    free(err);
+    world_end(&w);
+}
+
+/* Issue 19, item 8: an immutable column changed by hand, its guarding
+ * trigger dropped first: row_mac_mismatch, before any rule. */
+static void ctl_189_changed_immutable_column_is_row_mac_mismatch(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], d[33];
+    keyed_world_d(&w, g, d);
+    long long cap = ctl_query_int(w.db, "SELECT max_allocations FROM grants");
+    sql(&w, "DROP TRIGGER grants_caps_fixed; UPDATE grants SET max_allocations = 1000000000 "
+            "WHERE id = '%s'", g);
+    expect_row(&w, "grants", "row_mac_mismatch", g);
+    sql(&w, "UPDATE grants SET max_allocations = %lld WHERE id = '%s'", cap, g);
+    /* retargeted to another cohort: the MAC names it, not only the rule */
+    sql(&w, "UPDATE grants SET region = 'us-east' WHERE id = '%s'", g);
+    expect_row(&w, "grants", "row_mac_mismatch", g);
+    sql(&w, "UPDATE grants SET region = 'eu-west' WHERE id = '%s'", g);
+    expect(&w, NULL, NULL);
+    /* a recorded decision's tool version rewritten: no rule sees it, its
+     * MAC does; replay is then never identical, explain says it after
+     * answering */
+    sql(&w, "UPDATE decisions SET tool_version = 'stepctl 0.0'");
+    expect(&w, "decisions", "row_mac_mismatch");
+    assert_int_equal(ctl_run(&w.t, "replay %s --db '%s'", d, w.db), 3);
+    char *out = ctl_out(&w.t, "out");
+    assert_non_null(strstr(out, "store_tampered: control.db: decisions"));
+    assert_non_null(strstr(out, "row_mac_mismatch"));
+    free(out);
+    assert_int_equal(ctl_run(&w.t, "explain %s --db '%s'", g, w.db), 0);
+    out = ctl_out(&w.t, "out");
+    assert_non_null(strstr(out, "row_mac_mismatch"));
+    free(out);
+    world_end(&w);
+}
+
+/* A grant inserted by hand: with the MAC trigger in place, a plain sqlite3
+ * cannot insert at all (stepctl_mac does not exist there); with it dropped
+ * the row has no MAC. */
+static void ctl_190_hand_inserted_grant_is_row_mac_missing(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    keyed_world(&w, g);
+    static const char forge[] =
+        "CREATE TEMP TABLE t AS SELECT * FROM grants WHERE id = '%s'; UPDATE t SET id = 'forged', "
+        "decision_id = 'no-such-decision', max_allocations = 1000000000; %s "
+        "INSERT INTO grants SELECT * FROM t";
+    char text[512];
+    snprintf(text, sizeof text, forge, g, "");
+    assert_int_not_equal(ctl_sql(w.db, text), 0); /* no such function: stepctl_mac */
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grants"), 1);
+    snprintf(text, sizeof text, forge, g, "DROP TRIGGER smac_grants;");
+    assert_int_equal(ctl_sql(w.db, text), 0);
+    expect_row(&w, "grants", "row_mac_missing", "forged");
+    /* a keyed writer puts the trigger back, the forged row stays named */
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM sqlite_master WHERE name = "
+                                         "'smac_grants'"), 1);
+    expect_row(&w, "grants", "row_mac_missing", "forged");
+    world_end(&w);
+}
+
+/* Allocations deleted by hand: alone (row_deleted), with its MAC in the
+ * middle of the grant's chain (the next one's MAC no longer chains), or
+ * the newest with its MAC (the MACs' numbering ends early). */
+static void ctl_191_deleted_allocation_is_named(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    keyed_world(&w, g);
+    allocate(&w, 3);
+    expect(&w, NULL, NULL);
+    char db_copy[256];
+    ctl_tmp_path(&w.t, "copy.db", db_copy, sizeof db_copy);
+    sql(&w, "VACUUM INTO '%s'", db_copy);
+    sql(&w, "DROP TRIGGER allocations_kept; DELETE FROM allocations WHERE id = 'a-2'; "
+            "UPDATE grants SET allocated = 2");
+    expect_row(&w, "allocations", "row_deleted", "a-2");
+    sql(&w, "DROP TRIGGER store_macs_kept; DELETE FROM store_macs WHERE row_key = 'a-2'");
+    expect_row(&w, "allocations", "row_mac_mismatch", "a-3");
+    /* the newest allocation and its MAC, from the copy */
+    assert_int_equal(rename(db_copy, w.db), 0);
+    sql(&w, "DROP TRIGGER allocations_kept; DROP TRIGGER store_macs_kept; DELETE FROM "
+            "allocations WHERE id = 'a-3'; DELETE FROM store_macs WHERE row_key = 'a-3'; "
+            "UPDATE grants SET allocated = 2");
+    expect(&w, "store_macs", "mac_deleted");
+    world_end(&w);
+}
+
+/* Rows written before the store was keyed are covered by its checkpoint:
+ * one changed, one removed, one added among them: checkpoint_mismatch. */
+static void ctl_192_changed_pre_keying_row_is_checkpoint_mismatch(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], d[33], path[256];
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0); /* unkeyed so far */
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_keying"), 0);
+    key_file(&w, "store.key", KEY, path, sizeof path);
+    /* read with a key, an unkeyed store proves nothing: store_not_keyed */
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s' --json", w.db,
+                             path), 3);
+    json_t *o = ctl_out_json(&w.t);
+    assert_string_equal(json_string_value(json_object_get(o, "rule")), "store_not_keyed");
+    json_decref(o);
+    /* the first command with a key keys it */
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r --store-key-file '%s'", g,
+                             w.db, path), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_keying"), 1);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s'", w.db, path), 0);
+    assert_int_not_equal(ctl_sql(w.db, "DELETE FROM store_keying"), 0); /* never unkeyed */
+    char db_copy[256];
+    ctl_tmp_path(&w.t, "copy.db", db_copy, sizeof db_copy);
+    sql(&w, "VACUUM INTO '%s'", db_copy);
+    const char *const tamper[] = {
+        "UPDATE grants SET actor = 'someone else'",
+        "DELETE FROM decision_conditions WHERE rowid = (SELECT MAX(rowid) FROM "
+        "decision_conditions WHERE rowid <= json_extract((SELECT covered FROM store_keying), "
+        "'$.decision_conditions'))",
+        "DROP TRIGGER smac_decision_evidence; INSERT INTO decision_evidence SELECT decision_id, "
+        "seq + 100, evidence_id, check_kind, verdict, reason, profile_id, path_id, channel, "
+        "rendition, program_version, reference_version, observed_at_ms, recorded_at_ms, "
+        "malformed FROM decision_evidence LIMIT 1; UPDATE decision_evidence SET rowid = -1 "
+        "WHERE seq >= 100",
+    };
+    for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
+        char restore[300];
+        snprintf(restore, sizeof restore, "VACUUM INTO '%s'", w.db);
+        assert_int_equal(remove(w.db), 0);
+        assert_int_equal(ctl_sql(db_copy, restore), 0); /* the keyed store as it was */
+        sql(&w, "%s", tamper[i]);
+        int rc = ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s' --json", w.db, path);
+        o = ctl_out_json(&w.t);
+        if (rc != 3)
+            printf("tamper %zu: %d\n", i, rc);
+        assert_int_equal(rc, 3);
+        assert_string_equal(json_string_value(json_object_get(o, "rule")), "checkpoint_mismatch");
+        assert_string_equal(json_string_value(json_object_get(o, "table")), "store_keying");
+        json_decref(o);
+    }
+    json_decref(sit);
+    world_end(&w);
+}
+
+/* A key that is not the store's is reported as such (65), never as
+ * tampering; a key file others may read, or too short, is refused (65),
+ * one that cannot be read is 66; no message shows the key. */
+static void ctl_193_wrong_key_is_65_not_tampering(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], other[256], loose[256], shrt[256];
+    keyed_world(&w, g);
+    key_file(&w, "other.key", "another-key-of-the-tests-0123456789abcdef", other, sizeof other);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s'", w.db, other), 65);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "the key does not match control.db's key id"));
+    assert_null(strstr(err, "another-key"));
+    free(err);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r --store-key-file '%s'", g,
+                             w.db, other), 65);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grants WHERE status = 'active'"), 1);
+    key_file(&w, "loose.key", KEY, loose, sizeof loose);
+    assert_int_equal(chmod(loose, 0644), 0);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s'", w.db, loose), 65);
+    err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "chmod 600"));
+    free(err);
+    key_file(&w, "short.key", "too-short-0123456789\n", shrt, sizeof shrt);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s'", w.db, shrt), 65);
+    err = ctl_out(&w.t, "err");
+    assert_null(strstr(err, "too-short"));
+    free(err);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --store-key-file '%s/none.key'", w.db,
+                             w.t.dir), 66);
+    /* the environment's key is the store's: the option above won over it */
+    expect(&w, NULL, NULL);
+    world_end(&w);
+}
+
+/* Every writer without the key fails closed on a keyed store: nonzero,
+ * naming --store-key-file, and nothing written. */
+static void ctl_194_keyed_store_written_without_key_fails_closed(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    keyed_world(&w, g);
+    unsetenv("STEPCTL_STORE_KEY_FILE");
+    long long events = ctl_query_int(w.db, "SELECT count(*) FROM grant_events");
+    long long decisions = ctl_query_int(w.db, "SELECT count(*) FROM decisions");
+    long long macs = ctl_query_int(w.db, "SELECT count(*) FROM store_macs");
+    assert_int_not_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "--store-key-file is needed to write it"));
+    free(err);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_other_isp(sit, "isp-other");
+    char path[256];
+    ctl_write_json(&w.t, "sit2.json", sit, path, sizeof path);
+    json_decref(sit);
+    assert_int_not_equal(ctl_run(&w.t, "decide --input '%s' --evidence '%s' --db '%s'", path,
+                                 w.ev, w.db), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grant_events"), events);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM decisions"), decisions);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_macs"), macs);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grants WHERE status = 'active'"), 1);
+    /* serve without the key refuses at start */
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0", w.db), 66);
+    err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "--store-key-file is needed to serve it"));
+    free(err);
+    world_end(&w);
+}
+
+/* serve refuses (66) a keyed store whose MACs do not hold, or that holds
+ * a trigger stepctl did not create (it could make serve MAC a row of
+ * someone else's choosing); verify-store names both. */
+static void ctl_195_serve_refuses_a_tampered_keyed_store(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33];
+    keyed_world(&w, g);
+    sql(&w, "UPDATE grants SET region = 'us-east' WHERE id = '%s'", g);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0", w.db), 66);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "store_tampered"));
+    assert_non_null(strstr(err, "row_mac_mismatch"));
+    free(err);
+    sql(&w, "UPDATE grants SET region = 'eu-west' WHERE id = '%s'", g);
+    /* a trigger that would have serve's own connection MAC a forged grant */
+    sql(&w, "CREATE TRIGGER forge AFTER INSERT ON sessions BEGIN INSERT INTO grant_events "
+            "SELECT grant_id, 99, at_ms, 'expired', 'forged', 'x' FROM grant_events LIMIT 1; END");
+    expect_row(&w, "sqlite_master", "foreign_schema_object", "trigger forge");
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0", w.db), 66);
+    err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "trigger forge"));
+    free(err);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 66);
+    sql(&w, "DROP TRIGGER forge");
+    expect(&w, NULL, NULL);
+    /* the keying row removed by hand: still keyed (its MACs remain) */
+    sql(&w, "DROP TRIGGER store_keying_kept; DELETE FROM store_keying");
+    expect(&w, "store_keying", "keying_removed");
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 66);
+    unsetenv("STEPCTL_STORE_KEY_FILE");
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s'", w.db), 64);
+    world_end(&w);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(ctl_188_keyed_store_round_trip_verifies_clean, kill_leftovers),
+        cmocka_unit_test(ctl_189_changed_immutable_column_is_row_mac_mismatch),
+        cmocka_unit_test(ctl_190_hand_inserted_grant_is_row_mac_missing),
+        cmocka_unit_test_teardown(ctl_191_deleted_allocation_is_named, kill_leftovers),
+        cmocka_unit_test(ctl_192_changed_pre_keying_row_is_checkpoint_mismatch),
+        cmocka_unit_test(ctl_193_wrong_key_is_65_not_tampering),
+        cmocka_unit_test(ctl_194_keyed_store_written_without_key_fails_closed),
+        cmocka_unit_test(ctl_195_serve_refuses_a_tampered_keyed_store),
+    };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
