@@ -533,7 +533,11 @@ static void audio_au(struct decode_state *st, const struct au *au)
     if (!t->started) {
         int64_t boundary = (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
         if (!au->timed || units_diff(au->units, boundary) < -XFER_TOLERANCE_UNITS) {
-            t->skipped |= in_interval;
+            /* a frame whose last sample lies before the span's start (within
+             * the tolerance of it at most: a one-tick floor, class 5) holds
+             * none of the interval's samples (issue 18, class 7: GStreamer's
+             * hlssink2 segments as references) */
+            t->skipped |= in_interval && rel + span - (unit ? unit : 15) >= 0;
             st->a_skipped_overlap = au->timed && units_diff(au->units, boundary) + span > 0;
             return;
         }
