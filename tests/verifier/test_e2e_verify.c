@@ -633,6 +633,36 @@ static void t09_corpus_out_of_profile_and_video_only(void **state)
     json_decref(r);
 }
 
+/* Issue 18, class 7: another packager's segment cut.  The candidate's audio
+ * decoder cannot start at the reference's boundary frame: UNKNOWN, never a
+ * MISMATCH of decoder history, the report naming both starts; the other way
+ * round the missing end within the reorder delay is UNKNOWN too, and over an
+ * interval both sides start at the same frame: MATCH. */
+static void t17_another_packagers_cut_is_never_a_mismatch_of_history(void **state)
+{
+    (void)state;
+    json_t *r;
+    assert_int_equal(run(&r, "verify --json --reference " FX "ref_seg1.ts --candidate " FX "cand_cut1.ts"), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "audio_history_unavailable");
+    assert_string_equal(jstr(r, "video", "verdict"), "MATCH");
+    assert_string_equal(jstr(r, "audio", "verdict"), "UNKNOWN");
+    assert_true(json_is_null(json_object_get(json_object_get(r, "audio"), "first_mismatch")));
+    const json_t *h = json_object_get(json_object_get(r, "audio"), "history");
+    assert_int_equal(jint(h, "reference_decode_start_pts", NULL), 218400);
+    assert_int_equal(jint(h, "candidate_first_frame_pts", NULL), 222240);
+    assert_non_null(strstr(jstr(h, "detail", NULL), "previous segment"));
+    json_decref(r);
+    /* the reference the other way round: no history object, the end cut */
+    assert_int_equal(run(&r, "verify --json --reference " FX "cand_cut1.ts --candidate " FX "ref_seg1.ts"), 2);
+    assert_string_equal(jstr(r, "reason", NULL), "audio_segment_end_cut");
+    assert_null(json_object_get(json_object_get(r, "audio"), "history"));
+    json_decref(r);
+    assert_int_equal(run(&r, "verify --json --reference " FX "cand_cut1.ts --candidate " FX "ref_seg1.ts "
+                             "--interval 222000:306000"), 0);
+    assert_string_equal(jstr(r, "audio", "reason"), "identical");
+    json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +679,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t14_programs_streams_and_parameters_in_the_report),
         cmocka_unit_test(t15_damage_follows_decode_order),
         cmocka_unit_test(t16_stored_reference_decode_across_processes),
+        cmocka_unit_test(t17_another_packagers_cut_is_never_a_mismatch_of_history),
         cmocka_unit_test(t07_corpus_pts_wrap_inside_a_real_segment),
         cmocka_unit_test(t08_corpus_other_segments_and_renditions_differ),
         cmocka_unit_test(t09_corpus_out_of_profile_and_video_only),

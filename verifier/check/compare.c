@@ -463,6 +463,10 @@ static bool audio_once(struct acmp *a, struct ring *ref, struct ring *cand)
     if (audio_margin(a, ref, cand, r, c, tr, tc))
         return true;
     if (!c) {   /* the candidate ended: the rest of the reference is missing */
+        if (!a->cand_ended) {
+            a->cand_ended = true;
+            a->cand_end_index = a->ref_samples;
+        }
         note_audio(a, &a->gap, true, a->ref_samples, -1, tr, "missing");
         advance(a, ref, 0, before_tail(r, a->roff));
         return true;

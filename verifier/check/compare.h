@@ -86,6 +86,10 @@ struct acmp {
     bool unconfirmed;
     bool invalid_seen[2];
     bool done;
+    /* the candidate's audio ended before the reference's: from this sample
+     * (per channel, in I) on, the reference's samples have no counterpart */
+    bool cand_ended;
+    int64_t cand_end_index;
     /* keep: the channel's samples around the first confirmed sample value
      * difference are copied for its plot (diffpic.h) */
     bool keep;

@@ -45,6 +45,7 @@ struct scan {
     bool oom;
     bool have_sps, have_pps;
     int pix_fmt, width, height;
+    int64_t video_delay;         /* the largest PTS - DTS */
     /* the audio's profile, from decoding its first frames */
     AVCodecContext *adec;
     AVFrame *frame;
@@ -125,6 +126,8 @@ static bool on_au(void *opaque, const struct au *au)
         }
         struct vinfo *v = &s->v[s->nv++];
         v->t = au->pts != AU_NO_TS ? rel_ticks(s, au->pts) : NO_TIME;
+        if (au->pts != AU_NO_TS && au->dts != AU_NO_TS && ts33_diff(au->pts, au->dts) > s->video_delay)
+            s->video_delay = ts33_diff(au->pts, au->dts);
         v->recovery = au->h264.idr ? 0 : au->h264.recovery_cnt;
         v->ref = au->h264.ref_idc > 0;
         v->intra = h264_au_intra(&au->h264);
@@ -435,6 +438,7 @@ static enum refscan_status place(struct scan *s, bool have_interval, int64_t sta
     int64_t au = r->has_audio ? audio_access(s, as) : as * AU_UNITS_PER_TICK;
     r->audio_boundary = ((s->anchor * AU_UNITS_PER_TICK + au) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
     r->video_units = (int64_t)s->nv;
+    r->video_delay = s->video_delay;
     r->audio_frames = (int64_t)s->na;
     return REFSCAN_OK;
 }

@@ -49,6 +49,8 @@ struct refscan {
     int64_t video_recovery;      /* PTS from which pictures decoded from there are valid */
     int64_t audio_boundary;      /* start of the AAC frame audio decoding starts at, 1/720000 s */
     int64_t video_units, audio_frames;   /* access units of each track */
+    int64_t video_delay;         /* the largest PTS - DTS of a picture, ticks: how far apart a cut
+                                  * by an IDR's DTS and one by its PTS lie (issue 18, class 7) */
     uint8_t input_digest[INDIGEST_LEN];  /* every access unit of the program (indigest.h) */
     bool input_digest_ok;        /* ... taken over a complete, undamaged transport */
 };

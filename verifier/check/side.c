@@ -47,6 +47,7 @@ struct decode_state {
     bool a_have_next;            /* where the next decoded frame starts, by the samples */
     int64_t a_next;              /* decoded so far (1/720000 s) */
     int64_t a_last_serial;       /* the unit of the last decoded frame */
+    bool a_skipped_overlap;      /* the last frame skipped before the boundary overlaps it */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -532,7 +533,12 @@ static void audio_au(struct decode_state *st, const struct au *au)
     if (!t->started) {
         int64_t boundary = (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
         if (!au->timed || units_diff(au->units, boundary) < -XFER_TOLERANCE_UNITS) {
-            t->skipped |= in_interval;
+            /* a frame whose last sample lies before the span's start (within
+             * the tolerance of it at most: a one-tick floor, class 5) holds
+             * none of the interval's samples (issue 18, class 7: GStreamer's
+             * hlssink2 segments as references) */
+            t->skipped |= in_interval && rel + span - (unit ? unit : 15) >= 0;
+            st->a_skipped_overlap = au->timed && units_diff(au->units, boundary) + span > 0;
             return;
         }
         st->adec = open_decoder(st, cfg->profile->audio_decoder, cfg->profile->audio_flags,
@@ -542,6 +548,15 @@ static void audio_au(struct decode_state *st, const struct au *au)
             return;
         }
         t->started = true;
+        /* Not the boundary's frame but a later one (another packager put the
+         * frames before it in the previous segment, or they are lost): this
+         * decoder starts cold where the other side's has history, so what
+         * it decodes cannot be compared either way (issue 18, class 7).  Not
+         * when the frame before it overlaps the boundary: that is the
+         * boundary's frame mistimed (more than a tick early), a timing
+         * difference judged as such. */
+        t->first_units = au->units;
+        t->history_missing = units_diff(au->units, boundary) > XFER_TOLERANCE_UNITS && !st->a_skipped_overlap;
     }
     st->apast = au->timed && rel >= len ? st->apast + 1 : 0;
     if (st->apast >= PAST_END_RUN) {

@@ -82,6 +82,11 @@ struct side_track {
     bool invalid;                /* frames/samples of the interval from damaged data */
     bool params_changed;         /* reference only: left the envelope mid-stream */
     bool oversize;               /* pictures larger than the profile's max_width x max_height */
+    /* audio: the first frame fed starts later than the decode boundary (by
+     * more than the tolerance): the decoder lacks the history (overlap, PNS
+     * noise state) the interval's samples depend on (issue 18, class 7) */
+    bool history_missing;
+    int64_t first_units;         /* audio: start of the first frame fed, 1/720000 s, side timeline */
     int64_t packets_fed, frames_out;
     int64_t in_interval;         /* frames (video) or samples (audio) handed on */
     char first_error[160];

@@ -271,6 +271,31 @@ static struct track_verdict assess_audio(struct run *r)
     if (complete && cand->audio.present && !cand->audio.codec_ok && !r->a.confirmed.set)
         r->a.confirmed = (struct audio_diff){.set = true, .sample_index = 0, .channel = -1,
                                              .pts = r->ref.audio.start, .kind = "params"};
+    /* The candidate's decoder started later than the reference's (issue 18,
+     * class 7): its first frames decode cold, the PNS noise state differs
+     * for good, so a sample difference (or its absence) says nothing, and
+     * the samples before its start may be content (lost) or another
+     * packager's cut (in the previous segment).  Never MATCH, never
+     * MISMATCH for history alone; a different sample rate or channel count
+     * is not history and stays MISMATCH. */
+    if (cand->audio.history_missing && !(r->a.confirmed.set && !strcmp(r->a.confirmed.kind, "params"))) {
+        r->a.confirmed.set = r->a.gap.set = false;
+        return (struct track_verdict){VERDICT_UNKNOWN, "audio_history_unavailable"};
+    }
+    /* The candidate's audio ends less than the reference video's reorder
+     * delay (the largest PTS - DTS) plus one AAC frame before the
+     * reference's: one packager cut its segment at the next IDR's DTS
+     * (FFmpeg), the other's at its PTS (hlssink2), and the frames between
+     * lie in the candidate's next segment or are lost; which, a segment
+     * cannot say (issue 18, class 7).  Only for missing samples at the end
+     * and nothing else confirmed. */
+    if (r->a.gap.set && !r->a.confirmed.set && !strcmp(r->a.gap.kind, "missing") && r->a.cand_ended &&
+        r->a.gap.sample_index == r->a.cand_end_index && !r->rq->candidate_length_unproven &&
+        (r->a.ref_samples - r->a.cand_end_index - 1024) * au_units_per_sample(r->ref.sample_rate) <=
+            r->ref.video_delay * AU_UNITS_PER_TICK) {
+        r->a.gap.set = false;
+        return (struct track_verdict){VERDICT_UNKNOWN, "audio_segment_end_cut"};
+    }
     /* The first confirmed difference in sample order is reported. */
     struct audio_diff *first = &r->a.confirmed;
     if (r->a.gap.set && (!first->set || r->a.gap.sample_index < first->sample_index))
@@ -340,6 +365,29 @@ static json_t *video_json(const struct run *r, struct track_verdict tv)
     return o;
 }
 
+/* Where the two audio decoders started, on the reference timeline (90 kHz,
+ * floored), and what would let them start at the same frame: only in a
+ * report whose audio is audio_history_unavailable. */
+static json_t *history_json(const struct run *r)
+{
+    const struct side_track *t = &r->sides[1].res.audio;
+    int64_t ref_units = r->ref.audio_boundary;
+    int64_t cand_units = ((t->first_units - ts33_norm(r->rq->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD +
+                          AU_UNITS_MOD) % AU_UNITS_MOD;
+    int64_t rb = ref_units / AU_UNITS_PER_TICK, cf = cand_units / AU_UNITS_PER_TICK;
+    char detail[640];
+    snprintf(detail, sizeof detail,
+             "the reference's audio decoding starts at the AAC frame of pts %lld (the one before the frame "
+             "holding the interval's start), the candidate's first AAC frame at or after it is at pts %lld "
+             "(reference timeline): the candidate lacks the frames before it (another packager's segment "
+             "cut puts them in the previous segment, or they are lost), so its decoder has no history there; "
+             "decode from the previous segment on both sides with this interval so that both decoders start "
+             "at the same frame (not offered by verify yet: a binding takes no --interval)",
+             (long long)rb, (long long)cf);
+    return json_pack("{s:I, s:I, s:s}", "reference_decode_start_pts", (json_int_t)rb,
+                     "candidate_first_frame_pts", (json_int_t)cf, "detail", detail);
+}
+
 static json_t *audio_json(const struct run *r, struct track_verdict tv)
 {
     const struct audio_diff *d = &r->a.confirmed;
@@ -347,6 +395,16 @@ static json_t *audio_json(const struct run *r, struct track_verdict tv)
                                     "channel", d->channel >= 0 ? json_integer(d->channel) : json_null(),
                                     "pts", (json_int_t)d->pts, "kind", d->kind)
                         : json_null();
+    if (!strcmp(tv.reason, "audio_history_unavailable")) {
+        json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:i, s:i, s:o}",
+                              "verdict", verdict_name(tv.verdict), "reason", tv.reason,
+                              "reference_samples", (json_int_t)r->a.ref_samples,
+                              "candidate_samples", (json_int_t)r->a.cand_samples, "first_mismatch", fm,
+                              "unconfirmed_differences", r->a.unconfirmed,
+                              "sample_rate", r->ref.sample_rate, "channels", r->ref.channels,
+                              "history", history_json(r));
+        return o;
+    }
     return json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:i, s:i}",
                      "verdict", verdict_name(tv.verdict), "reason", tv.reason,
                      "reference_samples", (json_int_t)r->a.ref_samples,
