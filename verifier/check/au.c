@@ -3,8 +3,25 @@
 
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "bsrc.h"
 #include "mp4src.h"
+
+bool au_aac_payload_digest(const struct au *au, uint8_t out[AU_PAYLOAD_DIGEST])
+{
+    size_t skip = 0;
+    /* ADTS (ISO/IEC 13818-7 6.2): 7 bytes, 9 with the CRC (protection_absent 0) */
+    if (au->size >= 9 && au->data[0] == 0xFF && (au->data[1] & 0xF0) == 0xF0)
+        skip = (au->data[1] & 1) ? 7 : 9;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    memset(out, 0, AU_PAYLOAD_DIGEST);
+    if (!EVP_Digest(au->data + skip, au->size - skip, md, &n, EVP_sha256(), NULL) || n < AU_PAYLOAD_DIGEST)
+        return false;
+    memcpy(out, md, AU_PAYLOAD_DIGEST);
+    return true;
+}
 
 int au_units_per_sample(int sample_rate)
 {

@@ -113,6 +113,15 @@ bool au_transport_complete(const struct au_demux *a);
 /* The first issue that decides it (TS_ISSUE_NONE: none), and where. */
 enum ts_issue au_transport_issue(const struct au_demux *a, uint64_t *offset, int *pid);
 
+#define AU_PAYLOAD_DIGEST 16
+
+/* A digest of an AAC access unit's raw data blocks: the ADTS frame without
+ * its header, which another packager may write otherwise (CRC, buffer
+ * fullness) and which is not content.  What tells whether two packagers'
+ * frames at one time are the same frame (issue 18, class 7).  False
+ * without memory (out is then zero). */
+bool au_aac_payload_digest(const struct au *au, uint8_t out[AU_PAYLOAD_DIGEST]);
+
 /* 1/720000 s per sample at this rate (15 at 48 kHz); 0 when not whole. */
 int au_units_per_sample(int sample_rate);
 

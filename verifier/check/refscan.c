@@ -29,6 +29,8 @@ struct vinfo {
 
 struct ainfo {
     int64_t u, end;              /* 1/720000 s from the anchor, NO_TIME when untimed */
+    bool digest_ok;
+    uint8_t payload[AU_PAYLOAD_DIGEST];   /* its raw data blocks (au_aac_payload_digest) */
 };
 
 struct scan {
@@ -147,6 +149,7 @@ static bool on_au(void *opaque, const struct au *au)
             a->u = t * AU_UNITS_PER_TICK + au->units % AU_UNITS_PER_TICK;
             a->end = a->u + (int64_t)au->samples * (unit ? unit : 15);
         }
+        a->digest_ok = au_aac_payload_digest(au, a->payload);
         probe_audio(s, au);
     }
     return true;
@@ -398,6 +401,27 @@ static int64_t audio_access(const struct scan *s, int64_t start)
     return prev != SIZE_MAX ? s->a[prev].u : 0;
 }
 
+/* The timed frames from the one starting at u (the boundary's) on. */
+static void hold_audio_window(const struct scan *s, int64_t u, struct refscan *r)
+{
+    r->audio_window_len = 0;
+    r->audio_window_full = false;
+    bool from = false;
+    for (size_t i = 0; i < s->na; i++) {
+        if (s->a[i].u == NO_TIME || (!from && s->a[i].u != u))
+            continue;
+        from = true;
+        if (r->audio_window_len == REFSCAN_AUDIO_WINDOW) {
+            r->audio_window_full = true;
+            return;
+        }
+        struct refscan_aframe *f = &r->audio_window[r->audio_window_len++];
+        f->units = ((s->anchor * AU_UNITS_PER_TICK + s->a[i].u) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+        f->digest_ok = s->a[i].digest_ok;
+        memcpy(f->payload, s->a[i].payload, AU_PAYLOAD_DIGEST);
+    }
+}
+
 static void set_span(struct span *sp, int64_t anchor, int64_t from, int64_t to)
 {
     sp->start = ts33_add(anchor, from);
@@ -437,6 +461,8 @@ static enum refscan_status place(struct scan *s, bool have_interval, int64_t sta
     r->video_recovery = ts33_add(s->anchor, va.recovery);
     int64_t au = r->has_audio ? audio_access(s, as) : as * AU_UNITS_PER_TICK;
     r->audio_boundary = ((s->anchor * AU_UNITS_PER_TICK + au) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+    if (r->has_audio)
+        hold_audio_window(s, au, r);
     r->video_units = (int64_t)s->nv;
     r->video_delay = s->video_delay;
     r->audio_frames = (int64_t)s->na;

@@ -37,6 +37,16 @@ enum refscan_status {
     REFSCAN_UNUSABLE,            /* outside the profile or damaged (exit 65) */
 };
 
+/* The reference's AAC frames from the decode boundary on, as far as held:
+ * what a candidate whose audio starts later is compared with (issue 18,
+ * class 7).  units: 1/720000 s, reference timeline, mod AU_UNITS_MOD. */
+#define REFSCAN_AUDIO_WINDOW 64
+struct refscan_aframe {
+    int64_t units;
+    bool digest_ok;
+    uint8_t payload[AU_PAYLOAD_DIGEST];   /* au_aac_payload_digest */
+};
+
 struct refscan {
     bool has_video, has_audio;
     int video_pid, audio_pid;
@@ -51,6 +61,9 @@ struct refscan {
     int64_t video_units, audio_frames;   /* access units of each track */
     int64_t video_delay;         /* the largest PTS - DTS of a picture, ticks: how far apart a cut
                                   * by an IDR's DTS and one by its PTS lie (issue 18, class 7) */
+    struct refscan_aframe audio_window[REFSCAN_AUDIO_WINDOW];
+    int audio_window_len;        /* timed frames held from the boundary's on */
+    bool audio_window_full;      /* more followed than were held */
     uint8_t input_digest[INDIGEST_LEN];  /* every access unit of the program (indigest.h) */
     bool input_digest_ok;        /* ... taken over a complete, undamaged transport */
 };

@@ -556,6 +556,7 @@ static void audio_au(struct decode_state *st, const struct au *au)
          * boundary's frame mistimed (more than a tick early), a timing
          * difference judged as such. */
         t->first_units = au->units;
+        t->first_digest_ok = au_aac_payload_digest(au, t->first_payload);
         t->history_missing = units_diff(au->units, boundary) > XFER_TOLERANCE_UNITS && !st->a_skipped_overlap;
     }
     st->apast = au->timed && rel >= len ? st->apast + 1 : 0;

@@ -87,6 +87,8 @@ struct side_track {
      * noise state) the interval's samples depend on (issue 18, class 7) */
     bool history_missing;
     int64_t first_units;         /* audio: start of the first frame fed, 1/720000 s, side timeline */
+    bool first_digest_ok;
+    uint8_t first_payload[AU_PAYLOAD_DIGEST];   /* audio: its raw data blocks (au_aac_payload_digest) */
     int64_t packets_fed, frames_out;
     int64_t in_interval;         /* frames (video) or samples (audio) handed on */
     char first_error[160];

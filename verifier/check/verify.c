@@ -258,6 +258,35 @@ static struct track_verdict assess_video(struct run *r)
     return (struct track_verdict){VERDICT_MATCH, "identical"};
 }
 
+/* Whether decoder history can explain a candidate whose audio starts
+ * later than the reference's decode boundary: only when its first frame is
+ * the reference's own frame at that time, raw data blocks byte for byte
+ * (another packager's cut of the same stream).  A first frame off the
+ * reference's frame grid, or another frame on it (audio shifted by half a
+ * frame or a whole one: differential edit_shift_audio), is a timing or
+ * content difference, judged as such.  A first frame past the reference
+ * frames held (REFSCAN_AUDIO_WINDOW) cannot be told apart: history it
+ * stays, UNKNOWN, never MATCH. */
+static bool history_explains(const struct run *r)
+{
+    const struct side_track *t = &r->sides[1].res.audio;
+    const struct refscan *ref = &r->ref;
+    int64_t cand = ((t->first_units - ts33_norm(r->rq->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD +
+                    AU_UNITS_MOD) % AU_UNITS_MOD;
+    for (int i = 0; i < ref->audio_window_len; i++) {
+        const struct refscan_aframe *f = &ref->audio_window[i];
+        int64_t d = ((cand - f->units) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+        if (d >= AU_UNITS_MOD / 2)
+            d -= AU_UNITS_MOD;
+        if (d < -XFER_TOLERANCE_UNITS)
+            return false;            /* between two held frames: off the grid */
+        if (d <= XFER_TOLERANCE_UNITS)
+            return f->digest_ok && t->first_digest_ok &&
+                   !memcmp(f->payload, t->first_payload, AU_PAYLOAD_DIGEST);
+    }
+    return ref->audio_window_full || ref->audio_window_len == 0;
+}
+
 static struct track_verdict assess_audio(struct run *r)
 {
     const struct side_result *cand = &r->sides[1].res;
@@ -278,7 +307,8 @@ static struct track_verdict assess_audio(struct run *r)
      * packager's cut (in the previous segment).  Never MATCH, never
      * MISMATCH for history alone; a different sample rate or channel count
      * is not history and stays MISMATCH. */
-    if (cand->audio.history_missing && !(r->a.confirmed.set && !strcmp(r->a.confirmed.kind, "params"))) {
+    if (cand->audio.history_missing && history_explains(r) &&
+        !(r->a.confirmed.set && !strcmp(r->a.confirmed.kind, "params"))) {
         r->a.confirmed.set = r->a.gap.set = false;
         return (struct track_verdict){VERDICT_UNKNOWN, "audio_history_unavailable"};
     }
