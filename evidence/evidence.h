@@ -29,7 +29,7 @@
  * only a column each, and the queries read an older store as v5 would show
  * it (media_sequence, container and part_index NULL, no probes, no stored
  * reference decodes). */
-#define EVIDENCE_SCHEMA_VERSION 5
+#define EVIDENCE_SCHEMA_VERSION 6
 #define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
@@ -104,6 +104,8 @@ struct evidence_record {
     struct evidence_int media_sequence; /* v2: HLS media sequence number of the one segment checked */
     const char *container;          /* v4: "ts" or "fmp4" (report candidate.container), NULL: unsaid */
     struct evidence_int part_index; /* v5: the LL-HLS part of the first difference (report parts.part_index) */
+    const char *allocation_id;      /* v6: the allocation followed (report context.allocation_id), NULL: none */
+    const char *pathway;            /* v6: the PATHWAY-ID followed (report context.pathway), NULL: none */
     const char *report;             /* required: the full JSON report (object) */
     size_t fetch_count;
     const struct evidence_fetch *fetches;
@@ -205,6 +207,8 @@ struct evidence_row {
      * from a valid row; UNKNOWN otherwise, and for audio null (a reference
      * without audio).  A MATCH on both tracks needs both MATCH. */
     enum evidence_verdict video, audio;
+    char allocation_id[EVIDENCE_ROW_STR]; /* v6: "" when the row follows no allocation */
+    char pathway[EVIDENCE_ROW_STR];
 };
 struct evidence_rows {
     struct evidence_row *rows;
@@ -230,6 +234,9 @@ struct evidence_since {
     const char *profile_id;
     int64_t after_ms; /* observed_at_ms > after_ms */
     size_t limit;     /* >= 1 */
+    /* v6: a JSON array of allocation ids; only rows checked under one of
+     * them (NULL: any row; a store older than v6 has none) */
+    const char *allocation_ids;
 };
 enum evidence_rc evidence_observed_after(struct evidence_db *db, const struct evidence_since *q,
                                          struct evidence_rows *out, char *err, size_t errlen);

@@ -226,6 +226,8 @@ static enum evidence_rc parse_scope(const json_t *root, struct evidence_record *
         (rc = opt_string(ctx, "rendition", "context.rendition", &r->rendition, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_string(ctx, "program_version", "context.program_version", &r->program_version, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_string(ctx, "reference_version", "context.reference_version", &r->reference_version, err, errlen)) == EVIDENCE_OK &&
+        (rc = opt_string(ctx, "allocation_id", "context.allocation_id", &r->allocation_id, err, errlen)) == EVIDENCE_OK &&
+        (rc = opt_string(ctx, "pathway", "context.pathway", &r->pathway, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_object(root, "candidate", "candidate", &cand, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_string(cand, "object", "candidate.object", &r->object, err, errlen)) == EVIDENCE_OK &&
         (rc = opt_string(cand, "container", "candidate.container", &r->container, err, errlen)) == EVIDENCE_OK &&

@@ -82,6 +82,13 @@ enum evidence_rc evidence_validate_record(const struct evidence_record *r, int64
         return invalid(err, errlen, "candidate.container", "must be \"ts\" or \"fmp4\"");
     if (r->part_index.present && r->part_index.value < 0)
         return invalid(err, errlen, "parts.part_index", "must be >= 0");
+    if (r->allocation_id && !evidence_id_valid(r->allocation_id))
+        return invalid(err, errlen, "context.allocation_id", "1-128 chars of [A-Za-z0-9._:-]");
+    if (r->pathway && (!nonempty(r->pathway) || strlen(r->pathway) > 255))
+        return invalid(err, errlen, "context.pathway", "1-255 characters");
+    if (!r->allocation_id != !r->pathway)
+        return invalid(err, errlen, "context.pathway",
+                       "context.allocation_id and context.pathway go together");
     if (r->fetch_count > EVIDENCE_MAX_FETCHES || (r->fetch_count && !r->fetches))
         return invalid(err, errlen, "fetches", "too many or missing");
     for (size_t i = 0; i < r->fetch_count; i++)
@@ -134,8 +141,8 @@ static const char INSERT_EVIDENCE[] =
     "INSERT INTO evidence (id, check_kind, verdict, reason, profile_id, profile_fingerprint,"
     " path_id, channel, rendition, program_version, reference_version, object,"
     " interval_start, interval_end, observed_at_ms, observed_end_ms, recorded_at_ms, report,"
-    " media_sequence, container, part_index)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)";
+    " media_sequence, container, part_index, allocation_id, pathway)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)";
 
 static const char INSERT_FETCH[] =
     "INSERT INTO fetches (evidence_id, seq, url, effective_url, http_status, bytes,"
@@ -165,6 +172,8 @@ static enum evidence_rc insert_evidence_row(sqlite3 *sql, const struct evidence_
     evidence_bind_int(st, 19, r->media_sequence);
     evidence_bind_text(st, 20, r->container);
     evidence_bind_int(st, 21, r->part_index);
+    evidence_bind_text(st, 22, r->allocation_id);
+    evidence_bind_text(st, 23, r->pathway);
     return step_done(sql, st, "evidence", err, errlen);
 }
 

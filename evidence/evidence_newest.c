@@ -50,18 +50,20 @@ void evidence_rows_free(struct evidence_rows *set)
     " observed_at_ms, observed_end_ms, recorded_at_ms, report"
 enum { C_ID, C_KIND, C_VERDICT, C_REASON, C_PROFILE, C_FP, C_PATH, C_CHANNEL, C_RENDITION,
        C_PROGRAM, C_REFV, C_OBJECT, C_ISTART, C_IEND, C_OBS, C_OBS_END, C_REC, C_REPORT, C_MSEQ,
-       C_PIDX, C_N };
+       C_PIDX, C_ALLOC, C_PATHWAY, C_N };
 
 #define NEWEST_ORDER " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT 1"
-/* The select list; mseq is "media_sequence, part_index" on v5, "media_sequence, NULL"
- * on v2 to v4, "NULL, NULL" on a version-1 store (by version_index). */
+/* The select list; mseq is "media_sequence, part_index, allocation_id,
+ * pathway" on v6, NULL for each column a store of an older version lacks
+ * (by version_index). */
 #define SELECT_COLUMNS(mseq) "SELECT " NEWEST_COLUMNS_V1 ", " mseq
-#define MSEQ_V1 "NULL, NULL"
-#define MSEQ_V2 "media_sequence, NULL"
-#define MSEQ_V5 "media_sequence, part_index"
+#define MSEQ_V1 "NULL, NULL, NULL, NULL"
+#define MSEQ_V2 "media_sequence, NULL, NULL, NULL"
+#define MSEQ_V5 "media_sequence, part_index, NULL, NULL"
+#define MSEQ_V6 "media_sequence, part_index, allocation_id, pathway"
 static int version_index(int version)
 {
-    return version >= 5 ? 2 : version >= 2 ? 1 : 0;
+    return version >= 6 ? 3 : version >= 5 ? 2 : version >= 2 ? 1 : 0;
 }
 
 /* EVIDENCE_NEWEST_ORDER as a comparison. */
@@ -124,6 +126,7 @@ static void check(sqlite3_stmt *st, struct evidence_row *r)
         .observed_end_ms = int_col(st, C_OBS_END, &bad).value,
         .media_sequence = int_col(st, C_MSEQ, &bad),
         .part_index = int_col(st, C_PIDX, &bad),
+        .allocation_id = text_col(st, C_ALLOC, &bad), .pathway = text_col(st, C_PATHWAY, &bad),
     };
     const char *report = text_col(st, C_REPORT, &bad);
     if (bad || !evidence_verdict_parse(verdict, &rec.verdict) ||
@@ -162,6 +165,8 @@ static void row_from_stmt(sqlite3_stmt *st, struct evidence_row *r)
     evidence_row_set(r, r->rendition, text_col(st, C_RENDITION, &bad));
     evidence_row_set(r, r->program_version, text_col(st, C_PROGRAM, &bad));
     evidence_row_set(r, r->reference_version, text_col(st, C_REFV, &bad));
+    evidence_row_set(r, r->allocation_id, text_col(st, C_ALLOC, &bad));
+    evidence_row_set(r, r->pathway, text_col(st, C_PATHWAY, &bad));
     r->observed_at_ms = sqlite3_column_int64(st, C_OBS);
     r->recorded_at_ms = sqlite3_column_int64(st, C_REC);
     if (!r->malformed)
@@ -199,8 +204,10 @@ static int read_scope(sqlite3 *sql, int version, const struct evidence_scope *s,
 #define OTHER_WHERE(mseq)                                                                        \
     SELECT_COLUMNS(mseq) " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND "                \
     "check_kind = '" EVIDENCE_CHECK_KIND "'" NEWEST_ORDER
-    static const char *const scope_sql[3] = {SCOPE_WHERE(MSEQ_V1), SCOPE_WHERE(MSEQ_V2), SCOPE_WHERE(MSEQ_V5)};
-    static const char *const other_sql[3] = {OTHER_WHERE(MSEQ_V1), OTHER_WHERE(MSEQ_V2), OTHER_WHERE(MSEQ_V5)};
+    static const char *const scope_sql[4] = {SCOPE_WHERE(MSEQ_V1), SCOPE_WHERE(MSEQ_V2),
+                                             SCOPE_WHERE(MSEQ_V5), SCOPE_WHERE(MSEQ_V6)};
+    static const char *const other_sql[4] = {OTHER_WHERE(MSEQ_V1), OTHER_WHERE(MSEQ_V2),
+                                             OTHER_WHERE(MSEQ_V5), OTHER_WHERE(MSEQ_V6)};
 #undef SCOPE_WHERE
 #undef OTHER_WHERE
     const char *p[4] = {s->path_id, s->channel, s->rendition, s->program_version};
@@ -272,6 +279,8 @@ static int since_rows(sqlite3 *sql, const char *query, const struct evidence_sin
         sqlite3_bind_text(st, i + 1, p[i] ? p[i] : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, q->after_ms);
     sqlite3_bind_int64(st, 7, limit);
+    if (q->allocation_ids)
+        sqlite3_bind_text(st, 8, q->allocation_ids, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct evidence_row r;
@@ -297,20 +306,29 @@ static int since_rows(sqlite3 *sql, const char *query, const struct evidence_sin
  * then. */
 static int read_since(sqlite3 *sql, int version, const void *arg, struct evidence_rows *out)
 {
-#define SINCE_WHERE                                                                            \
+/* ?8: the allocation ids (JSON array) or NULL for any row; a store older
+ * than v6 has no row of an allocation (ALLOC_OLD) */
+#define SINCE_WHERE(alloc)                                                                     \
     " FROM evidence WHERE path_id = ?1 AND channel = ?2 AND rendition = ?3 AND "              \
     "program_version = ?4 AND profile_id = ?5 AND check_kind = '" EVIDENCE_CHECK_KIND "' AND " \
-    "observed_at_ms > ?6"
-#define ROWS_SQL(mseq) SELECT_COLUMNS(mseq) SINCE_WHERE " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT ?7"
-#define MISMATCH_SQL(mseq)                                                                     \
-    SELECT_COLUMNS(mseq) SINCE_WHERE " AND verdict = 'MISMATCH' ORDER BY " EVIDENCE_NEWEST_ORDER \
-                                     " LIMIT ?7"
-    static const char *const rows_sql[3] = {ROWS_SQL(MSEQ_V1), ROWS_SQL(MSEQ_V2), ROWS_SQL(MSEQ_V5)};
-    static const char *const mismatch_sql[3] = {MISMATCH_SQL(MSEQ_V1), MISMATCH_SQL(MSEQ_V2),
-                                                MISMATCH_SQL(MSEQ_V5)};
+    "observed_at_ms > ?6 AND " alloc
+#define ALLOC_OLD "?8 IS NULL"
+#define ALLOC_V6 "(?8 IS NULL OR allocation_id IN (SELECT value FROM json_each(?8)))"
+#define ROWS_SQL(mseq, alloc)                                                                  \
+    SELECT_COLUMNS(mseq) SINCE_WHERE(alloc) " ORDER BY " EVIDENCE_NEWEST_ORDER " LIMIT ?7"
+#define MISMATCH_SQL(mseq, alloc)                                                              \
+    SELECT_COLUMNS(mseq) SINCE_WHERE(alloc) " AND verdict = 'MISMATCH' ORDER BY "             \
+        EVIDENCE_NEWEST_ORDER " LIMIT ?7"
+    static const char *const rows_sql[4] = {ROWS_SQL(MSEQ_V1, ALLOC_OLD), ROWS_SQL(MSEQ_V2, ALLOC_OLD),
+                                            ROWS_SQL(MSEQ_V5, ALLOC_OLD), ROWS_SQL(MSEQ_V6, ALLOC_V6)};
+    static const char *const mismatch_sql[4] = {
+        MISMATCH_SQL(MSEQ_V1, ALLOC_OLD), MISMATCH_SQL(MSEQ_V2, ALLOC_OLD),
+        MISMATCH_SQL(MSEQ_V5, ALLOC_OLD), MISMATCH_SQL(MSEQ_V6, ALLOC_V6)};
 #undef MISMATCH_SQL
 #undef ROWS_SQL
 #undef SINCE_WHERE
+#undef ALLOC_OLD
+#undef ALLOC_V6
     const struct evidence_since *q = arg;
     bool mismatch = false;
     int v2 = version_index(version);
@@ -341,7 +359,8 @@ static int read_all(sqlite3 *sql, int version, const void *arg, struct evidence_
 {
     (void)out;
 #define ALL_SQL(mseq) SELECT_COLUMNS(mseq) " FROM evidence ORDER BY rowid"
-    static const char *const all_sql[3] = {ALL_SQL(MSEQ_V1), ALL_SQL(MSEQ_V2), ALL_SQL(MSEQ_V5)};
+    static const char *const all_sql[4] = {ALL_SQL(MSEQ_V1), ALL_SQL(MSEQ_V2), ALL_SQL(MSEQ_V5),
+                                           ALL_SQL(MSEQ_V6)};
 #undef ALL_SQL
     struct scan *s = (struct scan *)arg;
     sqlite3_stmt *st = NULL;

@@ -14,6 +14,7 @@ extern const char evidence_schema_v2_sql[];
 extern const char evidence_schema_v3_sql[];
 extern const char evidence_schema_v4_sql[];
 extern const char evidence_schema_v5_sql[];
+extern const char evidence_schema_v6_sql[];
 
 /* The file's identity (dbfile.h): our application_id, the versions this
  * build knows, and the tables of schema v1 (a store made before
@@ -32,6 +33,7 @@ static const char *const MIGRATIONS[] = {
     evidence_schema_v3_sql, /* 2 -> 3: reference_decodes (schema_v3.sql) */
     evidence_schema_v4_sql, /* 3 -> 4: evidence.container (schema_v4.sql) */
     evidence_schema_v5_sql, /* 4 -> 5: evidence.part_index (schema_v5.sql) */
+    evidence_schema_v6_sql, /* 5 -> 6: evidence.allocation_id, pathway (schema_v6.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,

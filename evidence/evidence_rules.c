@@ -361,6 +361,8 @@ static enum evidence_rc check_columns(struct rules *c, const struct evidence_rec
         {"program_version", row->program_version, rep->program_version},
         {"reference_version", row->reference_version, rep->reference_version},
         {"object", row->object, rep->object},
+        {"allocation_id", row->allocation_id, rep->allocation_id},
+        {"pathway", row->pathway, rep->pathway},
     };
     if (row->verdict != rep->verdict)
         return broken(c, "verdict", "the column (%s) differs from the report (%s)",

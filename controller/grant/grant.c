@@ -79,7 +79,31 @@ int grt_load(sqlite3 *db, const char *id, struct grt_grant *g)
 {
     static const char sql[] = "SELECT " GRT_COLUMNS " FROM grants WHERE id = ?1";
     const char *p[] = {id};
-    return load_one(db, NULL, sql, p, 1, g);
+    int r = load_one(db, NULL, sql, p, 1, g);
+    return r == 0 && grt_load_verification(db, NULL, g) != 0 ? -1 : r;
+}
+
+int grt_load_verification(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g)
+{
+    static const char sql[] =
+        "SELECT verification_allocations, verification_allocated FROM grants WHERE id = ?1";
+    g->verification_max = g->verification_allocated = 0;
+    sqlite3_stmt *st = NULL;
+    /* a reader of a file before schema 8: no such column, no quota */
+    if (cache ? !(st = stmtcache_prepare(db, cache, sql))
+              : sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, g->id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        g->verification_max = sqlite3_column_int64(st, 0);
+        g->verification_allocated = sqlite3_column_int64(st, 1);
+    }
+    if (cache)
+        stmtcache_done(cache, st);
+    else
+        sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int grt_load_cohort(sqlite3 *db, struct stmtcache *cache, const struct sit_cohort *c,
@@ -113,6 +137,19 @@ const char *grt_state_name(enum grt_state s)
     static const char *const names[] = {"unknown", "active",  "revoked",
                                         "closed",  "expired", "exhausted"};
     return names[s];
+}
+
+static int set_verification_quota(sqlite3 *db, const struct grt_grant *g)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE grants SET verification_allocations = ?1 WHERE id = ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, g->verification_max);
+    sqlite3_bind_text(st, 2, g->id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int grt_insert(sqlite3 *db, const struct grt_grant *g)
@@ -154,6 +191,8 @@ int grt_insert(sqlite3 *db, const struct grt_grant *g)
     sqlite3_bind_text(st, 28, g->stop_conditions, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
+    if (rc == 0 && g->verification_max > 0) /* schema 8: the writer migrated the file */
+        rc = set_verification_quota(db, g);
     return rc;
 }
 
@@ -294,6 +333,12 @@ json_t *grt_json(const struct grt_grant *g, int64_t now_ms)
     json_object_set_new(o, "max_allocations", json_integer(g->max_allocations));
     json_object_set_new(o, "used", json_integer(g->allocated));
     json_object_set_new(o, "remaining", json_integer(g->max_allocations - g->allocated));
+    if (g->verification_max > 0) /* issue 17: only a grant that has a verification quota */
+        json_object_set_new(o, "verification",
+                            json_pack("{s:I,s:I,s:I}", "max_allocations",
+                                      (json_int_t)g->verification_max, "used",
+                                      (json_int_t)g->verification_allocated, "remaining",
+                                      (json_int_t)(g->verification_max - g->verification_allocated)));
     json_object_set_new(o, "first_allocation_ms", g->has_first_allocation
                                                       ? json_integer(g->first_allocation_ms)
                                                       : json_null());

@@ -51,6 +51,9 @@ struct grt_grant {
     int64_t closed_at_ms;
     char close_status[16], close_reason[512];
     char stop_conditions[1024]; /* JSON */
+    /* schema 8: the verification quota and its use (issue 17), read by
+     * grt_load (and grt_load_verification); 0 on an older file */
+    int64_t verification_max, verification_allocated;
 };
 
 /* 0 found, 1 no such grant, -1 SQLite error. */
@@ -59,6 +62,10 @@ int grt_load(sqlite3 *db, const char *id, struct grt_grant *g);
  * (stmtcache.h). */
 int grt_load_cohort(sqlite3 *db, struct stmtcache *cache, const struct sit_cohort *c,
                     struct grt_grant *g);
+/* The verification quota of a loaded grant (schema 8), which
+ * grt_load_cohort leaves 0: 0, or -1 (a file older than schema 8 has
+ * none: 0 both). */
+int grt_load_verification(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g);
 
 enum grt_state grt_state(const struct grt_grant *g, int64_t now_ms);
 const char *grt_state_name(enum grt_state s);
@@ -99,6 +106,7 @@ int grt_policy_current(sqlite3 *db, struct stmtcache *cache, const char *policy_
 struct grt_options {
     const char *decision_id, *actor;
     int64_t max_allocations, max_rate_micro, burst, valid_for_s, url_ttl_s;
+    int64_t verification_allocations; /* --verification-allocations, default 0 */
 };
 
 /* FAILED is the zero value: no grant unless everything succeeded. */

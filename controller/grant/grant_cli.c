@@ -24,7 +24,7 @@
 static const char grant_help[] =
     "usage: stepctl grant DECISION_ID --db control.db [--max-allocations N] [--max-rate R]\n"
     "                     [--burst B] [--valid-for S] [--url-ttl S] [--actor NAME] [--json]\n"
-    "                     [--store-key-file F]\n"
+    "                     [--verification-allocations N] [--store-key-file F]\n"
     "\n"
     "Authorizes the step proposed by a recorded decision: cohort, path, program, policy and\n"
     "intent versions, validity, count and rate caps, the reservation in the commitments\n"
@@ -37,6 +37,10 @@ static const char grant_help[] =
     "  --valid-for S        grant validity from now (default: until the step's window ends)\n"
     "  --url-ttl S          URL validity of each allocation (default and maximum:\n"
     "                       policy.grant.url_ttl_s)\n"
+    "  --verification-allocations N\n"
+    "                       allocations the canary may take as verification sessions\n"
+    "                       (\"verification\": true, stepctl serve --verification-token-file):\n"
+    "                       counted apart, never viewers, never in the QoE (default 0)\n"
     "  --actor NAME         who grants (recorded; default $USER)\n"
     "  --json               print the grant as JSON instead of its id\n"
     SMAC_CLI_HELP
@@ -100,13 +104,14 @@ static int parse_rate(const char *s, int64_t *out)
 int stepctl_cmd_grant(int argc, char **argv)
 {
     const char *db_path = NULL, *max = NULL, *rate = NULL, *burst = NULL, *valid = NULL,
-               *ttl = NULL, *actor = NULL, *key_file = NULL, *pos[1];
+               *ttl = NULL, *actor = NULL, *key_file = NULL, *verif = NULL, *pos[1];
     bool json = false, help;
     struct cli_opt opts[] = {{"--db", &db_path, NULL},       {"--max-allocations", &max, NULL},
                              {"--max-rate", &rate, NULL},    {"--burst", &burst, NULL},
                              {"--valid-for", &valid, NULL},  {"--url-ttl", &ttl, NULL},
                              {"--actor", &actor, NULL},      {"--json", NULL, &json},
-                             {"--store-key-file", &key_file, NULL}};
+                             {"--store-key-file", &key_file, NULL},
+                             {"--verification-allocations", &verif, NULL}};
     size_t npos;
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, pos, 1, &npos);
     if (rc != CLI_OK || help || npos != 1 || !db_path) {
@@ -114,14 +119,16 @@ int stepctl_cmd_grant(int argc, char **argv)
         fputs(grant_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
-    struct grt_options o = {pos[0], NULL, 0, 0, 0, 0, 0};
+    struct grt_options o = {pos[0], NULL, 0, 0, 0, 0, 0, 0};
     if ((rc = cli_actor("grant", actor, SIT_STR - 1, &o.actor)) != CLI_OK ||
         (rc = cli_int("grant", "--max-allocations", max, 1, 1000000000000LL,
                       &o.max_allocations)) != CLI_OK ||
         (rc = parse_rate(rate, &o.max_rate_micro)) != CLI_OK ||
         (rc = cli_int("grant", "--burst", burst, 1, TB_MAX_BURST, &o.burst)) != CLI_OK ||
         (rc = cli_int("grant", "--valid-for", valid, 1, 3153600000LL, &o.valid_for_s)) != CLI_OK ||
-        (rc = cli_int("grant", "--url-ttl", ttl, 1, 3153600000LL, &o.url_ttl_s)) != CLI_OK)
+        (rc = cli_int("grant", "--url-ttl", ttl, 1, 3153600000LL, &o.url_ttl_s)) != CLI_OK ||
+        (rc = cli_int("grant", "--verification-allocations", verif, 0, 1000000,
+                      &o.verification_allocations)) != CLI_OK)
         return rc;
     sqlite3 *db = NULL;
     if ((rc = open_db("grant", db_path, REC_WRITE, key_file, &db)) != CLI_OK)
@@ -337,6 +344,11 @@ static int show_text(FILE *f, const void *arg)
     fprintf(f, "  allocations     %lld used of %lld\n",
             (long long)json_integer_value(json_object_get(o, "used")),
             (long long)json_integer_value(json_object_get(o, "max_allocations")));
+    const json_t *vq = json_object_get(o, "verification");
+    if (vq)
+        fprintf(f, "  verification    %lld used of %lld (never viewers)\n",
+                (long long)json_integer_value(json_object_get(vq, "used")),
+                (long long)json_integer_value(json_object_get(vq, "max_allocations")));
     fprintf(f, "  rate            %.15g/s, burst %lld, %.3f tokens now\n",
             json_number_value(json_object_get(r, "max_rate_per_s")),
             (long long)json_integer_value(json_object_get(r, "burst")),

@@ -142,6 +142,7 @@ static enum grt_outcome caps(const struct grt_options *o, const struct sit_situa
         return refuse(why, len, "step_window_over: the step's window ended at %lld ms",
                       (long long)step_until);
     g->max_allocations = o->max_allocations ? o->max_allocations : a->max_allocations;
+    g->verification_max = o->verification_allocations;
     g->max_rate_micro = o->max_rate_micro ? o->max_rate_micro : a->max_rate_per_s;
     g->burst = o->burst ? o->burst : lp->max_burst;
     g->url_ttl_s = o->url_ttl_s ? o->url_ttl_s : lp->url_ttl_s;

@@ -52,6 +52,8 @@ static void defaults(const struct sit_situation *s, struct lpol *p)
     p->steps_max_allocations = s->action.max_allocations;
     p->steps_max_rate_micro = s->action.max_rate_per_s;
     p->sessions_keep = false; /* steer_away */
+    p->content_step_sessions = false; /* policy.loop.content_from "path" */
+    p->content_from_named = false;
 }
 
 /* An optional decimal member in (min, max] micro-units, read exactly
@@ -103,6 +105,23 @@ static int parse_sessions(const json_t *as, struct lpol *p, char *err, size_t er
     return 0;
 }
 
+/* policy.loop.content_from: "path" | "step_sessions" (policy.loop's other
+ * member, per_allocation_upper, is fb_policy.c's). */
+static int parse_loop(const json_t *lo, struct lpol *p, char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(lo, "content_from");
+    const char *t = json_string_value(v);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!t || (strcmp(t, "path") && strcmp(t, "step_sessions"))) {
+        snprintf(err, errlen, "policy.loop.content_from: must be \"step_sessions\" or \"path\"");
+        return -1;
+    }
+    p->content_step_sessions = !strcmp(t, "step_sessions");
+    p->content_from_named = true;
+    return 0;
+}
+
 int lpol_parse(const char *json, size_t len, const struct sit_situation *s, struct lpol *p,
                char *err, size_t errlen)
 {
@@ -121,6 +140,7 @@ int lpol_parse(const char *json, size_t len, const struct sit_situation *s, stru
     const json_t *as = bad ? NULL
                            : opt_obj(pol, "active_sessions", "policy.active_sessions", &bad, err,
                                      errlen);
+    const json_t *lo = bad ? NULL : opt_obj(pol, "loop", "policy.loop", &bad, err, errlen);
     int rc = bad ? -1 : 0;
     if (rc == 0 && g &&
         (opt_int(g, "policy.grant", "max_decision_age_s", 1, 365 * DAY_S, &p->max_decision_age_s,
@@ -133,6 +153,8 @@ int lpol_parse(const char *json, size_t len, const struct sit_situation *s, stru
     if (rc == 0 && st && parse_steps(st, p, err, errlen) < 0)
         rc = -1;
     if (rc == 0 && as && parse_sessions(as, p, err, errlen) < 0)
+        rc = -1;
+    if (rc == 0 && lo && parse_loop(lo, p, err, errlen) < 0)
         rc = -1;
     json_decref(root);
     return rc;

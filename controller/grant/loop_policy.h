@@ -29,6 +29,14 @@ struct lpol {
      * steer_away (false, the default): what existing allocations' steering
      * does when the allocated path is found MISMATCH (dlv.h) */
     bool sessions_keep;
+    /* policy.loop.content_from (issue 17): which content evidence `next`
+     * counts.  "path" (the default: a policy naming no policy.loop is judged
+     * as before) any check of the granted path observed during the step;
+     * "step_sessions" only checks delivered under a verification allocation
+     * of the grant (evidence.allocation_id).  content_from_named: the policy
+     * says it (only then does the record of next name it). */
+    bool content_step_sessions;
+    bool content_from_named;
 };
 
 /* Reads both objects (absent: defaults) from the situation text; s is the

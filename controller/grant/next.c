@@ -26,6 +26,12 @@ struct review {
     struct sit_situation s;
     struct lpol lp;
     struct evidence_rows ev; /* the step's content evidence (step_evidence.h) */
+    /* policy.loop.content_from "step_sessions": the grant's verification
+     * allocations (JSON array text) and every check of the path during the
+     * step (a MISMATCH there still closes the step: fail closed) */
+    char *verif_ids;
+    size_t n_verif;
+    struct evidence_rows path_ev;
     struct cond_result content; /* the step's content evidence */
     int64_t next_max, next_rate;
     char *next_text; /* the evaluation's situation */
@@ -46,6 +52,8 @@ static void review_free(struct review *r)
     rec_loaded_free(&r->l);
     sit_free(&r->s);
     evidence_rows_free(&r->ev);
+    evidence_rows_free(&r->path_ev);
+    free(r->verif_ids);
     cond_result_clear(&r->content);
     free(r->next_text);
     sit_free(&r->ns);
@@ -60,6 +68,49 @@ static void review_free(struct review *r)
 
 /* ---- the step's content evidence ------------------------------------------ */
 
+/* The newest valid MISMATCH observed by review time, or NULL. */
+static const struct evidence_row *first_mismatch(const struct review *r,
+                                                 const struct evidence_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct evidence_row *e = &rows->rows[i];
+        if (e->observed_at_ms <= r->now && e->verdict == EVIDENCE_VERDICT_MISMATCH && !e->malformed)
+            return e;
+    }
+    return NULL;
+}
+
+/* policy.loop.content_from in the record: only where the policy names it,
+ * so records made before it existed replay identical. */
+static void content_from_json(const struct review *r, json_t *data)
+{
+    if (!r->lp.content_from_named)
+        return;
+    json_object_set_new(data, "content_from",
+                        json_string(r->lp.content_step_sessions ? "step_sessions" : "path"));
+    if (r->lp.content_step_sessions)
+        json_object_set_new(data, "verification_allocations",
+                            r->verif_ids ? json_loads(r->verif_ids, 0, NULL) : json_array());
+}
+
+/* content_from "step_sessions": a MISMATCH of the path seen by any check
+ * during the step (the canary's own fetch of the public URL, a pre-flight
+ * run again) is not step feedback for the positive branch, but it is a
+ * difference: the step is not continued over it.  1 decided. */
+static int path_mismatch(struct review *r)
+{
+    const struct evidence_row *mm = first_mismatch(r, &r->path_ev);
+    if (!r->lp.content_step_sessions || !mm || first_mismatch(r, &r->ev))
+        return 0;
+    struct evidence_rows one = {(struct evidence_row *)mm, 1, 1};
+    json_object_set_new(r->content.data, "path_mismatch", stev_rows_json(&one));
+    cond_set(&r->content, COND_VIOLATION, "mismatch",
+             "evidence %s of path %s observed at %lld ms during the step, outside the step's "
+             "verification sessions: Exact-AV MISMATCH (%s)",
+             mm->id, r->g.path_id, (long long)mm->observed_at_ms, mm->reason);
+    return 1;
+}
+
 static void step_content(struct review *r)
 {
     struct cond_result *c = &r->content;
@@ -68,11 +119,14 @@ static void step_content(struct review *r)
                         r->g.has_first_allocation ? json_integer(r->g.first_allocation_ms)
                                                   : json_null(),
                         "evidence", stev_rows_json(&r->ev));
+    content_from_json(r, c->data);
     if (!r->g.has_first_allocation) {
         cond_set(c, COND_UNKNOWN, "no_allocation",
                  "no allocation was issued under the grant: there is nothing to observe");
         return;
     }
+    if (path_mismatch(r))
+        return;
     const struct evidence_row *newest = NULL;
     for (size_t i = 0; i < rows->n; i++) {
         const struct evidence_row *e = &rows->rows[i];
@@ -87,7 +141,13 @@ static void step_content(struct review *r)
         if (!newest)
             newest = e;
     }
-    if (!newest)
+    if (!newest && r->lp.content_step_sessions)
+        cond_set(c, COND_UNKNOWN, "no_step_session_evidence",
+                 "no Exact-AV check of path %s (profile %s) delivered under one of the grant's "
+                 "%zu verification allocations observed after the first allocation "
+                 "(policy.loop.content_from step_sessions)",
+                 r->g.path_id, r->s.policy.profile_id, r->n_verif);
+    else if (!newest)
         cond_set(c, COND_UNKNOWN, "no_step_evidence",
                  "no Exact-AV check of path %s (profile %s) observed after the first allocation",
                  r->g.path_id, r->s.policy.profile_id);
@@ -435,11 +495,17 @@ static enum nxt_outcome review(sqlite3 *db, struct review *r, const struct nxt_r
     if (!loaded)
         return rc;
     if (r->g.has_first_allocation) {
+        if (r->lp.content_step_sessions &&
+            stev_verification_ids(db, r->g.id, &r->verif_ids, &r->n_verif) != 0)
+            return NXT_FAILED;
         struct stev_scope sc = {r->g.path_id, r->g.cohort.channel, r->g.cohort.rendition,
                                 r->g.program_version, r->s.policy.profile_id,
-                                r->g.first_allocation_ms};
+                                r->g.first_allocation_ms, r->verif_ids};
         char err[700] = "";
         enum evidence_rc es = stev_read(rq->evidence_path, &sc, &r->ev, err, sizeof err);
+        sc.allocation_ids = NULL; /* every check of the path, for its MISMATCH */
+        if (es == EVIDENCE_OK && r->verif_ids)
+            es = stev_read(rq->evidence_path, &sc, &r->path_ev, err, sizeof err);
         if (es != EVIDENCE_OK) {
             snprintf(why, len, "--evidence %s: %s", rq->evidence_path, err);
             return es == EVIDENCE_E_OPEN || es == EVIDENCE_E_VERSION ? NXT_NOINPUT : NXT_FAILED;

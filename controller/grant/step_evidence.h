@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "evidence.h"
 
@@ -25,6 +26,7 @@
 struct stev_scope {
     const char *path_id, *channel, *rendition, *program_version, *profile_id;
     int64_t after_ms; /* observed_at_ms must be greater */
+    const char *allocation_ids; /* JSON array: only rows of these allocations; NULL: any */
 };
 
 /* EVIDENCE_OK with *out filled (evidence_rows_free); otherwise err says
@@ -33,6 +35,12 @@ struct stev_scope {
  * read. */
 enum evidence_rc stev_read(const char *db_path, const struct stev_scope *sc,
                            struct evidence_rows *out, char *err, size_t errlen);
+
+/* The ids of the grant's verification allocations (issue 17, schema 8:
+ * allocations.verification = 1), oldest first, as a JSON array text in
+ * *ids (free()) and their count in *n.  A control.db before schema 8 has
+ * none ("[]").  0, or -1 on a failed read. */
+int stev_verification_ids(sqlite3 *db, const char *grant_id, char **ids, size_t *n);
 
 /* The rows as read, with their track verdicts (a JSON array). */
 json_t *stev_rows_json(const struct evidence_rows *rows);

@@ -220,6 +220,8 @@ static json_t *created_body(const struct areq *req, const struct grt_grant *g, i
                      (json_int_t)now, "expires_at_ms", (json_int_t)expires,
                      "grant_valid_until_ms", (json_int_t)g->valid_until_ms, "expected_play_s",
                      (json_int_t)g->expected_play_s);
+    if (o && req->verification) /* issue 17: only in a verification session's answer */
+        json_object_set_new(o, "verification", json_true());
     if (o && delivered(g, d)) {
         char url[512];
         json_object_set_new(o, "session", ases_json(sid, d->base_url, c->channel));
@@ -236,7 +238,9 @@ static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
                   const char *body, const char *subject)
 {
     static const char sql[] =
-        "INSERT INTO allocations VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
+        "INSERT INTO allocations (id, grant_id, seq, decision_id, path_id, fallback_path_ids, "
+        "created_at_ms, expires_at_ms, commitment_until_ms, request_sha256, request, response, "
+        "subject, verification) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)";
     char canon[2 * AREQ_MAX_BODY];
     if (areq_canonical(req, canon, sizeof canon) < 0)
         return -1;
@@ -245,7 +249,9 @@ static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
         return -1;
     sqlite3_bind_text(st, 1, req->allocation_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, g->id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, g->allocated + 1);
+    /* a verification allocation's slots lie above the viewers' (migrate_v8.sql) */
+    sqlite3_bind_int64(st, 3, req->verification ? g->max_allocations + g->verification_allocated + 1
+                                                : g->allocated + 1);
     sqlite3_bind_text(st, 4, g->decision_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, g->path_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, g->fallbacks, -1, SQLITE_STATIC);
@@ -257,6 +263,7 @@ static int insert(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
     sqlite3_bind_text(st, 12, body, -1, SQLITE_STATIC);
     if (subject) /* NULL without --client-auth */
         sqlite3_bind_text(st, 13, subject, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 14, req->verification);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     stmtcache_done(cache, st);
     return rc;
@@ -290,6 +297,93 @@ static int count(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g,
     return rc;
 }
 
+/* The allocation row, its session when the service delivers it, and the
+ * 201 body stored with them (returned, malloc'd; NULL on any failure).
+ * The caller counts it. */
+static char *write_allocation(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
+                              const struct grt_grant *g, const char *digest, int64_t now,
+                              const struct alc_delivery *d, const char *subject)
+{
+    int64_t expires = now + g->url_ttl_s * 1000;
+    char sid[REC_ID_LEN] = "";
+    if (delivered(g, d) && rec_new_id(sid) != 0)
+        return NULL;
+    json_t *o = created_body(req, g, now, expires, d, sid);
+    char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (body && insert(db, cache, req, g, digest, now, expires, body, subject) == 0 &&
+        (!sid[0] ||
+         ases_insert(db, cache, sid, req, g, now, expires + g->expected_play_s * 1000) == 0))
+        return body;
+    free(body);
+    return NULL;
+}
+
+/* A verification allocation counts in its own column, never in allocated:
+ * no viewer slot, no token, no first_allocation_ms (the step's viewers
+ * start it). */
+static int count_verification(sqlite3 *db, struct stmtcache *cache, struct grt_grant *g)
+{
+    static const char sql[] =
+        "UPDATE grants SET verification_allocated = verification_allocated + 1 "
+        "WHERE id = ?1 AND verification_allocated = ?2 AND status = 'active'";
+    sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, g->id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, g->verification_allocated);
+    int rc = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db) == 1 ? 0 : -1;
+    stmtcache_done(cache, st);
+    if (rc == 0)
+        g->verification_allocated++;
+    return rc;
+}
+
+/* The 201 of a verification request within the grant's verification quota
+ * (the caller checked it). */
+static int allocate_verification(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
+                                 struct grt_grant *g, const char *digest, int64_t now,
+                                 const struct alc_delivery *d, struct alc_reply *out)
+{
+    char *body = write_allocation(db, cache, req, g, digest, now, d, NULL);
+    if (!body || count_verification(db, cache, g) != 0) {
+        free(body);
+        return -1;
+    }
+    out->result = ALC_CREATED;
+    out->http_status = 201;
+    out->body = body;
+    return 0;
+}
+
+/* A verification request (issue 17): the grant must be valid (its viewers'
+ * quota may be used up: the step is still observed), under the current
+ * policy, with verification quota left. */
+static int verify_request(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
+                          struct grt_grant *g, enum grt_state s, const char *digest, int64_t now,
+                          const struct alc_delivery *d, struct alc_reply *out)
+{
+    if (s != GRT_ACTIVE && s != GRT_EXHAUSTED)
+        return grant_refusal(db, g, s, now, out);
+    int r = grt_policy_current(db, cache, g->policy_id, g->policy_version, g->intent_version);
+    if (r <= 0)
+        return r < 0 ? -1
+                     : refused(out, "policy_changed",
+                               "a newer decision carries another policy or intent version",
+                               json_pack("{s:s}", "grant_id", g->id));
+    if (grt_load_verification(db, cache, g) != 0)
+        return -1;
+    if (g->verification_allocated >= g->verification_max)
+        return refused(out, "verification_quota_exhausted",
+                       g->verification_max == 0
+                           ? "the grant has no verification quota (stepctl grant "
+                             "--verification-allocations N)"
+                           : "every verification allocation of the grant was issued",
+                       json_pack("{s:s,s:I}", "grant_id", g->id, "verification_allocations",
+                                 (json_int_t)g->verification_max));
+    return allocate_verification(db, cache, req, g, digest, now, d, out);
+}
+
 static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req,
                     struct grt_grant *g, const char *digest, int64_t now,
                     const struct alc_delivery *d, const struct alc_client *client,
@@ -304,18 +398,9 @@ static int allocate(sqlite3 *db, struct stmtcache *cache, const struct areq *req
                               g->id, "retry_after_s", (json_int_t)out->retry_after_s);
         return reply(out, ALC_RATE_LIMITED, 429, o);
     }
-    int64_t expires = now + g->url_ttl_s * 1000;
-    char sid[REC_ID_LEN] = "";
-    if (delivered(g, d) && rec_new_id(sid) != 0)
-        return -1;
-    json_t *o = created_body(req, g, now, expires, d, sid);
-    char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(o);
-    int rc = body && insert(db, cache, req, g, digest, now, expires, body,
-                                     client ? client->subject : NULL) == 0 &&
-                     (!sid[0] || ases_insert(db, cache, sid, req, g, now,
-                                             expires + g->expected_play_s * 1000) == 0) &&
-                     count(db, cache, g, &b, now) == 0 &&
+    char *body = write_allocation(db, cache, req, g, digest, now, d,
+                                  client ? client->subject : NULL);
+    int rc = body && count(db, cache, g, &b, now) == 0 &&
                      (g->allocated < g->max_allocations || grt_settle(db, g, now, "stepctl serve") == 0)
                  ? 0
                  : -1;
@@ -351,6 +436,9 @@ int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, in
     enum grt_state s = none == 0 ? grt_state(g, now_ms) : GRT_STATE_UNKNOWN;
     if (none < 0) {
         rc = -1;
+    } else if (req->verification) {
+        rc = none ? refused(out, "no_active_grant", "no grant exists for this cohort", NULL)
+                  : verify_request(db, cache, req, g, s, digest, now_ms, delivery, out);
     } else if (s != GRT_ACTIVE) {
         r = no_path_refusal(db, &req->cohort, none ? INT64_MIN : g->created_at_ms, out);
         rc = r < 0    ? -1

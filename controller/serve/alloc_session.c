@@ -43,7 +43,7 @@ int ases_insert(sqlite3 *db, struct stmtcache *cache, const char *session_id,
     static const char sql[] =
         "INSERT INTO sessions (id, allocation_id, grant_id, kind, channel, region, isp, client, "
         "build, rendition, path_id, created_at_ms, ends_at_ms, rate_tokens_nano, rate_at_ms) "
-        "VALUES (?1,?2,?3,'viewer',?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11)";
+        "VALUES (?1,?2,?3,?14,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11)";
     sqlite3_stmt *st = stmtcache_prepare(db, cache, sql);
     if (!st)
         return -1;
@@ -56,6 +56,8 @@ int ases_insert(sqlite3 *db, struct stmtcache *cache, const char *session_id,
     sqlite3_bind_int64(st, 11, now_ms);
     sqlite3_bind_int64(st, 12, ends_at_ms);
     sqlite3_bind_int64(st, 13, b.tokens_nano);
+    /* a verification session is never a viewer: QoE counts kind 'viewer' */
+    sqlite3_bind_text(st, 14, req->verification ? "verification" : "viewer", -1, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     stmtcache_done(cache, st);
     return rc;

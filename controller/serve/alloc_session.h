@@ -32,7 +32,9 @@ json_t *ases_json(const char *session_id, const char *base_url, const char *chan
 /* The report URL of a session into out (cap bytes). */
 void ases_report_url(const char *base_url, const char *session_id, char *out, size_t cap);
 
-/* The sessions row of a new allocation (inside its transaction).  0 or -1. */
+/* The sessions row of a new allocation (inside its transaction), of kind
+ * 'verification' for a verification request (issue 17), else 'viewer'.
+ * 0 or -1. */
 int ases_insert(sqlite3 *db, struct stmtcache *cache, const char *session_id,
                 const struct areq *req, const struct grt_grant *g, int64_t now_ms,
                 int64_t ends_at_ms);

@@ -74,9 +74,21 @@ static int cohort(const json_t *c, struct sit_cohort *d, char *err, size_t errle
     return 0;
 }
 
+/* "verification": true asks for a verification session (issue 17); false
+ * or absent: a viewer. */
+static int verification(const json_t *v, struct areq *out, char *err, size_t errlen)
+{
+    if (!v)
+        return 0;
+    if (!json_is_boolean(v))
+        return fail(err, errlen, "verification: must be true or false");
+    out->verification = json_is_true(v);
+    return 0;
+}
+
 int areq_parse(const char *body, size_t len, struct areq *out, char *err, size_t errlen)
 {
-    static const char *const names[] = {"allocation_id", "cohort"};
+    static const char *const names[] = {"allocation_id", "cohort", "verification"};
     assert(body || len == 0);
     memset(out, 0, sizeof *out);
     if (len > AREQ_MAX_BODY)
@@ -89,7 +101,8 @@ int areq_parse(const char *body, size_t len, struct areq *out, char *err, size_t
     int rc = -1;
     if (!json_is_object(root))
         fail(err, errlen, "(root): must be an object");
-    else if (only(root, "", names, 2, err, errlen) == 0 &&
+    else if (only(root, "", names, 3, err, errlen) == 0 &&
+             verification(json_object_get(root, "verification"), out, err, errlen) == 0 &&
              str(root, "", "allocation_id", out->allocation_id, sizeof out->allocation_id, err,
                  errlen) == 0 &&
              cohort(json_object_get(root, "cohort"), &out->cohort, err, errlen) == 0)
@@ -113,6 +126,9 @@ int areq_canonical(const struct areq *r, char *buf, size_t len)
                           "cohort", "channel", r->cohort.channel, "region", r->cohort.region,
                           "isp", r->cohort.isp, "client", r->cohort.client, "build",
                           r->cohort.build, "rendition", r->cohort.rendition);
+    /* only when true: a viewer's canonical form (and digest) is as before */
+    if (o && r->verification)
+        json_object_set_new(o, "verification", json_true());
     /* JSON_PRESERVE_ORDER: the members in the order packed above. */
     char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);

@@ -1,7 +1,9 @@
 /* areq.h - the body of POST /v1/allocations, parsed and bounded.
  *
  *   {"allocation_id": "ID", "cohort": {"channel", "region", "isp", "client",
- *                                       "build", "rendition"}}
+ *                                       "build", "rendition"},
+ *    "verification": true}   (optional, issue 17: a verification session;
+ *                             false or absent: a viewer)
  *
  * Everything else is refused: more than AREQ_MAX_BODY bytes, malformed JSON,
  * duplicate keys, unknown members, a missing member, a member of the wrong
@@ -14,6 +16,7 @@
 #ifndef AREQ_H
 #define AREQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "situation.h"
@@ -24,6 +27,7 @@
 struct areq {
     char allocation_id[AREQ_ID_MAX + 1];
     struct sit_cohort cohort;
+    bool verification;
 };
 
 /* 0, or -1 with err naming the member ("cohort.isp: must be a string"). */

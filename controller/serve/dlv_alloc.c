@@ -158,7 +158,7 @@ static bool mismatch_seen(struct dlv *d, const struct dlv_alloc *a, const char *
                           const char *rendition, int64_t now_ms, bool *unread)
 {
     struct stev_scope sc = {path,          a->channel,    rendition ? rendition : a->rendition,
-                            a->program_version, a->profile_id, a->decision_time_ms};
+                            a->program_version, a->profile_id, a->decision_time_ms, NULL};
     struct evidence_rows rows;
     char err[512];
     enum evidence_rc rc = stev_read(d->evidence_path, &sc, &rows, err, sizeof err);

@@ -63,6 +63,8 @@ struct srv_config {
     struct cauth *client_auth;   /* --client-auth: tokens on POST /v1/allocations, or NULL */
     unsigned char admin_token_sha256[32]; /* --admin-token-file, hashed (serve_auth.h) */
     bool admin_token_set;        /* false: operator endpoints answer 401 to everyone */
+    unsigned char verification_token_sha256[32]; /* --verification-token-file, hashed */
+    bool verification_token_set; /* false: every "verification": true request is 401 */
     bool allow_anonymous;        /* --allow-anonymous: no client auth on a non-loopback address */
     const struct smac_key *store_key; /* --store-key-file (smac.h), or NULL */
 };

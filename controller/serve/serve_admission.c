@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "cauth.h"
+#include "serve_auth.h"
 #include "cliutil.h"
 #include "grant.h"
 #include "serve.h"
@@ -182,7 +183,11 @@ static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
         free(cl);
         return MHD_NO;
     }
-    if (cl && authenticate(s, rq, a, cl) != 0) {
+    /* The verification token (issue 17) stands for the canary instead of a
+     * viewer's JWT; it opens only verification requests, which nothing
+     * else opens. */
+    bool verifier = sauth_verification_ok(s->cfg, srv_header(rq, "Authorization"));
+    if (cl && !verifier && authenticate(s, rq, a, cl) != 0) {
         free(a);
         free(cl);
         return unauthorized(s, rq);
@@ -191,6 +196,19 @@ static enum MHD_Result allocate(struct srv *s, struct srv_request *rq)
         free(a);
         free(cl);
         return error(s, rq, MHD_HTTP_BAD_REQUEST, SMET_BAD_REQUEST, "bad_request", err);
+    }
+    if (verifier != a->job.req.verification) {
+        free(a);
+        free(cl);
+        if (verifier)
+            return error(s, rq, MHD_HTTP_FORBIDDEN, SMET_REFUSED, "verification_only",
+                         "the verification token allocates verification sessions only "
+                         "(\"verification\": true)");
+        return unauthorized(s, rq);
+    }
+    if (verifier) { /* no subject: its own quota, not a viewer's cap */
+        free(cl);
+        cl = NULL;
     }
     bool covered = !cl || cauth_covers(cl, &a->job.req.cohort);
     free(cl);

@@ -52,16 +52,27 @@ int sauth_load_token(const char *file, unsigned char sha256[32])
     return CLI_OK;
 }
 
-bool sauth_operator_ok(const struct srv_config *c, const char *authorization)
+/* Is the bearer token of an Authorization value the one hashed in want? */
+static bool bearer_is(const unsigned char want[32], const char *authorization)
 {
-    if (!c->admin_token_set || !authorization || strncasecmp(authorization, "Bearer ", 7))
+    if (!authorization || strncasecmp(authorization, "Bearer ", 7))
         return false;
     const char *t = authorization + 7;
     while (*t == ' ')
         t++;
     unsigned char got[32];
     SHA256((const unsigned char *)t, strlen(t), got);
-    return CRYPTO_memcmp(got, c->admin_token_sha256, sizeof got) == 0;
+    return CRYPTO_memcmp(got, want, 32) == 0;
+}
+
+bool sauth_operator_ok(const struct srv_config *c, const char *authorization)
+{
+    return c->admin_token_set && bearer_is(c->admin_token_sha256, authorization);
+}
+
+bool sauth_verification_ok(const struct srv_config *c, const char *authorization)
+{
+    return c->verification_token_set && bearer_is(c->verification_token_sha256, authorization);
 }
 
 bool sauth_is_loopback(const struct sockaddr_storage *addr)

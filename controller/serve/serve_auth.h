@@ -28,6 +28,12 @@ int sauth_load_token(const char *file, unsigned char sha256[32]);
  * when none is configured. */
 bool sauth_operator_ok(const struct srv_config *c, const char *authorization);
 
+/* Does the Authorization header value carry the verification token of
+ * --verification-token-file (issue 17: the canary's verification
+ * sessions)?  Hashed and compared as the operator token; false when none
+ * is configured. */
+bool sauth_verification_ok(const struct srv_config *c, const char *authorization);
+
 /* Is addr a loopback address (127.0.0.0/8, ::1)? */
 bool sauth_is_loopback(const struct sockaddr_storage *addr);
 

@@ -32,7 +32,7 @@ static const char serve_help[] =
     "                     [--access-log FILE] [--request-timeout S]\n"
     "                     [--max-connections-per-ip N] [--client-auth FILE]\n"
     "                     [--admin-token-file F] [--admin-listen ADDR:PORT [--admin-port-file F]]\n"
-    "                     [--allow-anonymous]\n"
+    "                     [--allow-anonymous] [--verification-token-file F]\n"
     "\n"
     "The admission service (HTTP/1.1):\n"
     "  POST /v1/allocations  {\"allocation_id\", \"cohort\": {channel, region, isp, client,\n"
@@ -101,6 +101,13 @@ static const char serve_help[] =
     "                     those: the rest is 404 there) on a second address, e.g. a private\n"
     "                     network; the token is needed there too\n"
     "  --admin-port-file F  write the --admin-listen port to F (before --port-file)\n"
+    "  --verification-token-file F  the canary's bearer token (one line, at least 16 bytes,\n"
+    "                     owner-only, like --admin-token-file): a POST /v1/allocations with\n"
+    "                     it and \"verification\": true is a verification session, counted in\n"
+    "                     the grant's verification quota (stepctl grant\n"
+    "                     --verification-allocations), never a viewer; \"verification\": true\n"
+    "                     without it 401, the token on a viewer's request 403\n"
+    "                     verification_only (docs/serve.md#verification-sessions)\n"
     "  --allow-anonymous  listen on a non-loopback address without --client-auth (refused\n"
     "                     otherwise: 64): anyone who reaches it allocates\n"
     "  --store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE;\n"
@@ -108,7 +115,7 @@ static const char serve_help[] =
     "                     store is served only with it and with every MAC holding (else 66)\n"
     "exit: 0 stopped after draining, 64 usage (also --paths without --evidence, a non-loopback\n"
     "      --listen without --client-auth or --allow-anonymous), 65 paths.json, the --client-auth\n"
-    "      file, the admin token file or the store key file refused (mode, length) or a key not\n"
+    "      file, the admin or verification token file or the store key file refused (mode, length) or a key not\n"
     "      usable, 66 control.db (also keyed without its key, with another key, or tampered),\n"
     "      the address, paths.json, a key file,\n"
     "      the evidence store or the access log cannot be opened, 70 internal\n";
@@ -273,7 +280,7 @@ int stepctl_cmd_serve(int argc, char **argv)
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
                *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL,
                *admin_token = NULL, *admin_listen = NULL, *admin_port_file = NULL,
-               *store_key_file = NULL;
+               *store_key_file = NULL, *verification_token = NULL;
     bool help, allow_anonymous = false;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -294,7 +301,8 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--admin-listen", &admin_listen, NULL},
                              {"--admin-port-file", &admin_port_file, NULL},
                              {"--allow-anonymous", NULL, &allow_anonymous},
-                             {"--store-key-file", &store_key_file, NULL}};
+                             {"--store-key-file", &store_key_file, NULL},
+                             {"--verification-token-file", &verification_token, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
         bool ok = rc == CLI_OK && help;
@@ -356,7 +364,10 @@ int stepctl_cmd_serve(int argc, char **argv)
     if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
         (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK) ||
         (admin_token && (rc = sauth_load_token(admin_token, c.admin_token_sha256)) != CLI_OK) ||
+        (verification_token &&
+         (rc = sauth_load_token(verification_token, c.verification_token_sha256)) != CLI_OK) ||
         (rc = who_may_call(&c, admin_token != NULL, allow_anonymous)) != CLI_OK ||
+        (c.verification_token_set = verification_token != NULL, false) ||
         (rc = smac_cli_key("serve", store_key_file, &store_key, &have_key)) != CLI_OK) {
         dlv_paths_free(c.paths);
         free(c.paths);

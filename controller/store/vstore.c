@@ -52,13 +52,22 @@ static const struct rule rules[] = {
      "(g.status = 'revoked' AND NOT EXISTS (SELECT 1 FROM grant_events e WHERE e.grant_id = "
      "g.id AND e.kind = 'revoked')) OR (g.status = 'closed' AND NOT EXISTS (SELECT 1 FROM "
      "grant_events e WHERE e.grant_id = g.id AND e.kind = 'closed_by_next')) LIMIT 1"},
+    /* viewers' slots are 1..max_allocations; schema 8's verification
+     * allocations lie above them (migrate_v8.sql) and are counted apart */
+#define VIEWERS_OF_G "FROM allocations a WHERE a.grant_id = g.id AND a.seq <= g.max_allocations"
     {"grant_count_of_allocations", "grants", 2,
-     "SELECT g.id, 'allocated ' || g.allocated || ' but ' || (SELECT count(*) FROM allocations "
-     "a WHERE a.grant_id = g.id) || ' allocations, numbered up to ' || COALESCE((SELECT "
-     "MAX(seq) FROM allocations a WHERE a.grant_id = g.id), 0) FROM grants g WHERE "
-     "g.allocated <> (SELECT count(*) FROM allocations a WHERE a.grant_id = g.id) OR "
-     "g.allocated <> COALESCE((SELECT MAX(seq) FROM allocations a WHERE a.grant_id = g.id), 0) "
-     "LIMIT 1"},
+     "SELECT g.id, 'allocated ' || g.allocated || ' but ' || (SELECT count(*) " VIEWERS_OF_G
+     ") || ' allocations, numbered up to ' || COALESCE((SELECT MAX(seq) " VIEWERS_OF_G "), 0) "
+     "FROM grants g WHERE g.allocated <> (SELECT count(*) " VIEWERS_OF_G ") OR "
+     "g.allocated <> COALESCE((SELECT MAX(seq) " VIEWERS_OF_G "), 0) LIMIT 1"},
+#undef VIEWERS_OF_G
+    {"grant_count_of_verification_allocations", "grants", 8,
+     "SELECT g.id, 'verification_allocated ' || g.verification_allocated || ' but ' || "
+     "(SELECT count(*) FROM allocations a WHERE a.grant_id = g.id AND a.verification = 1) || "
+     "' verification allocations, or one in a viewer''s slot' FROM grants g WHERE "
+     "g.verification_allocated <> (SELECT count(*) FROM allocations a WHERE a.grant_id = g.id "
+     "AND a.verification = 1) OR EXISTS (SELECT 1 FROM allocations a WHERE a.grant_id = g.id "
+     "AND (a.verification = 1) <> (a.seq > g.max_allocations)) LIMIT 1"},
     {"allocation_of_its_grant", "allocations", 2,
      "SELECT a.id, CASE WHEN g.id IS NULL THEN 'its grant ' || a.grant_id || ' does not exist' "
      "ELSE 'not its grant''s decision, path or validity (' || g.id || ')' END "

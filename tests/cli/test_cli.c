@@ -685,6 +685,40 @@ static void case_14_small_usage_rules(void **state)
     out_free(&o);
 }
 
+/* ---- 27: the allocation a check followed (issue 17) ---------------------------------------------------- */
+
+/* --allocation-id and --pathway go together into the report's context and
+ * evidence.db's columns (schema v6); a check without them has neither. */
+static void case_27_verify_allocation_id_and_pathway_stored(void **state)
+{
+    struct env *e = *state;
+    struct out o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --allocation-id v-1", EXACTAV,
+                       FX, FX);
+    assert_int_equal(o.rc, 64);
+    assert_non_null(strstr(o.err, "go together"));
+    out_free(&o);
+    o = run(e, "%s verify --reference %s/ref.ts --candidate %s/ref.ts --allocation-id 'v 1' --pathway C",
+            EXACTAV, FX, FX);
+    assert_int_equal(o.rc, 64);
+    assert_non_null(strstr(o.err, "--allocation-id"));
+    out_free(&o);
+    assert_int_equal(sh("cd %s && %s verify --json --no-progress --reference %s/ref.ts --candidate "
+                        "%s/cand_copy.ts --path-id C --allocation-id v-1 --pathway C --evidence al.db > al.json && "
+                        "%s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
+                        "--path-id C --evidence al.db > plain.json",
+                        e->dir, EXACTAV, FX, FX, EXACTAV, FX, FX), 0);
+    o = run(e, "sqlite3 al.db \"select count(*) from evidence where allocation_id = 'v-1' and pathway = 'C'; "
+               "select count(*) from evidence where allocation_id is null and pathway is null\"");
+    assert_string_equal(o.out, "1\n1\n");
+    out_free(&o);
+    o = run(e, "grep -c '\"allocation_id\": \"v-1\"' al.json; grep -c allocation_id plain.json");
+    assert_string_equal(o.out, "1\n0\n");
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence al.db", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+}
+
 /* ---- main ------------------------------------------------------------------------------------------- */
 
 /* Causes, not symptoms (issue 22): a constant time offset is named as one
@@ -1134,6 +1168,7 @@ static const struct {
     CASE(24_unusable_keys_refused),
     CASE(25_canary_sign_key_signs_what_it_stores),
     CASE(26_evidence_verify_store_names_the_first_broken_row),
+    CASE(27_verify_allocation_id_and_pathway_stored),
 };
 
 int main(int argc, char **argv)

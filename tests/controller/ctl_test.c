@@ -420,6 +420,13 @@ void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
 void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
                            const char *rendition, const char *verdict, int64_t at, bool tracks)
 {
+    ctl_world_evidence_under(w, id, path, rendition, verdict, at, tracks, NULL);
+}
+
+void ctl_world_evidence_under(struct ctl_world *w, const char *id, const char *path,
+                              const char *rendition, const char *verdict, int64_t at, bool tracks,
+                              const char *alloc)
+{
     /* A real `exactav verify` report (fixtures/controller/README.md) moved to
      * this id, path and time, which the rules of a valid report leave free. */
     bool mismatch = !strcmp(verdict, "MISMATCH");
@@ -436,6 +443,10 @@ void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path
     ctl_set(rep, "context.path_id", json_string(path));
     if (rendition)
         ctl_set(rep, "context.rendition", json_string(rendition));
+    if (alloc) { /* a check delivered under an allocation (evidence schema v6) */
+        ctl_set(rep, "context.allocation_id", json_string(alloc));
+        ctl_set(rep, "context.pathway", json_string(path));
+    }
     json_object_set_new(rep, "observed_at", json_string(iso));
     json_object_set_new(rep, "observed_at_ms", json_integer(at));
     json_object_set_new(rep, "observed_end_ms", json_integer(at + 150));

@@ -16,6 +16,17 @@
 
 #define CTL_T 1764410000000LL /* decision_time_ms of every fixture */
 
+/* Takes a control.db back from schema 8 (verification allocations) to 7,
+ * before a test takes it further back: a migration adds its columns again. */
+#define CTL_V8_UNDONE                                                                             \
+    "DROP INDEX allocations_verification; DROP TRIGGER allocations_within_cap; "                 \
+    "ALTER TABLE allocations DROP COLUMN verification; "                                         \
+    "ALTER TABLE grants DROP COLUMN verification_allocated; "                                    \
+    "ALTER TABLE grants DROP COLUMN verification_allocations; "                                  \
+    "CREATE TRIGGER allocations_within_cap BEFORE INSERT ON allocations WHEN NEW.seq > "         \
+    "(SELECT max_allocations FROM grants WHERE id = NEW.grant_id) BEGIN SELECT "                 \
+    "RAISE(ABORT, 'allocation beyond the grant cap'); END; "
+
 struct ctl_tmp {
     char dir[64];
 };
@@ -137,6 +148,11 @@ void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
 /* The same for another rendition than the fixtures' (NULL: theirs). */
 void ctl_world_evidence_of(struct ctl_world *w, const char *id, const char *path,
                            const char *rendition, const char *verdict, int64_t at, bool tracks);
+/* The same, checked under allocation alloc (NULL: none) along pathway
+ * path: the report's context.allocation_id and context.pathway. */
+void ctl_world_evidence_under(struct ctl_world *w, const char *id, const char *path,
+                              const char *rendition, const char *verdict, int64_t at, bool tracks,
+                              const char *alloc);
 /* One forged row (ctl_evidence_sql) in the world's evidence.db. */
 void ctl_world_forged(struct ctl_world *w, const char *id, const char *path, const char *verdict,
                       int64_t at);

@@ -940,7 +940,7 @@ static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
 }
 
 /* What schema 5 added (allocations.subject), undone: a file as v4 left it. */
-#define V6_UNDONE "DROP INDEX allocations_subject; ALTER TABLE allocations DROP COLUMN subject;"
+#define V6_UNDONE CTL_V8_UNDONE "DROP INDEX allocations_subject; ALTER TABLE allocations DROP COLUMN subject;"
 
 /* control.db schema 4 (issue 22): delivery_removals is a numbered
  * migration.  A v3 file without the table gains it; a v3 file in which the
@@ -952,7 +952,7 @@ static void ctl_99_schema_v4_keeps_removals_made_before_it(void **state)
     struct ctl_tmp t;
     char path[128], err[256], id[REC_ID_LEN];
     sqlite3 *db = new_store_with_main(&t, path, sizeof path, id);
-    char sql[512];
+    char sql[2048];
     /* as schema 3 left it: the ad hoc table with one row, no trigger */
     /* (later versions' tables dropped too: they are created again) */
     snprintf(sql, sizeof sql, "DROP TABLE clock_marks; DROP TRIGGER delivery_removals_kept; "

@@ -36,7 +36,10 @@ static void v1_store(struct ctl_tmp *t, char ev[128], char db[128])
     ctl_tmp_path(t, "evidence.db", ev, 128);
     ctl_tmp_path(t, "control.db", db, 128);
     ctl_evidence_store(ev, "main_evidence");
-    assert_int_equal(ctl_sql(ev, "DROP INDEX evidence_media_sequence; DROP TABLE probes;"
+    assert_int_equal(ctl_sql(ev, "DROP INDEX evidence_allocation;"
+                                 " ALTER TABLE evidence DROP COLUMN allocation_id;"
+                                 " ALTER TABLE evidence DROP COLUMN pathway;"
+                                 " DROP INDEX evidence_media_sequence; DROP TABLE probes;"
                                  " ALTER TABLE evidence DROP COLUMN media_sequence;"
                                  " ALTER TABLE evidence DROP COLUMN container;"
                                  " ALTER TABLE evidence DROP COLUMN part_index;"

@@ -132,7 +132,7 @@ static void ctl_187_serve_refuses_a_tampered_store_at_start(void **state)
     sql(&w, "UPDATE grant_events SET at_ms = at_ms - 86400000 WHERE grant_id = '%s'", g);
     expect(&w, NULL, NULL);
     sql(&w, "DROP TRIGGER allocations_within_cap; INSERT INTO allocations VALUES ('x-1', '%s', "
-            "1, '%s', 'C', '[]', 0, 1, 2, 'h', '{}', '{}', NULL)",
+            "1, '%s', 'C', '[]', 0, 1, 2, 'h', '{}', '{}', NULL, 0)",
         g, d2);
     expect(&w, "grants", "grant_count_of_allocations");
     sql(&w, "UPDATE grants SET allocated = 1 WHERE id = '%s'", g);

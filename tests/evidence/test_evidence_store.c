@@ -13,6 +13,11 @@
 #include <cmocka.h>
 
 #include <sqlite3.h>
+
+/* Takes a store back from schema v6 (before a test takes it further back). */
+#define EV_V6_UNDONE                                                                              \
+    "DROP INDEX evidence_allocation; ALTER TABLE evidence DROP COLUMN allocation_id; "            \
+    "ALTER TABLE evidence DROP COLUMN pathway; "
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -969,7 +974,7 @@ static void store_24_v1_store_readable_then_migrated_forward(void **state)
         assert_true(got.rows[1].malformed);
         evidence_rows_free(&got);
         /* and `stepctl next`'s query (evidence_observed_after) on v1 */
-        struct evidence_since q = {scope[0], "exact-av-v1", now - 60000, 10};
+        struct evidence_since q = {scope[0], "exact-av-v1", now - 60000, 10, NULL};
         assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
         assert_int_equal(got.n, 1);
         assert_string_equal(got.rows[0].id, "old2");
@@ -1254,7 +1259,7 @@ static void store_28_observed_after_is_the_step_and_checks_every_row(void **stat
     /* A MATCH row edited to say MISMATCH: the column no longer equals its report. */
     exec_raw(t->db, "UPDATE evidence SET verdict = 'MISMATCH' WHERE id = 'forged'");
     db = open_ro(t->db);
-    struct evidence_since q = {{"cdn-c", "ch1", "720p", "pv7"}, "exact-av-v1", t0, 10};
+    struct evidence_since q = {{"cdn-c", "ch1", "720p", "pv7"}, "exact-av-v1", t0, 10, NULL};
     struct evidence_rows got = {0};
     char err[256] = "";
     assert_int_equal(evidence_observed_after(db, &q, &got, err, sizeof err), EVIDENCE_OK);
@@ -1394,7 +1399,7 @@ static void store_30_reference_decodes_keyed_by_input_profile_and_interval(void 
     make_v1_store(path, evidence_now_ms() - 1000, true);
     db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "DROP TABLE reference_decodes; ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=2;");
+    exec_raw(path, EV_V6_UNDONE "DROP TABLE reference_decodes; ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=2;");
     db = open_ro(path);
     assert_int_equal(evidence_schema_version(db), 2);
     assert_int_equal(evidence_decode_get(db, &k, &got, err, sizeof err), EVIDENCE_E_NOTFOUND);
@@ -1421,7 +1426,7 @@ static void store_31_container_column_from_the_report(void **state)
     make_v1_store(path, evidence_now_ms() - 1000, true);
     struct evidence_db *db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=3;");
+    exec_raw(path, EV_V6_UNDONE "ALTER TABLE evidence DROP COLUMN container; ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=3;");
     db = ev_open_rw(path);
     assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE container IS NULL"), 2);
@@ -1469,7 +1474,7 @@ static void store_32_part_index_column_from_the_report(void **state)
     make_v1_store(path, evidence_now_ms() - 1000, true);
     struct evidence_db *db = ev_open_rw(path);
     evidence_close(db);
-    exec_raw(path, "ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=4;");
+    exec_raw(path, EV_V6_UNDONE "ALTER TABLE evidence DROP COLUMN part_index; PRAGMA user_version=4;");
     db = ev_open_rw(path);
     assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     assert_int_equal(ev_count(path, "SELECT count(*) FROM evidence WHERE part_index IS NULL"), 2);

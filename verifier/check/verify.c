@@ -538,6 +538,13 @@ static json_t *context_json(const struct verify_request *rq)
     }
     json_object_set_new(c, "reference_version",
                         rq->reference_version ? json_string(rq->reference_version) : json_null());
+    /* issue 17: only in a report of a check delivered under an allocation */
+    static const char *alloc_keys[] = {"allocation_id", "pathway"};
+    for (size_t i = 0; rq->context && i < 2; i++) {
+        json_t *v = json_object_get(rq->context, alloc_keys[i]);
+        if (json_is_string(v))
+            json_object_set(c, alloc_keys[i], v);
+    }
     return c;
 }
 

@@ -51,6 +51,10 @@ static const char USAGE[] =
     "                        reference's clean decode is kept there, so a later check of an\n"
     "                        unmodified copy decodes nothing (\"reference_decode\": \"stored\")\n"
     "  --path-id ID          delivery path checked (evidence context)\n"
+    "  --allocation-id ID, --pathway P\n"
+    "                        the admission service's allocation whose delivery this is and\n"
+    "                        the PATHWAY-ID followed (evidence context; both or neither):\n"
+    "                        what `stepctl next` counts under content_from step_sessions\n"
     "  --channel C, --rendition R, --program-version V\n"
     "                        evidence context (default: from the reference binding;\n"
     "                        with a binding, a different value is a usage error)\n"
@@ -96,9 +100,13 @@ static const char USAGE[] =
 #define MAX_DEADLINE_S 86400
 #define TS33_MAX (((int64_t)1 << 33) - 1)
 
+/* Long options without a short letter. */
+enum { OPT_ALLOCATION_ID = 1000, OPT_PATHWAY };
+
 struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
+    const char *allocation_id, *pathway;
     const char *diff_dir, *sign_key;
     bool have_interval, json, progress, have_seq;
     int64_t start, end, offset, seq_first, seq_last, program;
@@ -156,6 +164,8 @@ static int parse_delivery(int c, struct verify_opts *o)
     switch (c) {
     case 'E': o->evidence = optarg; return 0;
     case 'I': o->path_id = optarg; return 0;
+    case OPT_ALLOCATION_ID: o->allocation_id = optarg; return 0;
+    case OPT_PATHWAY: o->pathway = optarg; return 0;
     case 'C': o->channel = optarg; return 0;
     case 'R': o->rendition = optarg; return 0;
     case 'V': o->program_version = optarg; return 0;
@@ -205,6 +215,8 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"progress", no_argument, NULL, 'P'}, {"no-progress", no_argument, NULL, 'N'},
         {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
         {"evidence", required_argument, NULL, 'E'}, {"path-id", required_argument, NULL, 'I'},
+        {"allocation-id", required_argument, NULL, OPT_ALLOCATION_ID},
+        {"pathway", required_argument, NULL, OPT_PATHWAY},
         {"channel", required_argument, NULL, 'C'}, {"rendition", required_argument, NULL, 'R'},
         {"program-version", required_argument, NULL, 'V'}, {"media-sequence", required_argument, NULL, 'S'},
         {"cacert", required_argument, NULL, 'A'}, {"redact-param", required_argument, NULL, 'X'},
@@ -330,6 +342,37 @@ static int load_reference(const struct verify_opts *o, const struct profile *p, 
     return 0;
 }
 
+/* Allocation ids as the admission service takes them (areq.h); a
+ * PATHWAY-ID as HLS writes it (RFC 8216bis 4.4.6.6). */
+static bool id_chars(const char *s, size_t max, const char *extra)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return false;
+    for (; *s; s++)
+        if (!(*s >= 'A' && *s <= 'Z') && !(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') &&
+            !strchr(extra, *s))
+            return false;
+    return true;
+}
+
+/* --allocation-id and --pathway (issue 17): both or neither. */
+static int apply_allocation(const struct verify_opts *o, struct reference *ref)
+{
+    if (!o->allocation_id && !o->pathway)
+        return 0;
+    if (!o->allocation_id || !o->pathway)
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--allocation-id and --pathway go together");
+    if (!id_chars(o->allocation_id, 128, "._:-"))
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify",
+                        "--allocation-id: 1-128 characters of [A-Za-z0-9._:-]");
+    if (!id_chars(o->pathway, 127, "._-"))
+        return cli_fail(EXACTAV_EXIT_USAGE, "verify", "--pathway: 1-127 characters of [A-Za-z0-9._-]");
+    json_object_set_new(ref->context, "allocation_id", json_string(o->allocation_id));
+    json_object_set_new(ref->context, "pathway", json_string(o->pathway));
+    return 0;
+}
+
 /* The evidence context.  A binding fixes channel, rendition and program
  * version: the command line may repeat them, never change them (a MATCH
  * stored for a scope that was never checked would be false evidence). */
@@ -346,7 +389,7 @@ static int apply_context(const struct verify_opts *o, struct reference *ref)
         if (vals[i])
             json_object_set_new(ref->context, keys[i], json_string(vals[i]));
     }
-    return 0;
+    return apply_allocation(o, ref);
 }
 
 /* Opens (creating if needed) and validates the evidence store before the
