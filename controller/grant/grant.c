@@ -139,25 +139,12 @@ const char *grt_state_name(enum grt_state s)
     return names[s];
 }
 
-static int set_verification_quota(sqlite3 *db, const struct grt_grant *g)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "UPDATE grants SET verification_allocations = ?1 WHERE id = ?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, g->verification_max);
-    sqlite3_bind_text(st, 2, g->id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
-    return rc;
-}
-
 int grt_insert(sqlite3 *db, const struct grt_grant *g)
 {
     static const char sql[] =
-        "INSERT INTO grants (" GRT_COLUMNS ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
-        "?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,NULL,?26,?27,'active',NULL,NULL,NULL,"
-        "?28)";
+        "INSERT INTO grants (" GRT_COLUMNS ", verification_allocations) VALUES (?1,?2,?3,?4,?5,?6,"
+        "?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,NULL,?26,?27,"
+        "'active',NULL,NULL,NULL,?28,?29)"; /* a writer: the file is schema 8 */
     assert(!strcmp(g->status, "active") && g->allocated == 0);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -189,10 +176,9 @@ int grt_insert(sqlite3 *db, const struct grt_grant *g)
     for (int c = 0; c < 11; c++)
         sqlite3_bind_int64(st, 17 + c, num[c]);
     sqlite3_bind_text(st, 28, g->stop_conditions, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 29, g->verification_max);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
-    if (rc == 0 && g->verification_max > 0) /* schema 8: the writer migrated the file */
-        rc = set_verification_quota(db, g);
     return rc;
 }
 

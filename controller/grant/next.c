@@ -68,7 +68,8 @@ static void review_free(struct review *r)
 
 /* ---- the step's content evidence ------------------------------------------ */
 
-/* The newest valid MISMATCH observed by review time, or NULL. */
+/* The newest valid MISMATCH observed by review time, or NULL (rows are
+ * newest first). */
 static const struct evidence_row *first_mismatch(const struct review *r,
                                                  const struct evidence_rows *rows)
 {
@@ -127,20 +128,16 @@ static void step_content(struct review *r)
     }
     if (path_mismatch(r))
         return;
-    const struct evidence_row *newest = NULL;
-    for (size_t i = 0; i < rows->n; i++) {
-        const struct evidence_row *e = &rows->rows[i];
-        if (e->observed_at_ms > r->now)
-            continue; /* not observed yet at review time */
-        if (e->verdict == EVIDENCE_VERDICT_MISMATCH && !e->malformed) {
-            cond_set(c, COND_VIOLATION, "mismatch",
-                     "evidence %s observed at %lld ms during the step: Exact-AV MISMATCH (%s)",
-                     e->id, (long long)e->observed_at_ms, e->reason);
-            return;
-        }
-        if (!newest)
-            newest = e;
+    const struct evidence_row *mm = first_mismatch(r, rows), *newest = NULL;
+    if (mm) {
+        cond_set(c, COND_VIOLATION, "mismatch",
+                 "evidence %s observed at %lld ms during the step: Exact-AV MISMATCH (%s)",
+                 mm->id, (long long)mm->observed_at_ms, mm->reason);
+        return;
     }
+    for (size_t i = 0; i < rows->n && !newest; i++)
+        if (rows->rows[i].observed_at_ms <= r->now) /* not observed yet at review time: skipped */
+            newest = &rows->rows[i];
     if (!newest && r->lp.content_step_sessions)
         cond_set(c, COND_UNKNOWN, "no_step_session_evidence",
                  "no Exact-AV check of path %s (profile %s) delivered under one of the grant's "

@@ -197,6 +197,21 @@ static int grant_refusal(sqlite3 *db, struct grt_grant *g, enum grt_state s, int
     }
 }
 
+/* A grant whose policy or intent version a newer decision superseded:
+ * 1 answered (403 policy_changed), 0 current, -1 error. */
+static int policy_refusal(sqlite3 *db, struct stmtcache *cache, const struct grt_grant *g,
+                          struct alc_reply *out)
+{
+    int r = grt_policy_current(db, cache, g->policy_id, g->policy_version, g->intent_version);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    return refused(out, "policy_changed",
+                   "a newer decision carries another policy or intent version",
+                   json_pack("{s:s}", "grant_id", g->id)) == 0
+               ? 1
+               : -1;
+}
+
 /* Does the service deliver this allocation (playback_url, a session)? */
 static bool delivered(const struct grt_grant *g, const struct alc_delivery *d)
 {
@@ -365,12 +380,9 @@ static int verify_request(sqlite3 *db, struct stmtcache *cache, const struct are
 {
     if (s != GRT_ACTIVE && s != GRT_EXHAUSTED)
         return grant_refusal(db, g, s, now, out);
-    int r = grt_policy_current(db, cache, g->policy_id, g->policy_version, g->intent_version);
-    if (r <= 0)
-        return r < 0 ? -1
-                     : refused(out, "policy_changed",
-                               "a newer decision carries another policy or intent version",
-                               json_pack("{s:s}", "grant_id", g->id));
+    int r = policy_refusal(db, cache, g, out);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     if (grt_load_verification(db, cache, g) != 0)
         return -1;
     if (g->verification_allocated >= g->verification_max)
@@ -446,11 +458,9 @@ int alc_process(sqlite3 *db, struct stmtcache *cache, const struct areq *req, in
              : none   ? refused(out, "no_active_grant", "no grant exists for this cohort", NULL)
                       : grant_refusal(db, g, s, now_ms, out);
     } else {
-        r = grt_policy_current(db, cache, g->policy_id, g->policy_version, g->intent_version);
+        r = policy_refusal(db, cache, g, out);
         rc = r < 0    ? -1
-             : r == 0 ? refused(out, "policy_changed",
-                                "a newer decision carries another policy or intent version",
-                                json_pack("{s:s}", "grant_id", g->id))
+             : r == 1 ? 0
                       : allocate(db, cache, req, g, digest, now_ms, delivery, client, out);
     }
     free(g);

@@ -361,13 +361,13 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
+    c.verification_token_set = verification_token != NULL;
     if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
         (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK) ||
         (admin_token && (rc = sauth_load_token(admin_token, c.admin_token_sha256)) != CLI_OK) ||
         (verification_token &&
          (rc = sauth_load_token(verification_token, c.verification_token_sha256)) != CLI_OK) ||
         (rc = who_may_call(&c, admin_token != NULL, allow_anonymous)) != CLI_OK ||
-        (c.verification_token_set = verification_token != NULL, false) ||
         (rc = smac_cli_key("serve", store_key_file, &store_key, &have_key)) != CLI_OK) {
         dlv_paths_free(c.paths);
         free(c.paths);
