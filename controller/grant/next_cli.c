@@ -26,7 +26,8 @@ static const char next_help[] =
     "\n"
     "Reviews the step authorized by a grant, from observations made after its first\n"
     "allocation only: the content evidence of the granted path, cohort rendition and program\n"
-    "(evidence.db of schema v1 or v2, read-only), and the step's access, QoE and resource\n"
+    "(evidence.db, read-only; policy.loop.content_from step_sessions: only the checks of\n"
+    "the grant's verification allocations), and the step's access, QoE and resource\n"
     "feedback from observations.json ({\"access\", \"qoe\", \"resources\", \"cost\"}: the members of\n"
     "a situation candidate; without access, the newest availability probe of the path in\n"
     "evidence.db gives it, as in decide, named by access_source).  Positive (no MISMATCH,\n"
@@ -57,6 +58,24 @@ static const char next_help[] =
     "      control.db's,\n"
     "      66 a file cannot be opened, 70 internal\n";
 
+/* The step's content evidence, whatever the branch: which check counted and,
+ * where the policy names it, where it came from (policy.loop.content_from). */
+static void content_line(FILE *f, const json_t *c)
+{
+    const char *status = json_string_value(json_object_get(c, "status"));
+    if (!status)
+        return;
+    const char *from = json_string_value(json_object_get(c, "content_from"));
+    const json_t *va = json_object_get(c, "verification_allocations");
+    fprintf(f, "  content %s %s: %s", status, json_string_value(json_object_get(c, "reason")),
+            json_string_value(json_object_get(c, "detail")));
+    if (from && json_is_array(va))
+        fprintf(f, " (content from %s: %zu verification allocation(s))", from, json_array_size(va));
+    else if (from)
+        fprintf(f, " (content from %s)", from);
+    fputc('\n', f);
+}
+
 static int summary(FILE *f, const void *arg)
 {
     const json_t *r = arg;
@@ -66,7 +85,10 @@ static int summary(FILE *f, const void *arg)
             dry ? "" : id, json_string_value(json_object_get(r, "grant_id")),
             json_string_value(json_object_get(r, "branch")),
             json_string_value(json_object_get(r, "status")));
-    fprintf(f, "  %s\n", json_string_value(json_object_get(r, "reason")));
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    fprintf(f, "  %s\n", reason);
+    if (!reason || strncmp(reason, "content ", 8)) /* else the line above says it */
+        content_line(f, json_object_get(r, "content"));
     const json_t *d = json_object_get(r, "next_decision_id");
     if (dry)
         fprintf(f, "  nothing recorded: next would %s\n",

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dbfile.h"
+#include "tbucket.h"
 
 /* One rule: a query whose first row, if any, is (row key, detail) of a row
  * that breaks it.  `since`: the schema version that has the tables. */
@@ -123,6 +124,102 @@ static int check_rule(sqlite3 *db, const struct rule *r, struct vst_finding *f)
     return res;
 }
 
+/* ---- the token bucket --------------------------------------------------- */
+
+/* The bucket's content is a mutable column (not MACed, smac_tables.h), so it
+ * is recomputed instead: from a full bucket at the grant's creation
+ * (grant_create.c), every viewer allocation in slot order took one token at
+ * its time, exactly as alloc.c took it (verification allocations take none).
+ * Each must have found a token, and the stored bucket must be what the last
+ * one left: a bucket refilled by hand, or an allocation inserted faster than
+ * the rate, breaks it. */
+struct bucket_replay {
+    char id[160];
+    int64_t rate, burst, stored_tokens, stored_at;
+    struct tb_bucket b;
+    int broken; /* 1: f filled */
+};
+
+static void bucket_start(struct bucket_replay *r, sqlite3_stmt *st, struct vst_finding *f)
+{
+    col(st, 0, r->id, sizeof r->id);
+    r->rate = sqlite3_column_int64(st, 2);
+    r->burst = sqlite3_column_int64(st, 3);
+    r->stored_tokens = sqlite3_column_int64(st, 4);
+    r->stored_at = sqlite3_column_int64(st, 5);
+    r->broken = 0;
+    if (r->rate <= 0 || r->burst < 1 || r->burst > TB_MAX_BURST) { /* tb_'s domain */
+        snprintf(f->detail, sizeof f->detail, "rate %lld micro/s or burst %lld out of range",
+                 (long long)r->rate, (long long)r->burst);
+        r->broken = 1;
+        return;
+    }
+    r->b = tb_full(r->burst, sqlite3_column_int64(st, 1));
+}
+
+static void bucket_take(struct bucket_replay *r, sqlite3_stmt *st, struct vst_finding *f)
+{
+    int64_t at = sqlite3_column_int64(st, 7), wait_ms = 0;
+    if (r->broken || tb_take(&r->b, r->rate, r->burst, at, &wait_ms))
+        return;
+    snprintf(f->detail, sizeof f->detail,
+             "allocation %lld at %lld ms found no token (%lld nano-tokens; the rate allows one "
+             "%lld ms later)",
+             (long long)sqlite3_column_int64(st, 6), (long long)at, (long long)r->b.tokens_nano,
+             (long long)wait_ms);
+    r->broken = 1;
+}
+
+static void bucket_end(struct bucket_replay *r, struct vst_finding *f)
+{
+    if (r->broken || (r->b.tokens_nano == r->stored_tokens && r->b.at_ms == r->stored_at))
+        return;
+    snprintf(f->detail, sizeof f->detail,
+             "bucket %lld nano-tokens at %lld ms, but its allocations leave %lld at %lld ms",
+             (long long)r->stored_tokens, (long long)r->stored_at, (long long)r->b.tokens_nano,
+             (long long)r->b.at_ms);
+    r->broken = 1;
+}
+
+static int bucket_found(const struct bucket_replay *r, struct vst_finding *f)
+{
+    snprintf(f->table, sizeof f->table, "grants");
+    snprintf(f->rule, sizeof f->rule, "grant_token_bucket");
+    snprintf(f->row, sizeof f->row, "%s", r->id);
+    return 1;
+}
+
+/* 0 holds, 1 broken (f filled), -1 error. */
+static int check_buckets(sqlite3 *db, struct vst_finding *f)
+{
+    static const char sql[] =
+        "SELECT g.id, g.created_at_ms, g.max_rate_micro, g.burst, g.bucket_tokens_nano, "
+        "g.bucket_at_ms, a.seq, a.created_at_ms FROM grants g LEFT JOIN allocations a ON "
+        "a.grant_id = g.id AND a.seq <= g.max_allocations ORDER BY g.id, a.seq";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    struct bucket_replay r = {.id = ""};
+    int rc, started = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *id = sqlite3_column_text(st, 0);
+        if (!started || strcmp(r.id, (const char *)id)) {
+            if (started && (bucket_end(&r, f), r.broken))
+                break;
+            bucket_start(&r, st, f);
+            started = 1;
+        }
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL) /* a grant without allocations */
+            bucket_take(&r, st, f);
+    }
+    if (rc == SQLITE_DONE && started)
+        bucket_end(&r, f);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return -1;
+    return r.broken ? bucket_found(&r, f) : 0;
+}
+
 int vst_check(sqlite3 *db, struct vst_finding *f, size_t *checked)
 {
     memset(f, 0, sizeof *f);
@@ -135,6 +232,10 @@ int vst_check(sqlite3 *db, struct vst_finding *f, size_t *checked)
         if (version < rules[i].since)
             continue; /* an older schema has not these tables */
         res = check_rule(db, &rules[i], f);
+        *checked += res == 0;
+    }
+    if (res == 0 && version >= 2) { /* schema 2 has the grants */
+        res = check_buckets(db, f);
         *checked += res == 0;
     }
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);

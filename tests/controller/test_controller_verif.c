@@ -245,6 +245,71 @@ static void ctl_198_a_policy_without_policy_loop_keeps_the_path_rule(void **stat
     verif_end(&v);
 }
 
+/* ---- the token bucket in verify-store ------------------------------------------- */
+
+/* verify-store --json: exit 3 naming rule, or 0 with rule NULL. */
+static void expect_store(struct verif *v, const char *rule)
+{
+    int rc = ctl_run(&v->w.t, "verify-store --db '%s' --json", v->w.db);
+    json_t *o = ctl_out_json(&v->w.t);
+    if (rule && rc == 3)
+        assert_string_equal(json_string_value(json_object_get(o, "rule")), rule);
+    if (!rule || rc != 3)
+        printf("verify-store: %d %s\n", rc, json_string_value(json_object_get(o, "detail")));
+    assert_int_equal(rc, rule ? 3 : 0);
+    json_decref(o);
+}
+
+/* Issue 19 ("the token bucket recomputed from them"): the bucket's content
+ * is a mutable column, so verify-store replays it from the grant's creation
+ * over the viewers' allocations (a verification session takes no token): a
+ * bucket refilled by hand, or allocations faster than the grant's rate, are
+ * named grant_token_bucket. */
+static void ctl_199_verify_store_recomputes_the_token_bucket(void **state)
+{
+    (void)state;
+    struct verif v;
+    verif_begin(&v, NULL, 1);
+    json_decref(serve_allocate(v.s.port, "a-0"));
+    struct cdn_http h;
+    post(&v, "v-1", "true", VERIF_AUTH, &h);
+    assert_int_equal(h.status, 201);
+    cdn_http_free(&h);
+    json_decref(serve_allocate(v.s.port, "a-1"));
+    assert_int_equal(server_stop(&v.s, SIGTERM), 0);
+    expect_store(&v, NULL); /* as serve wrote it: it holds */
+
+    /* a bucket refilled by hand (one token more, or a later refill time) */
+    assert_int_equal(ctl_sql(v.w.db, "UPDATE grants SET bucket_tokens_nano = "
+                                     "bucket_tokens_nano + 1000000000"),
+                     0);
+    expect_store(&v, "grant_token_bucket");
+    assert_int_equal(ctl_sql(v.w.db, "UPDATE grants SET bucket_tokens_nano = bucket_tokens_nano "
+                                     "- 1000000000, bucket_at_ms = bucket_at_ms - 1"),
+                     0);
+    expect_store(&v, "grant_token_bucket");
+    assert_int_equal(ctl_sql(v.w.db, "UPDATE grants SET bucket_at_ms = bucket_at_ms + 1"), 0);
+    expect_store(&v, NULL);
+
+    /* the caps made smaller than the allocations took (one token, one
+     * micro-token a second): the second viewer found no token */
+    assert_int_equal(ctl_sql(v.w.db, "DROP TRIGGER grants_caps_fixed; UPDATE grants SET burst = 1, "
+                                     "max_rate_micro = 1"),
+                     0);
+    expect_store(&v, "grant_token_bucket");
+    int rc = ctl_run(&v.w.t, "verify-store --db '%s'", v.w.db);
+    assert_int_equal(rc, 3);
+    char *out = ctl_out(&v.w.t, "out");
+    char *err = ctl_out(&v.w.t, "err");
+    assert_true(strstr(out, "found no token") || strstr(err, "found no token"));
+    free(out);
+    free(err);
+    /* serve refuses such a store at start */
+    assert_int_equal(ctl_run(&v.w.t, "serve --db '%s' --listen 127.0.0.1:0", v.w.db), 66);
+    json_decref(v.sit);
+    ctl_world_end(&v.w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +319,8 @@ int main(int argc, char **argv)
             ctl_197_next_step_sessions_counts_only_checks_of_verification_allocations,
             kill_leftovers),
         cmocka_unit_test_teardown(ctl_198_a_policy_without_policy_loop_keeps_the_path_rule,
+                                  kill_leftovers),
+        cmocka_unit_test_teardown(ctl_199_verify_store_recomputes_the_token_bucket,
                                   kill_leftovers),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -209,21 +209,38 @@ case_07_readme_commands_run_as_written() {
   decision=$(stepctl decide --input situation.json --evidence evidence.db --db control.db |
     sed -n 's/^decision \([0-9a-f]*\): step_proposed$/\1/p')
   [ -n "$decision" ] || fail "decide proposed no step on the template"
-  grant=$(stepctl grant "$decision" --db control.db --max-allocations 20) || fail "grant"
-  stepctl serve --db control.db --listen 127.0.0.1:0 --port-file serve.port 2>serve.log &
+  grant=$(stepctl grant "$decision" --db control.db --max-allocations 20 --verification-allocations 2) ||
+    fail "grant"
+  (umask 077; openssl rand -hex 24 >verification.token)
+  stepctl serve --db control.db --listen 127.0.0.1:0 --port-file serve.port \
+    --verification-token-file verification.token 2>serve.log &
   sv=$!
   for _ in $(seq 100); do [ -s serve.port ] && break; sleep 0.1; done
   sport=$(cat serve.port)
   curl -s -o alloc.json -w '%{http_code}' -H 'Content-Type: application/json' -d '{"allocation_id": "viewer-1", "cohort": {"channel": "ch1",
     "region": "eu-west", "isp": "isp-x", "client": "web-hlsjs", "build": "2026.11.3", "rendition": "360p"}}' \
     "http://127.0.0.1:$sport/v1/allocations" | grep -qx 201 || { kill "$sv"; fail "allocation: $(cat alloc.json)"; }
+  curl -s -o check.json -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $(cat verification.token)" -d '{"allocation_id": "check-1",
+    "cohort": {"channel": "ch1", "region": "eu-west", "isp": "isp-x", "client": "web-hlsjs", "build": "2026.11.3",
+    "rendition": "360p"}, "verification": true}' "http://127.0.0.1:$sport/v1/allocations" | grep -qx 201 ||
+    { kill "$sv"; fail "verification allocation: $(cat check.json)"; }
   kill "$sv"; wait "$sv" || true
-  # content evidence after the first allocation, then the review
-  exactav verify --reference ref.json --candidate "$f/cand_copy.ts" --path-id cdn-c --evidence evidence.db >/dev/null
   sed "s/@NOW@/$(date +%s%3N)/g" "$ex/observations.template.json" >observations.json
-  stepctl next "$grant" --db control.db --evidence evidence.db --input observations.json | grep -q ': positive (PASS)$' ||
-    fail "next: not positive"
-  echo "README: bind, verify, evidence latest, decide, grant, serve, allocate, next run as written"
+  # the template counts only the step's own sessions: a check of the path's
+  # public URL after the first allocation is not enough (UNKNOWN)
+  exactav verify --reference ref.json --candidate "$f/cand_copy.ts" --path-id cdn-c --evidence evidence.db >/dev/null
+  stepctl next "$grant" --db control.db --evidence evidence.db --input observations.json --dry-run >dry.txt || true
+  grep -q 'no_step_session_evidence' dry.txt || fail "next --dry-run: a check outside the step's sessions counted"
+  # the check of the verification session, then the review
+  exactav verify --reference ref.json --candidate "$f/cand_copy.ts" --path-id cdn-c --allocation-id check-1 \
+    --pathway cdn-c --evidence evidence.db >/dev/null
+  stepctl next "$grant" --db control.db --evidence evidence.db --input observations.json >next.txt ||
+    fail "next: exit $? ($(cat next.txt))"
+  grep -q ': positive (PASS)$' next.txt || fail "next: not positive ($(cat next.txt))"
+  grep -q 'content from step_sessions: 1 verification allocation' next.txt || fail "next: $(cat next.txt)"
+  echo "README: bind, verify, evidence latest, decide, grant, serve, allocate (a viewer and a verification"
+  echo "session), verify the session, next run as written"
 }
 
 "case_$case_name"
