@@ -282,6 +282,85 @@ static void t06_single_byte_edits_never_match_unseen(void **state)
     free_segs(&c);
 }
 
+/* ---- the container's quantum (docs/exact-av-v1.md) ---- */
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+}
+
+/* The first video PTS of a file whose video time base is 1/90000 (FFmpeg's
+ * own reading, ffprobe). */
+static long long first_vpts(const char *path)
+{
+    char cmd[600], line[128] = "";
+    snprintf(cmd, sizeof cmd, "ffprobe -v error -select_streams v:0 -show_entries stream=time_base,start_pts "
+                              "-of csv=p=0 '%s'", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_non_null(strstr(line, "1/90000,"));
+    return atoll(strchr(line, ',') + 1);
+}
+
+static struct segs one_file(const char *path)
+{
+    struct segs g = {0};
+    add(&g, load(path));
+    return g;
+}
+
+/* FFmpeg's mp4 muxer writes each track's start as an empty edit in
+ * milliseconds, rounded on its own: a TS whose audio starts at 1.445333 s
+ * and video at 1.466667 s becomes audio 30 ticks and video 60 ticks early.
+ * With the video's offset declared, the audio is put on the reference's
+ * frame grid (less than the quantum: MATCH, as FFmpeg decodes the same PCM
+ * from both, and the report says so); audio moved 2 ms (more than one
+ * quantum) is still a difference. */
+static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-quantum-XXXXXX", ts[80], mp4[80], late[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(ts, sizeof ts, "%s/ref.ts", dir);
+    snprintf(mp4, sizeof mp4, "%s/cand.mp4", dir);
+    snprintf(late, sizeof late, "%s/late.mp4", dir);
+    const char *ff = "ffmpeg -nostdin -hide_banner -loglevel error -y";
+    const char *frag = "-bsf:a aac_adtstoasc -f mp4 -movflags +frag_keyframe+empty_moov+default_base_moof+delay_moov";
+    sh("%s -f lavfi -i testsrc2=size=160x90:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 -t 3 "
+       "-map 0:v -map 1:a -c:v libx264 -threads 1 -c:a aac -ac 2 '%s'", ff, ts);
+    sh("%s -copyts -i '%s' -map 0 -c copy %s '%s'", ff, ts, frag, mp4);
+    sh("%s -copyts -i '%s' -itsoffset 0.002 -i '%s' -map 0:v -map 1:a -c copy %s '%s'", ff, ts, ts, frag, late);
+    long long off = first_vpts(mp4) - first_vpts(ts);
+    assert_true(off < 0 && off > -90);           /* under one millisecond early */
+    struct segs r = one_file(ts), c = one_file(mp4), l = one_file(late);
+    json_t *rep = check(&r, &c, off, VERIFY_COMPARE_FULL);
+    json_t *q = json_object_get(json_object_get(rep, "audio"), "container_quantum");
+    if (!q)
+        fail_msg("no container_quantum: %s %s", str(rep, "verdict"), str(rep, "reason"));
+    assert_int_equal(json_integer_value(json_object_get(q, "quantum_units")), 720);
+    json_int_t shift = json_integer_value(json_object_get(q, "shift_units"));
+    assert_true(shift != 0 && shift > -720 && shift < 720);
+    expect(rep, "MATCH", "identical", "full");
+    expect(check(&r, &c, off, VERIFY_COMPARE_AUTO), "MATCH", "identical", NULL);
+    rep = check(&r, &l, off, VERIFY_COMPARE_FULL);
+    assert_null(json_object_get(json_object_get(rep, "audio"), "container_quantum"));
+    assert_string_equal(str(json_object_get(rep, "audio"), "verdict"), "MISMATCH");
+    expect(rep, "MISMATCH", str(json_object_get(rep, "audio"), "reason"), "full");
+    free_segs(&r);
+    free_segs(&c);
+    free_segs(&l);
+    sh("rm -rf '%s'", dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +370,7 @@ int main(void)
         cmocka_unit_test(t04_damage_is_unknown_with_its_reason),
         cmocka_unit_test(t05_box_scanner_bounds),
         cmocka_unit_test(t06_single_byte_edits_never_match_unseen),
+        cmocka_unit_test(t07_an_edit_list_in_milliseconds_is_the_containers_quantum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

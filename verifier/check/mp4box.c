@@ -27,6 +27,7 @@ struct scan {
     struct run_range runs[MP4BOX_MAX_RUNS];
     int nruns;
     size_t moof_start;
+    struct mp4box_track *trak;   /* the track of the trak being walked (its tkhd), or NULL */
 };
 
 static uint32_t rd32(const uint8_t *p)
@@ -109,10 +110,38 @@ static struct mp4box_track *add_track(struct scan *s, uint32_t id, size_t at)
 static void on_tkhd(struct scan *s, const struct box *b)
 {
     const uint8_t *q = s->p + b->start + b->header;
-    size_t len = b->size - b->header, at = q[0] == 1 ? 20 : 12;
+    size_t len = b->size - b->header, at = len && q[0] == 1 ? 20 : 12;
     if (len < at + 4)
         return fail(s, TS_ISSUE_MP4_TRUNCATED_BOX, b->start);
-    add_track(s, rd32(q + at), b->start);
+    s->trak = add_track(s, rd32(q + at), b->start);
+}
+
+/* mvhd: the movie timescale (version 0: two 32-bit times before it, 1:
+ * 64-bit), the unit of every edit list's durations. */
+static void on_mvhd(struct scan *s, const struct box *b)
+{
+    const uint8_t *q = s->p + b->start + b->header;
+    size_t len = b->size - b->header, at = len && q[0] == 1 ? 20 : 12;
+    if (len < at + 4)
+        return fail(s, TS_ISSUE_MP4_TRUNCATED_BOX, b->start);
+    s->fresh.movie_timescale = rd32(q + at);
+}
+
+/* elst of the current trak: a first entry that is an empty edit (media
+ * time -1) of a non-zero duration shifts the track's start by a duration in
+ * the movie timescale; the mov demuxer applies it, rounded to that unit. */
+static void on_elst(struct scan *s, const struct box *b)
+{
+    const uint8_t *q = s->p + b->start + b->header;
+    size_t len = b->size - b->header, entry = len && q[0] == 1 ? 16 : 8;
+    if (len < 8 || (rd32(q + 4) > 0 && len < 8 + entry))
+        return fail(s, TS_ISSUE_MP4_TRUNCATED_BOX, b->start);
+    if (!s->trak || rd32(q + 4) == 0)
+        return;
+    bool empty = q[0] == 1 ? rd64(q + 16) == UINT64_MAX : rd32(q + 12) == UINT32_MAX;
+    uint64_t duration = q[0] == 1 ? rd64(q + 8) : rd32(q + 8);
+    if (empty && duration > 0)
+        s->trak->edit_timescale = s->fresh.movie_timescale;
 }
 
 /* trex: the defaults fragments of a track fall back on. */
@@ -252,6 +281,9 @@ static void on_box(struct scan *s, const struct box *b, int depth)
         s->moof_start = b->start;
         break;
     case FOURCC('t', 'k', 'h', 'd'): on_tkhd(s, b); return;
+    case FOURCC('m', 'v', 'h', 'd'): on_mvhd(s, b); return;
+    case FOURCC('e', 'l', 's', 't'): on_elst(s, b); return;
+    case FOURCC('t', 'r', 'a', 'k'): s->trak = NULL; break;
     case FOURCC('t', 'r', 'e', 'x'): on_trex(s, b); return;
     case FOURCC('s', 't', 's', 'd'): on_stsd(s, b); return;
     case FOURCC('t', 'r', 'a', 'f'): walk_traf(s, b, depth); return;

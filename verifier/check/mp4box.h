@@ -35,11 +35,18 @@ struct mp4box_track {
     uint32_t id;
     bool has_default_size;       /* trex default_sample_size */
     uint32_t default_size;
+    /* The movie timescale of the empty edit (elst media_time -1) that
+     * starts the track, 0 without one: the track's start is then known
+     * only to 1/edit_timescale s (FFmpeg's mp4 muxers write milliseconds,
+     * each track rounded on its own: docs/exact-av-v1.md "the container's
+     * quantum"). */
+    uint32_t edit_timescale;
 };
 
 /* What the init segment before the fragments said; kept across segments. */
 struct mp4box_init {
     bool have;
+    uint32_t movie_timescale;    /* mvhd's, 0 before it */
     struct mp4box_track tracks[MP4BOX_MAX_TRACKS];
     int ntracks;
 };

@@ -392,6 +392,16 @@ static void emit_video(struct mp4src *m, const AVPacket *pkt, AVRational tb)
     emit(m, &au);
 }
 
+/* The start-time quantum of track id in 1/720000 s (mp4box.h
+ * edit_timescale), 0 when its times are exact. */
+static int64_t quantum_units(const struct mp4src *m, int id)
+{
+    for (int i = 0; i < m->init.ntracks; i++)
+        if ((int)m->init.tracks[i].id == id && m->init.tracks[i].edit_timescale)
+            return (AU_UNITS_PER_SECOND + m->init.tracks[i].edit_timescale - 1) / m->init.tracks[i].edit_timescale;
+    return 0;
+}
+
 static void emit_audio(struct mp4src *m, const AVPacket *pkt, AVRational tb)
 {
     size_t frame = ADTS_HEADER + (size_t)pkt->size;
@@ -411,6 +421,7 @@ static void emit_audio(struct mp4src *m, const AVPacket *pkt, AVRational tb)
         au.units = rescale_floor(pkt->pts, AU_UNITS_PER_SECOND, tb) % AU_UNITS_MOD;
         au.units += au.units < 0 ? AU_UNITS_MOD : 0;
         au.pts = au.units / AU_UNITS_PER_TICK;
+        au.quantum_units = quantum_units(m, m->fmt->streams[pkt->stream_index]->id);
     }
     emit(m, &au);
 }

@@ -48,6 +48,8 @@ struct decode_state {
     int64_t a_next;              /* decoded so far (1/720000 s) */
     int64_t a_last_serial;       /* the unit of the last decoded frame */
     bool a_skipped_overlap;      /* the last frame skipped before the boundary overlaps it */
+    bool a_quantum_seen;         /* the first timed frame decided the residual (quantum_aligned) */
+    int64_t a_residual;          /* 1/720000 s taken off every frame's time */
 };
 
 static void track_error(struct side_track *t, const char *what, int rc)
@@ -515,8 +517,52 @@ static void feed_audio(struct decode_state *st, const struct au *au)
     receive_audio(st);
 }
 
-static void audio_au(struct decode_state *st, const struct au *au)
+/* The audio decode boundary on this side's timeline, 1/720000 s. */
+static int64_t audio_boundary(const struct side_config *cfg)
 {
+    return (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
+}
+
+/* The container's quantum (docs/exact-av-v1.md): an fMP4 track whose start
+ * is an empty edit in a coarser movie timescale (FFmpeg's mp4 muxers write
+ * milliseconds) is rounded to it on its own, so each track is off by its
+ * own constant under one quantum, which no single --time-offset declares
+ * for both.  The first timed frame's distance to the reference's frame
+ * grid (the boundary frame, frame durations on) is that constant when it
+ * is more than the tolerance and less than one quantum; it is then taken
+ * off every frame of the track.  Never more than the quantum: a shift the
+ * container can express is a timing difference, judged as one.  Not a
+ * search: one distance, from the first frame, fixed for the track. */
+static const struct au *quantum_aligned(struct decode_state *st, const struct au *au, struct au *copy)
+{
+    struct side_track *t = &st->s->res.audio;
+    if (!au->timed || au->quantum_units <= XFER_TOLERANCE_UNITS)
+        return au;
+    if (!st->a_quantum_seen) {
+        st->a_quantum_seen = true;
+        int64_t unit = au_units_per_sample(au->sample_rate);
+        int64_t frame = (int64_t)au->samples * (unit ? unit : 15);
+        int64_t d = frame > 0 ? units_diff(au->units, audio_boundary(&st->s->cfg)) % frame : 0;
+        if (d > frame / 2)
+            d -= frame;
+        else if (d < -frame / 2)
+            d += frame;
+        t->quantum_units = au->quantum_units;
+        if (llabs(d) > XFER_TOLERANCE_UNITS && llabs(d) < au->quantum_units)
+            st->a_residual = t->quantum_residual_units = d;
+    }
+    if (!st->a_residual)
+        return au;
+    *copy = *au;
+    copy->units = ((au->units - st->a_residual) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+    copy->pts = copy->units / AU_UNITS_PER_TICK;
+    return copy;
+}
+
+static void audio_au(struct decode_state *st, const struct au *in)
+{
+    struct au aligned;
+    const struct au *au = quantum_aligned(st, in, &aligned);
     struct side *s = st->s;
     const struct side_config *cfg = &s->cfg;
     struct side_track *t = &s->res.audio;
@@ -531,7 +577,7 @@ static void audio_au(struct decode_state *st, const struct au *au)
         return;
     }
     if (!t->started) {
-        int64_t boundary = (cfg->audio_boundary + ts33_norm(cfg->offset) * AU_UNITS_PER_TICK) % AU_UNITS_MOD;
+        int64_t boundary = audio_boundary(cfg);
         if (!au->timed || units_diff(au->units, boundary) < -XFER_TOLERANCE_UNITS) {
             /* a frame whose last sample lies before the span's start (within
              * the tolerance of it at most: a one-tick floor, class 5) holds

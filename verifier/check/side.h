@@ -87,6 +87,10 @@ struct side_track {
      * noise state) the interval's samples depend on (issue 18, class 7) */
     bool history_missing;
     int64_t first_units;         /* audio: start of the first frame fed, 1/720000 s, side timeline */
+    /* audio: the container's quantum (au.h quantum_units) and the constant
+     * taken off every frame's time to put the track on the reference's
+     * frame grid (less than one quantum; 0: none taken) */
+    int64_t quantum_units, quantum_residual_units;
     bool first_digest_ok;
     uint8_t first_payload[AU_PAYLOAD_DIGEST];   /* audio: its raw data blocks (au_aac_payload_digest) */
     int64_t packets_fed, frames_out;

@@ -418,6 +418,21 @@ static json_t *history_json(const struct run *r)
                      "candidate_first_frame_pts", (json_int_t)cf, "detail", detail);
 }
 
+/* What the candidate's audio times were put on the reference's frame grid
+ * by (side.c quantum_aligned, docs/exact-av-v1.md "the container's
+ * quantum"). */
+static json_t *quantum_json(const struct side_track *t)
+{
+    char detail[320];
+    snprintf(detail, sizeof detail,
+             "the candidate's container knows its audio track's start only to %lld/720000 s (an fMP4 empty "
+             "edit in a coarser movie timescale); every audio frame's time was moved by %lld/720000 s onto "
+             "the reference's frame grid, less than that quantum",
+             (long long)t->quantum_units, (long long)-t->quantum_residual_units);
+    return json_pack("{s:I, s:I, s:s}", "quantum_units", (json_int_t)t->quantum_units, "shift_units",
+                     (json_int_t)-t->quantum_residual_units, "detail", detail);
+}
+
 static json_t *audio_json(const struct run *r, struct track_verdict tv)
 {
     const struct audio_diff *d = &r->a.confirmed;
@@ -435,12 +450,16 @@ static json_t *audio_json(const struct run *r, struct track_verdict tv)
                               "history", history_json(r));
         return o;
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:i, s:i}",
-                     "verdict", verdict_name(tv.verdict), "reason", tv.reason,
-                     "reference_samples", (json_int_t)r->a.ref_samples,
-                     "candidate_samples", (json_int_t)r->a.cand_samples, "first_mismatch", fm,
-                     "unconfirmed_differences", r->a.unconfirmed,
-                     "sample_rate", r->ref.sample_rate, "channels", r->ref.channels);
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:i, s:i}",
+                          "verdict", verdict_name(tv.verdict), "reason", tv.reason,
+                          "reference_samples", (json_int_t)r->a.ref_samples,
+                          "candidate_samples", (json_int_t)r->a.cand_samples, "first_mismatch", fm,
+                          "unconfirmed_differences", r->a.unconfirmed,
+                          "sample_rate", r->ref.sample_rate, "channels", r->ref.channels);
+    const struct side_track *t = &r->sides[1].res.audio;
+    if (o && t->quantum_residual_units) /* only where it was taken */
+        json_object_set_new(o, "container_quantum", quantum_json(t));
+    return o;
 }
 
 static json_t *track_obs_json(const struct side_track *t)
