@@ -17,6 +17,7 @@
 
 #include "mp4box.h"
 #include "test_file.h"
+#include "test_shell.h"
 #include "test_profile_once.h"
 #include "verify.h"
 
@@ -284,18 +285,6 @@ static void t06_single_byte_edits_never_match_unseen(void **state)
 
 /* ---- the container's quantum (docs/exact-av-v1.md) ---- */
 
-static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sh(const char *fmt, ...)
-{
-    char cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    if (system(cmd) != 0)
-        fail_msg("failed: %s", cmd);
-}
-
 /* The first video PTS of a file whose video time base is 1/90000 (FFmpeg's
  * own reading, ffprobe). */
 static long long first_vpts(const char *path)
@@ -335,10 +324,14 @@ static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **st
     snprintf(late, sizeof late, "%s/late.mp4", dir);
     const char *ff = "ffmpeg -nostdin -hide_banner -loglevel error -y";
     const char *frag = "-bsf:a aac_adtstoasc -f mp4 -movflags +frag_keyframe+empty_moov+default_base_moof+delay_moov";
-    sh("%s -f lavfi -i testsrc2=size=160x90:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 -t 3 "
-       "-map 0:v -map 1:a -c:v libx264 -threads 1 -c:a aac -ac 2 '%s'", ff, ts);
-    sh("%s -copyts -i '%s' -map 0 -c copy %s '%s'", ff, ts, frag, mp4);
-    sh("%s -copyts -i '%s' -itsoffset 0.002 -i '%s' -map 0:v -map 1:a -c copy %s '%s'", ff, ts, ts, frag, late);
+    assert_int_equal(test_shell("%s -f lavfi -i testsrc2=size=160x90:rate=30 -f lavfi -i "
+                                "sine=frequency=440:sample_rate=48000 -t 3 -map 0:v -map 1:a -c:v libx264 "
+                                "-threads 1 -c:a aac -ac 2 '%s'", ff, ts),
+                     0);
+    assert_int_equal(test_shell("%s -copyts -i '%s' -map 0 -c copy %s '%s'", ff, ts, frag, mp4), 0);
+    assert_int_equal(test_shell("%s -copyts -i '%s' -itsoffset 0.002 -i '%s' -map 0:v -map 1:a -c copy %s '%s'",
+                                ff, ts, ts, frag, late),
+                     0);
     long long off = first_vpts(mp4) - first_vpts(ts);
     assert_true(off < 0 && off > -90);           /* under one millisecond early */
     struct segs r = one_file(ts), c = one_file(mp4), l = one_file(late);
@@ -358,7 +351,7 @@ static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **st
     free_segs(&r);
     free_segs(&c);
     free_segs(&l);
-    sh("rm -rf '%s'", dir);
+    assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
 }
 
 int main(void)
