@@ -354,6 +354,50 @@ static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **st
     assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
 }
 
+/* A sample the container flags as sync that is no random access point is
+ * where a player would start on pictures it cannot decode: UNKNOWN
+ * mp4_false_sync_sample, both ways, though FFmpeg decodes the same
+ * pictures from the start.  ref.ts remuxed by FFmpeg in fragments of
+ * 0.4 s (every other one starts on a P picture, flagged non-sync by the
+ * tfhd's default_sample_flags) MATCHes; with those defaults made "depends
+ * on no other" (sync) it does not.  Open-GOP I pictures with a recovery
+ * point (flagged key by FFmpeg) are no issue (the bench pair, docs). */
+static void t08_a_false_sync_flag_is_unknown(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-sync-XXXXXX", mp4[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(mp4, sizeof mp4, "%s/frag.mp4", dir);
+    assert_int_equal(test_shell("ffmpeg -nostdin -hide_banner -loglevel error -y -copyts -i '%sref.ts' -map 0 -c copy "
+                                "-bsf:a aac_adtstoasc -f mp4 -movflags +empty_moov+default_base_moof+delay_moov "
+                                "-frag_duration 400000 '%s'", FX, mp4),
+                     0);
+    struct segs ts = ts_ref(), c = one_file(mp4);
+    expect(check(&ts, &c, FMP4_OFFSET, VERIFY_COMPARE_FULL), "MATCH", "identical", "full");
+    uint8_t *p = c.f[0].data, *end = p + c.f[0].len;
+    int changed = 0;
+    for (uint8_t *q = p; (q = memmem(q, (size_t)(end - q), "tfhd", 4)) != NULL; q += 4) {
+        uint32_t flags = (uint32_t)q[5] << 16 | (uint32_t)q[6] << 8 | q[7];
+        uint32_t track = (uint32_t)q[8] << 24 | (uint32_t)q[9] << 16 | (uint32_t)q[10] << 8 | q[11];
+        if (track != 1 || !(flags & 0x20)) /* video, with default_sample_flags */
+            continue;
+        size_t at = 12 + (flags & 0x1 ? 8 : 0) + (flags & 0x2 ? 4 : 0) + (flags & 0x8 ? 4 : 0) + (flags & 0x10 ? 4 : 0);
+        assert_true(q + at + 4 <= end);
+        memcpy(q + at, "\x02\x00\x00\x00", 4); /* depends on no other: sync */
+        changed++;
+    }
+    assert_true(changed >= 2);
+    for (int full = 0; full < 2; full++) {
+        json_t *rep = check(&ts, &c, FMP4_OFFSET, full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO);
+        if (strcmp(str(rep, "reason"), "mp4_false_sync_sample"))
+            fail_msg("%s %s", str(rep, "verdict"), str(rep, "reason"));
+        expect(rep, "UNKNOWN", "mp4_false_sync_sample", NULL);
+    }
+    free_segs(&ts);
+    free_segs(&c);
+    assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +408,7 @@ int main(void)
         cmocka_unit_test(t05_box_scanner_bounds),
         cmocka_unit_test(t06_single_byte_edits_never_match_unseen),
         cmocka_unit_test(t07_an_edit_list_in_milliseconds_is_the_containers_quantum),
+        cmocka_unit_test(t08_a_false_sync_flag_is_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

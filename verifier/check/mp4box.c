@@ -154,7 +154,26 @@ static void on_trex(struct scan *s, const struct box *b)
     if (t) {
         t->default_size = rd32(q + 16);
         t->has_default_size = true;
+        t->default_flags = rd32(q + 20);
+        t->has_default_flags = true;
     }
+}
+
+/* The NAL length size of an avc1/avc3 sample entry e (its avcC's
+ * lengthSizeMinusOne + 1), 0 without a readable avcC.  A visual sample
+ * entry has 78 bytes of fields before its child boxes. */
+static uint8_t avc_length_size(struct scan *s, const struct box *e)
+{
+    size_t off = e->start + e->header + 78, end = e->start + e->size;
+    while (off + 8 <= end) {
+        uint32_t size = rd32(s->p + off), type = rd32(s->p + off + 4);
+        if (size < 8 || size > end - off)
+            return 0;
+        if (type == FOURCC('a', 'v', 'c', 'C'))
+            return size >= 13 ? (uint8_t)((s->p[off + 12] & 3) + 1) : 0;
+        off += size;
+    }
+    return 0;
 }
 
 /* stsd: its sample entries; encv/enca are CENC-encrypted. */
@@ -169,6 +188,8 @@ static void on_stsd(struct scan *s, const struct box *b)
             return;
         if (e.type == FOURCC('e', 'n', 'c', 'v') || e.type == FOURCC('e', 'n', 'c', 'a'))
             fail(s, TS_ISSUE_MP4_ENCRYPTED, e.start);
+        if (s->trak && (e.type == FOURCC('a', 'v', 'c', '1') || e.type == FOURCC('a', 'v', 'c', '3')))
+            s->trak->nal_length_size = avc_length_size(s, &e);
         off += e.size;
     }
 }
@@ -178,6 +199,8 @@ struct traf_state {
     struct mp4box_track *track;
     bool has_default_size;
     uint32_t default_size;
+    bool has_default_flags;
+    uint32_t default_flags;
     uint64_t base;
     uint64_t next;               /* where a trun without data_offset starts */
 };
@@ -208,7 +231,83 @@ static void on_tfhd(struct scan *s, const struct box *b, struct traf_state *ts)
     ts->has_default_size = flags & 0x10;
     if (flags & 0x10)
         ts->default_size = rd32(q + at);
+    at += flags & 0x10 ? 4 : 0;
+    ts->has_default_flags = flags & 0x20;
+    if (flags & 0x20)
+        ts->default_flags = rd32(q + at);
     ts->next = ts->base;
+}
+
+/* A recovery point SEI (payload type 6) among the messages of SEI NAL
+ * unit n (its header byte first); the payload sizes are read as written
+ * (emulation prevention inside a payload only moves later messages). */
+static bool sei_recovery_point(const uint8_t *n, size_t len)
+{
+    size_t i = 1;
+    while (i < len && n[i] != 0x80) { /* rbsp_trailing_bits */
+        uint32_t type = 0, size = 0;
+        while (i < len && n[i] == 0xFF)
+            type += n[i++];
+        if (i >= len)
+            return false;
+        type += n[i++];
+        while (i < len && n[i] == 0xFF)
+            size += n[i++];
+        if (i >= len)
+            return false;
+        size += n[i++];
+        if (type == 6)
+            return true;
+        i += size;
+    }
+    return false;
+}
+
+/* Sample bytes (AVCC: NAL units, each after its ls-byte length) hold an
+ * IDR slice or a recovery point SEI, or cannot be read as NAL units (then
+ * damage is for the decoder to show, not a false flag). */
+static bool avcc_random_access(const uint8_t *p, size_t len, uint8_t ls)
+{
+    size_t i = 0;
+    while (i + ls <= len) {
+        size_t n = 0;
+        for (uint8_t k = 0; k < ls; k++)
+            n = n << 8 | p[i + k];
+        i += ls;
+        if (n == 0 || n > len - i)
+            return true;
+        uint8_t type = p[i] & 0x1F;
+        if (type == 5 || (type == 6 && sei_recovery_point(p + i, n)))
+            return true;
+        i += n;
+    }
+    return i != len;
+}
+
+/* The sync samples of an H.264 trun are random access points (mp4box.h):
+ * sample i's flags are the trun's first_sample_flags (i = 0), its own, the
+ * tfhd's default or the trex's; none at any level claims nothing. */
+static void check_sync(struct scan *s, const struct box *b, const struct traf_state *ts, uint32_t flags,
+                       uint32_t count, size_t at, size_t per, uint64_t start)
+{
+    const uint8_t *q = s->p + b->start + b->header;
+    const struct mp4box_track *t = ts->track;
+    bool first = flags & 4, own_flags = flags & 0x400, own_size = flags & 0x200;
+    if (!t->nal_length_size || (!first && !own_flags && !ts->has_default_flags && !t->has_default_flags))
+        return;
+    uint32_t dflags = ts->has_default_flags ? ts->default_flags : t->has_default_flags ? t->default_flags : 0;
+    uint32_t dsize = ts->has_default_size ? ts->default_size : t->default_size;
+    size_t size_at = at + (flags & 0x100 ? 4 : 0), flags_at = size_at + (own_size ? 4 : 0);
+    uint64_t off = start;
+    for (uint32_t i = 0; i < count && s->issue == TS_ISSUE_NONE; i++) {
+        uint32_t size = own_size ? rd32(q + size_at + (size_t)i * per) : dsize;
+        uint32_t sf = own_flags ? rd32(q + flags_at + (size_t)i * per) : i == 0 && first ? rd32(q + at - 4) : dflags;
+        bool sync = !(sf & 0x01010000); /* is_non_sync, sample_depends_on = 1 */
+        if (sync && off <= s->n && size <= s->n - off &&
+            !avcc_random_access(s->p + off, size, t->nal_length_size))
+            fail(s, TS_ISSUE_MP4_FALSE_SYNC, b->start);
+        off += size;
+    }
 }
 
 static void on_trun(struct scan *s, const struct box *b, struct traf_state *ts)
@@ -245,6 +344,7 @@ static void on_trun(struct scan *s, const struct box *b, struct traf_state *ts)
     }
     if (s->nruns == MP4BOX_MAX_RUNS)
         return fail(s, TS_ISSUE_MP4_SAMPLE_TABLE, b->start);
+    check_sync(s, b, ts, flags, count, at, per, start);
     s->runs[s->nruns++] = (struct run_range){start, total};
     ts->next = start + total;
 }

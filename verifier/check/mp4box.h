@@ -15,7 +15,13 @@
  *   - a fragment follows an init segment (moov) whose tracks include the
  *     fragment's (mp4_missing_init, mp4_init_mismatch);
  *   - no encv/enca sample entry, no senc box (mp4_encrypted: CENC is
- *     refused, never decoded as noise).
+ *     refused, never decoded as noise);
+ *   - every H.264 sample its flags call sync (trun, tfhd or trex
+ *     sample_flags without is_non_sync and depends-on-others, the rule of
+ *     FFmpeg's mov demuxer) is a random access point: it holds an IDR
+ *     slice or a recovery point SEI (mp4_false_sync_sample: a player starts
+ *     or seeks there).  A fragment whose flags say nothing at any level
+ *     claims nothing.
  * The issue codes are those of tscheck.h, so the verdict names them as it
  * names transport damage.
  */
@@ -41,6 +47,9 @@ struct mp4box_track {
      * each track rounded on its own: docs/exact-av-v1.md "the container's
      * quantum"). */
     uint32_t edit_timescale;
+    uint8_t nal_length_size;     /* avc1/avc3: the avcC's NAL length size (1, 2 or 4); 0: not H.264 */
+    bool has_default_flags;      /* trex default_sample_flags */
+    uint32_t default_flags;
 };
 
 /* What the init segment before the fragments said; kept across segments. */

@@ -297,6 +297,7 @@ const char *tscheck_issue_code(enum ts_issue issue)
     case TS_ISSUE_MP4_ENCRYPTED: return "mp4_encrypted";
     case TS_ISSUE_MP4_UNREADABLE: return "mp4_unreadable";
     case TS_ISSUE_MP4_NOT_FRAGMENTED: return "mp4_not_fragmented";
+    case TS_ISSUE_MP4_FALSE_SYNC: return "mp4_false_sync_sample";
     }
     return "unknown_ts_issue";
 }

@@ -53,6 +53,7 @@ enum ts_issue {
     TS_ISSUE_MP4_ENCRYPTED,      /* encv/enca sample entries or senc: encrypted (CENC) */
     TS_ISSUE_MP4_UNREADABLE,     /* the mov demuxer could not read what the box scan passed */
     TS_ISSUE_MP4_NOT_FRAGMENTED, /* media data (mdat) outside fragments: a plain MP4 is not read */
+    TS_ISSUE_MP4_FALSE_SYNC,     /* a sample flagged sync (trun/trex flags) that is no random access point */
 };
 
 struct ts_pid_state {
