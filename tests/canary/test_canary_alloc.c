@@ -128,16 +128,30 @@ static char *first_text(const struct rig *r, const char *sql)
 
 /* ---- configuration ---------------------------------------------------------------- */
 
-static const char *target_with(const char *alloc_extra, const char *target_extra, const char *cohort_channel,
-                               char *buf, size_t n)
+/* A target of the fixtures' cohort: service, the cohort's members (cohort:
+ * between its channel and its closing brace), the allocation's token_file
+ * member and more (alloc_tail), the target's other members (target_extra). */
+static const char *target_of(const char *service, const char *cohort, const char *alloc_tail,
+                             const char *target_extra, char *buf, size_t n)
 {
     snprintf(buf, n,
              "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", "
-             "\"reference\": \"/srv/ref\"%s, \"allocation\": {\"service\": \"http://127.0.0.1:1\", "
-             "\"cohort\": {\"channel\": \"%s\", " COHORT_REST ", \"rendition\": \"720p\"}, "
-             "\"token_file\": \"/nonexistent\"%s}}",
-             target_extra, cohort_channel, alloc_extra);
+             "\"reference\": \"/srv/ref\"%s, \"allocation\": {\"service\": \"%s\", "
+             "\"cohort\": {%s}%s}}",
+             target_extra, service, cohort, alloc_tail);
     return buf;
+}
+
+#define COHORT_OF(channel, rendition) "\"channel\": \"" channel "\", " COHORT_REST ", \"rendition\": \"" rendition "\""
+
+static const char *target_with(const char *alloc_extra, const char *target_extra, const char *cohort_channel,
+                               char *buf, size_t n)
+{
+    char cohort[512], tail[256];
+    snprintf(cohort, sizeof cohort, "\"channel\": \"%s\", " COHORT_REST ", \"rendition\": \"720p\"",
+             cohort_channel);
+    snprintf(tail, sizeof tail, ", \"token_file\": \"/nonexistent\"%s", alloc_extra);
+    return target_of("http://127.0.0.1:1", cohort, tail, target_extra, buf, n);
 }
 
 static void refused_with(const char *targets, const char *want)
@@ -164,49 +178,35 @@ static void canary_43_allocation_config_is_strict_and_named(void **state)
     assert_int_equal(c.targets[0].probe_period_ms, 0);
     assert_null(c.targets[0].candidate);
     canary_config_free(&c);
-    /* an allocation replaces path_id and candidate / candidate_command */
-    refused_with(target_with("", ", \"path_id\": \"C\"", "news-1", t1, sizeof t1),
-                 "targets[0].path_id: not with allocation");
-    refused_with(target_with("", ", \"candidate\": \"http://x/a.m3u8\"", "news-1", t1, sizeof t1),
-                 "targets[0].candidate: not with allocation");
-    refused_with(target_with("", ", \"candidate_command\": [\"true\"]", "news-1", t1, sizeof t1),
-                 "targets[0].candidate_command: not with allocation");
-    /* the cohort is the target's channel and rendition */
-    refused_with(target_with("", "", "news-2", t1, sizeof t1),
-                 "targets[0].allocation.cohort.channel: must be the target's channel (news-1)");
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1\", \"cohort\": {\"channel\": "
-             "\"news-1\", " COHORT_REST ", \"rendition\": \"360p\"}, \"token_file\": \"/t\"}}");
+    /* an allocation replaces path_id and candidate / candidate_command; the
+     * cohort is the target's channel; strict keys and ranges */
+    static const struct {
+        const char *alloc_extra, *target_extra, *channel, *want;
+    } cases[] = {
+        {"", ", \"path_id\": \"C\"", "news-1", "targets[0].path_id: not with allocation"},
+        {"", ", \"candidate\": \"http://x/a.m3u8\"", "news-1", "targets[0].candidate: not with allocation"},
+        {"", ", \"candidate_command\": [\"true\"]", "news-1", "targets[0].candidate_command: not with allocation"},
+        {"", "", "news-2", "targets[0].allocation.cohort.channel: must be the target's channel (news-1)"},
+        {", \"bogus\": 1", "", "news-1", "targets[0].allocation.bogus: unknown key"},
+        {", \"every_s\": 0", "", "news-1", "targets[0].allocation.every_s: must be an integer in 1..86400"},
+        {", \"every_s\": 86401", "", "news-1", "targets[0].allocation.every_s: must be an integer in 1..86400"},
+        {", \"every_s\": 1.5", "", "news-1", "targets[0].allocation.every_s: must be an integer in 1..86400"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        refused_with(target_with(cases[i].alloc_extra, cases[i].target_extra, cases[i].channel, t1, sizeof t1),
+                     cases[i].want);
+    target_of("http://127.0.0.1:1", COHORT_OF("news-1", "360p"), ", \"token_file\": \"/t\"", "", t1, sizeof t1);
     refused_with(t1, "targets[0].allocation.cohort.rendition: must be the target's rendition (720p)");
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1\", \"cohort\": {\"channel\": "
-             "\"news-1\", \"rendition\": \"720p\"}, \"token_file\": \"/t\"}}");
+    target_of("http://127.0.0.1:1", "\"channel\": \"news-1\", \"rendition\": \"720p\"",
+              ", \"token_file\": \"/t\"", "", t1, sizeof t1);
     refused_with(t1, "targets[0].allocation.cohort.region: required");
-    /* strict keys, ranges, the service's URL, the token file required */
-    refused_with(target_with(", \"bogus\": 1", "", "news-1", t1, sizeof t1),
-                 "targets[0].allocation.bogus: unknown key");
-    refused_with(target_with(", \"every_s\": 0", "", "news-1", t1, sizeof t1),
-                 "targets[0].allocation.every_s: must be an integer in 1..86400");
-    refused_with(target_with(", \"every_s\": 86401", "", "news-1", t1, sizeof t1),
-                 "targets[0].allocation.every_s: must be an integer in 1..86400");
-    refused_with(target_with(", \"every_s\": 1.5", "", "news-1", t1, sizeof t1),
-                 "targets[0].allocation.every_s: must be an integer in 1..86400");
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1/?x=1\", \"cohort\": {\"channel\": "
-             "\"news-1\", " COHORT_REST ", \"rendition\": \"720p\"}, \"token_file\": \"/t\"}}");
+    target_of("http://127.0.0.1:1/?x=1", COHORT_OF("news-1", "720p"), ", \"token_file\": \"/t\"", "", t1,
+              sizeof t1);
     refused_with(t1, "targets[0].allocation.service: must be an http(s) URL without query or fragment");
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1\", \"cohort\": {\"channel\": "
-             "\"news-1\", " COHORT_REST ", \"rendition\": \"720p\", \"country\": \"x\"}, \"token_file\": \"/t\"}}");
+    target_of("http://127.0.0.1:1", COHORT_OF("news-1", "720p") ", \"country\": \"x\"", ", \"token_file\": \"/t\"",
+              "", t1, sizeof t1);
     refused_with(t1, "targets[0].allocation.cohort.country: unknown key");
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1\", \"cohort\": {\"channel\": "
-             "\"news-1\", " COHORT_REST ", \"rendition\": \"720p\"}}}");
+    target_of("http://127.0.0.1:1", COHORT_OF("news-1", "720p"), "", "", t1, sizeof t1);
     refused_with(t1, "targets[0].allocation.token_file: required");
     /* the same cohort twice */
     snprintf(cfg, sizeof cfg, "%s, %s", target_with("", "", "news-1", t1, sizeof t1),
@@ -224,10 +224,9 @@ static void canary_44_token_file_is_read_at_start(void **state)
     struct canary_config c;
     live_path(&l, "token", tok, sizeof tok);
     live_path(&l, "canary.json", cfgpath, sizeof cfgpath);
-    snprintf(t1, sizeof t1,
-             "{\"channel\": \"news-1\", \"rendition\": \"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"/srv/ref\", \"allocation\": {\"service\": \"http://127.0.0.1:1\", \"cohort\": {\"channel\": "
-             "\"news-1\", " COHORT_REST ", \"rendition\": \"720p\"}, \"token_file\": \"%s\"}}", tok);
+    char tail[256];
+    snprintf(tail, sizeof tail, ", \"token_file\": \"%s\"", tok);
+    target_of("http://127.0.0.1:1", COHORT_OF("news-1", "720p"), tail, "", t1, sizeof t1);
     snprintf(cfg, sizeof cfg, "{\"targets\": [%s]}", t1);
     live_write(&l, "canary.json", cfg);
     /* missing: 66 */
