@@ -619,9 +619,9 @@ static void record_given_up(struct cycle *cy, const struct canary_pick *p)
 
 /* The cycle's copy of an allocation target follows allocation s: its rows
  * carry the allocation id and the pathway, which is their path_id. */
-static void on_allocation(struct canary_target *tt, struct canary_alloc_session *s)
+static void on_allocation(struct canary_target *tt, const struct canary_alloc_session *s)
 {
-    tt->path_id = s->pathway;
+    tt->path_id = (char *)s->pathway; /* the copy is only read */
     tt->pathway = s->pathway;
     tt->allocation_id = s->allocation_id;
 }
@@ -765,8 +765,11 @@ json_t *canary_interrupted_report(struct canary_env *env, const struct canary_ta
     char id[37];
     if (evidence_new_id(id) != EVIDENCE_OK)
         return NULL;
+    struct canary_target tt = *t; /* an allocation target's check: under its allocation */
+    if (t->alloc && st->alloc.have)
+        on_allocation(&tt, &st->alloc);
     struct canary_unknown u = {
-        .evidence_id = id, .target = t, .reason = "interrupted",
+        .evidence_id = id, .target = &tt, .reason = "interrupted",
         .detail = "the canary stopped and the check did not finish within timeout_s", .have_seq = true,
         .seq = st->in_flight_seq, .observed_at_ms = st->in_flight_since_ms, .observed_end_ms = util_now_ms(),
     };
