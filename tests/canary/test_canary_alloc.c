@@ -22,6 +22,7 @@
 #include "canary_alloc.h"
 #include "canary_config.h"
 #include "canary_live.h"
+#include "cdn_rig.h"
 #include "ctl_test.h"
 #include "fetch.h"
 #include "serve_rig.h"
@@ -49,23 +50,29 @@ static void secret_file(const struct live *l, const char *name, const char *text
     assert_int_equal(chmod(out, 0600), 0);
 }
 
-/* The live stream, a world decided (C first, D and E eligible fallbacks)
- * and granted with a verification quota, paths.json delivering every path
- * with one rendition named delivered (testd's /_live/<path>/), and the
- * service started with the verification token. */
-static void rig_begin(struct rig *r, int quota, const char *delivered, const char *content_from)
+/* The live stream and a world decided (C first, D and E eligible
+ * fallbacks) and granted with a verification quota; the token file. */
+static void rig_world(struct rig *r, int quota, const char *content_from)
 {
     live_start(&r->l, LIVE_PLAYLIST);
-    ctl_world_begin(&r->w);
-    ctl_world_evidence(&r->w, "ev-d-pre", "D", "MATCH", r->w.now - 300000, true);
-    ctl_world_evidence(&r->w, "ev-e-pre", "E", "MATCH", r->w.now - 300000, true);
-    r->sit = serve_situation(&r->w, SERVE_ORDER_CDE);
-    if (content_from)
-        ctl_set(r->sit, "policy.loop.content_from", json_string(content_from));
-    assert_int_equal(ctl_decide_cli(&r->w.t, "sit.json", r->sit, r->w.ev, r->w.db, r->d), 0);
-    char args[64];
-    snprintf(args, sizeof args, "--verification-allocations %d", quota);
-    assert_int_equal(ctl_grant_cli(&r->w.t, r->w.db, r->d, args, r->g), 0);
+    serve_verification_world(&r->w, content_from, quota, &r->sit, r->d, r->g);
+    secret_file(&r->l, "verification.token", TOKEN "\n", r->token_file, sizeof r->token_file);
+}
+
+/* The service with paths.json holding text, started with the verification token. */
+static void rig_serve(struct rig *r, const char *paths_text)
+{
+    ctl_write_text(&r->w.t, "paths.json", paths_text, r->paths, sizeof r->paths);
+    const char *extra[] = {"--paths", r->paths, "--evidence", r->w.ev, "--verification-token-file",
+                           r->token_file, NULL};
+    server_start_with(&r->w, &r->s, extra);
+}
+
+/* rig_world, and paths.json delivering every path with one rendition named
+ * delivered (testd's /_live/<path>/), unsigned. */
+static void rig_begin(struct rig *r, int quota, const char *delivered, const char *content_from)
+{
+    rig_world(r, quota, content_from);
     char text[4096];
     int k = snprintf(text, sizeof text, "{\"paths\": {");
     for (char id = 'A'; id <= 'E'; id++)
@@ -73,11 +80,7 @@ static void rig_begin(struct rig *r, int quota, const char *delivered, const cha
                       "%s\"%c\": {\"renditions\": {\"%s\": \"http://127.0.0.1:%d/_live/%c/playlist.m3u8\"}, "
                       "\"auth\": {\"type\": \"none\"}}", id == 'A' ? "" : ", ", id, delivered, r->l.port, id + 32);
     snprintf(text + k, sizeof text - (size_t)k, "}}\n");
-    ctl_write_text(&r->w.t, "paths.json", text, r->paths, sizeof r->paths);
-    secret_file(&r->l, "verification.token", TOKEN "\n", r->token_file, sizeof r->token_file);
-    const char *extra[] = {"--paths", r->paths, "--evidence", r->w.ev, "--verification-token-file",
-                           r->token_file, NULL};
-    server_start_with(&r->w, &r->s, extra);
+    rig_serve(r, text);
 }
 
 static void rig_end(struct rig *r)
@@ -90,17 +93,26 @@ static void rig_end(struct rig *r)
 
 /* The canary's configuration: one allocation target of the fixtures'
  * cohort on service port, with this token file and every_s. */
-static void write_config(const struct rig *r, const char *name, int port, const char *token_file, int every_s)
+static void write_config_ref(const struct rig *r, const char *name, const char *reference, int port,
+                             const char *token_file, int every_s)
 {
     char cfg[4096];
     snprintf(cfg, sizeof cfg,
              "{\"probe_period_s\": 0, \"period_s\": 1, \"targets\": [{\"channel\": \"news-1\", \"rendition\": "
              "\"720p\", \"program_version\": \"pv-42\", \"reference\": "
-             "\"http://127.0.0.1:%d/_live/ref/playlist.m3u8\", \"allocation\": {\"service\": "
+             "\"%s\", \"allocation\": {\"service\": "
              "\"http://127.0.0.1:%d\", \"cohort\": {\"channel\": \"news-1\", " COHORT_REST
              ", \"rendition\": \"720p\"}, \"every_s\": %d, \"token_file\": \"%s\"}}]}",
-             r->l.port, port, every_s, token_file);
+             reference, port, every_s, token_file);
     live_write(&r->l, name, cfg);
+}
+
+/* The same with testd's live stream as the reference. */
+static void write_config(const struct rig *r, const char *name, int port, const char *token_file, int every_s)
+{
+    char ref[128];
+    snprintf(ref, sizeof ref, "http://127.0.0.1:%d/_live/ref/playlist.m3u8", r->l.port);
+    write_config_ref(r, name, ref, port, token_file, every_s);
 }
 
 static int run_once(const struct rig *r, const char *cfg)
@@ -419,6 +431,51 @@ static void canary_49_rendition_not_delivered_is_unknown(void **state)
     rig_end(&r);
 }
 
+/* A cloudfront-url path: the service signs the media playlist of the
+ * session, and exactav-cdnd, which checks every signature with the public
+ * key, serves the segments only to requests carrying it. */
+#define KEY_PAIR_ID "KSIGNEDPAIRID7"
+static void canary_51_signed_media_playlist_of_the_session(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct rig r;
+    rig_world(&r, 2, NULL);
+    assert_int_equal(live_sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem "
+                             "2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub && chmod 600 rsa.pem",
+                             r.w.t.dir), 0);
+    char epoch[32], pub[256];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
+    snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", r.w.t.dir);
+    struct cdn_proc c, ref;
+    const char *signed_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
+                                 "--live-epoch-ms", epoch, "--public-key", pub, NULL};
+    const char *open_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
+                               "--live-epoch-ms", epoch, NULL};
+    assert_int_equal(cdn_start(&c, CDND_BIN, r.w.t.dir, "C", signed_args), 0);
+    assert_int_equal(cdn_start(&ref, CDND_BIN, r.w.t.dir, "REF", open_args), 0);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"720p\": \"%s/ch1/r720/live.m3u8\"}, \"auth\": {\"type\": "
+             "\"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"" KEY_PAIR_ID "\"}, "
+             "\"url_ttl_s\": 120}}}\n", c.base);
+    rig_serve(&r, text);
+    char reference[128];
+    snprintf(reference, sizeof reference, "%s/ch1/r720/live.m3u8", ref.base);
+    write_config_ref(&r, "alloc.json", reference, r.s.port, r.token_file, 300);
+    assert_int_equal(run_once(&r, "alloc.json"), 0);
+    /* MATCH under the allocation, through the service's signed playlist:
+     * the segment request carried the signature (redacted in the store) */
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND path_id = 'C' AND "
+                                  "pathway = 'C' AND allocation_id LIKE 'canary-%%' AND json_extract(report, "
+                                  "'$.candidate.object') LIKE '%%/v1/sessions/%%/C/720p.m3u8'"), 1);
+    assert_true(live_q(&r.l, "SELECT count(*) FROM fetches WHERE url LIKE '%%/ch1/r720/%%Signature=REDACTED%%' "
+                             "AND http_status = 200") >= 1);
+    cdn_stop(&c);
+    cdn_stop(&ref);
+    rig_end(&r);
+}
+
 /* ---- what the real service never answers -------------------------------------------- */
 
 struct fake {
@@ -520,6 +577,7 @@ int main(int argc, char **argv)
                                   live_teardown),
         cmocka_unit_test_teardown(canary_49_rendition_not_delivered_is_unknown, live_teardown),
         cmocka_unit_test_teardown(canary_50_garbage_and_oversized_answers_are_unknown, live_teardown),
+        cmocka_unit_test_teardown(canary_51_signed_media_playlist_of_the_session, live_teardown),
     };
     int rc = canary_test_main("canary_alloc", tests, sizeof tests / sizeof tests[0], argc, argv);
     kill_leftovers(NULL);
