@@ -399,9 +399,28 @@ static void canary_48_quota_exhausted_is_unknown_and_every_s_takes_new_allocatio
     struct rig r;
     rig_begin(&r, 1, "720p", NULL);
     write_config(&r, "alloc.json", r.s.port, r.token_file, 2);
-    char args[512];
-    snprintf(args, sizeof args, "--duration 7 --config %s/alloc.json --evidence %s/ev.db", r.l.dir, r.l.dir);
-    assert_int_equal(live_canary_run(&r.l, "run", args), 0);
+    /* a port for the metrics: the kernel's choice, freed for the canary */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    char args[512], metrics[128];
+    snprintf(args, sizeof args, "--duration 7 --metrics-listen 127.0.0.1:%d --config %s/alloc.json --evidence "
+             "%s/ev.db", ntohs(a.sin_port), r.l.dir, r.l.dir);
+    snprintf(metrics, sizeof metrics, "http://127.0.0.1:%d/metrics", ntohs(a.sin_port));
+    pid_t pid = live_canary_start(&r.l, "run", args);
+    live_wait_count(&r.l, 1, 30, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'");
+    long status = 0;
+    char *body = live_get(metrics, &status);
+    assert_int_equal(status, 200);
+    /* the series is the target's, whatever pathway its allocation took */
+    if (!strstr(body, "exactav_canary_checks_total{path_id=\"alloc:news-1/720p/eu-west/isp-x/web-hlsjs/2026.11.3\","
+                      "channel=\"news-1\",rendition=\"720p\",verdict=\"MATCH\"} "))
+        fail_msg("metrics:\n%s", body);
+    free(body);
+    assert_int_equal(live_canary_wait(pid), 0);
     /* the first allocation's checks MATCH under it ... */
     assert_true(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND allocation_id IS NOT NULL "
                              "AND pathway = 'C'") >= 1);
