@@ -450,6 +450,31 @@ static void canary_49_rendition_not_delivered_is_unknown(void **state)
     rig_end(&r);
 }
 
+/* The media playlist of the session answers 410 (its session ended): the
+ * next cycle takes a new allocation before every_s, and checks go on
+ * under it. */
+static void canary_52_a_playlist_answering_410_takes_a_new_allocation(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct rig r;
+    rig_begin(&r, 5, "720p", NULL);
+    write_config(&r, "alloc.json", r.s.port, r.token_file, 300);
+    char args[512];
+    snprintf(args, sizeof args, "--duration 12 --config %s/alloc.json --evidence %s/ev.db", r.l.dir, r.l.dir);
+    pid_t pid = live_canary_start(&r.l, "run", args);
+    live_wait_count(&r.l, 1, 30, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH'");
+    json_decref(live_get_json(&r.l, "_control/outage?path=c&ms=1500&status=410"));
+    live_wait_count(&r.l, 2, 30, "SELECT count(DISTINCT allocation_id) FROM evidence WHERE verdict = 'MATCH'");
+    assert_int_equal(live_canary_wait(pid), 0);
+    /* the 410 is on record under the first allocation, never MATCH */
+    assert_true(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'UNKNOWN' AND reason = 'http_error' "
+                             "AND allocation_id IS NOT NULL") >= 1);
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
+    assert_true(ctl_query_int(r.w.db, "SELECT verification_allocated FROM grants") >= 2);
+    rig_end(&r);
+}
+
 /* A cloudfront-url path: the service signs the media playlist of the
  * session, and exactav-cdnd, which checks every signature with the public
  * key, serves the segments only to requests carrying it. */
@@ -597,6 +622,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_49_rendition_not_delivered_is_unknown, live_teardown),
         cmocka_unit_test_teardown(canary_50_garbage_and_oversized_answers_are_unknown, live_teardown),
         cmocka_unit_test_teardown(canary_51_signed_media_playlist_of_the_session, live_teardown),
+        cmocka_unit_test_teardown(canary_52_a_playlist_answering_410_takes_a_new_allocation, live_teardown),
     };
     int rc = canary_test_main("canary_alloc", tests, sizeof tests / sizeof tests[0], argc, argv);
     kill_leftovers(NULL);
