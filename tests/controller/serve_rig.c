@@ -174,6 +174,21 @@ json_t *serve_allocate_isp(int port, const char *id, const char *isp)
 }
 
 /* paths.json with every path A..E delivered without signatures. */
+void serve_verification_world(struct ctl_world *w, const char *content_from, int quota, json_t **sit,
+                              char d[33], char g[33])
+{
+    ctl_world_begin(w);
+    ctl_world_evidence(w, "ev-d-pre", "D", "MATCH", w->now - 300000, true);
+    ctl_world_evidence(w, "ev-e-pre", "E", "MATCH", w->now - 300000, true);
+    *sit = serve_situation(w, SERVE_ORDER_CDE);
+    if (content_from)
+        ctl_set(*sit, "policy.loop.content_from", json_string(content_from));
+    assert_int_equal(ctl_decide_cli(&w->t, "sit.json", *sit, w->ev, w->db, d), 0);
+    char args[64];
+    snprintf(args, sizeof args, "--verification-allocations %d", quota);
+    assert_int_equal(ctl_grant_cli(&w->t, w->db, d, args, g), 0);
+}
+
 void serve_paths_unsigned(const struct ctl_world *w, char *path, size_t n)
 {
     char text[4096];

@@ -42,6 +42,12 @@ json_t *serve_situation(const struct ctl_world *w, const char *const order[5]);
 /* ctl_world_begin, MATCH evidence for D and E, decided in SERVE_ORDER_CDE
  * and granted (rate cap lifted); the grant id into g. */
 void serve_world_granted(struct ctl_world *w, char g[33]);
+/* Issue 17's world: ctl_world_begin, MATCH evidence for D and E, the
+ * situation in SERVE_ORDER_CDE (policy.loop.content_from set unless NULL)
+ * into *sit (caller decrefs), decided (d) and granted with a verification
+ * quota (g). */
+void serve_verification_world(struct ctl_world *w, const char *content_from, int quota, json_t **sit,
+                              char d[33], char g[33]);
 /* POST /v1/allocations for the fixtures' cohort on 127.0.0.1:port; asserts
  * 201 and returns its body (caller decrefs). */
 json_t *serve_allocate(int port, const char *id);

@@ -40,16 +40,7 @@ struct verif {
  * verification token. */
 static void verif_begin(struct verif *v, const char *content_from, int quota)
 {
-    ctl_world_begin(&v->w);
-    ctl_world_evidence(&v->w, "ev-d-pre", "D", "MATCH", v->w.now - 300000, true);
-    ctl_world_evidence(&v->w, "ev-e-pre", "E", "MATCH", v->w.now - 300000, true);
-    v->sit = serve_situation(&v->w, SERVE_ORDER_CDE);
-    if (content_from)
-        ctl_set(v->sit, "policy.loop.content_from", json_string(content_from));
-    assert_int_equal(ctl_decide_cli(&v->w.t, "sit.json", v->sit, v->w.ev, v->w.db, v->d), 0);
-    char args[64];
-    snprintf(args, sizeof args, "--verification-allocations %d", quota);
-    assert_int_equal(ctl_grant_cli(&v->w.t, v->w.db, v->d, args, v->g), 0);
+    serve_verification_world(&v->w, content_from, quota, &v->sit, v->d, v->g);
     ctl_write_text(&v->w.t, "verification.token", VERIF_TOKEN "\n", v->token_file,
                    sizeof v->token_file);
     assert_int_equal(chmod(v->token_file, 0600), 0);

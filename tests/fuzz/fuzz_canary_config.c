@@ -17,7 +17,13 @@ static void check(const struct canary_config *c)
     for (size_t i = 0; i < c->n_targets; i++) {
         const struct canary_target *t = &c->targets[i];
         assert(t->path_id && t->channel && t->rendition && t->program_version && t->reference);
-        assert(t->candidate || t->command);
+        assert(t->candidate || t->command || t->alloc);
+        /* an allocation target (issue 17): no candidate, its own key, no probes,
+         * no token read by the parser */
+        assert(!t->alloc || (!t->candidate && !t->command && !strncmp(t->key, "alloc:", 6) &&
+                             t->alloc->every_ms >= 1000 && t->alloc->every_ms <= 86400000 &&
+                             t->probe_period_ms == 0 && !t->alloc->token && t->alloc->service &&
+                             t->alloc->token_file));
         assert(!strchr(t->path_id, '/') && !strchr(t->channel, '/') && !strchr(t->rendition, '/'));
         assert(t->period_ms >= 100 && t->probe_period_ms >= 0);
         for (size_t j = 0; j < i; j++)

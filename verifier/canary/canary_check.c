@@ -92,6 +92,7 @@ static void record(struct canary_env *env, const struct canary_target *t, struct
                  rc == 0 ? str_of(json_object_get(json_object_get(report, "candidate"), "delivery_failure"), "detail")
                          : err);
         st->last_observed_ms = json_integer_value(json_object_get(report, "observed_at_ms"));
+        snprintf(st->last_path_id, sizeof st->last_path_id, "%s", t->path_id);
         if (rc == 0)
             st->stored[!strcmp(st->last_verdict, "MATCH") ? 1 : !strcmp(st->last_verdict, "MISMATCH") ? 2 : 0]++;
     }
@@ -190,12 +191,6 @@ static void reference_failure(const struct cycle *cy, struct unknown_args *a, ch
     a->observed = cy->cand;
 }
 
-static json_t *context_of(const struct canary_target *t)
-{
-    return json_pack("{s:s, s:s, s:s, s:s}", "path_id", t->path_id, "channel", t->channel, "rendition", t->rendition,
-                     "program_version", t->program_version);
-}
-
 static void mark_in_flight(struct cycle *cy, uint64_t seq, bool on)
 {
     canary_store_lock(cy->env->store);
@@ -255,7 +250,7 @@ static json_t *run_verify(struct cycle *cy, const struct check_input *in, char *
 {
     struct candidate *cand = in->cand;
     char id[37];
-    json_t *ctx = context_of(cy->t);
+    json_t *ctx = canary_report_context(cy->t);
     struct verify_request rq = {
         .profile = cy->env->run->profile, .ref_segs = in->ref_segs, .n_ref = in->n_ref, .cand_segs = cand->segs,
         .n_cand = cand->nsegs, .offset = in->offset, .reference_object = in->ref_object,
@@ -465,6 +460,10 @@ static void check_seq(struct cycle *cy, enum canary_source src, uint64_t seq)
 static void candidate_url(struct cycle *cy)
 {
     const struct canary_target *t = cy->t;
+    if (t->alloc) { /* the media playlist of the allocation followed */
+        cy->url = strdup(cy->st->alloc.url);
+        return;
+    }
     if (!t->command) {
         cy->url = strdup(t->candidate);
         return;
@@ -618,10 +617,55 @@ static void record_given_up(struct cycle *cy, const struct canary_pick *p)
     }
 }
 
+/* The cycle's copy of an allocation target follows allocation s: its rows
+ * carry the allocation id and the pathway, which is their path_id. */
+static void on_allocation(struct canary_target *tt, const struct canary_alloc_session *s)
+{
+    tt->path_id = (char *)s->pathway; /* the copy is only read */
+    tt->pathway = s->pathway;
+    tt->allocation_id = s->allocation_id;
+}
+
+/* An allocation target (canary_alloc.h): a new allocation when one is due,
+ * and the cycle's copy of the target carrying it (path_id the pathway).
+ * False when there is none to follow: the failure is on record. */
+static bool follow_allocation(struct canary_env *env, const struct canary_target *t, struct canary_state *st,
+                              int64_t deadline_ms, struct canary_target *tt)
+{
+    *tt = *t;
+    int64_t started = util_now_ms();
+    if (!canary_alloc_due(t->alloc, &st->alloc, started)) {
+        on_allocation(tt, &st->alloc);
+        return true;
+    }
+    char detail[320];
+    enum canary_alloc_status as = canary_alloc_take(t, &env->fetch, deadline_ms, &st->alloc, detail, sizeof detail);
+    if (as == CANARY_ALLOC_OK) {
+        canary_log_event(env->log, "allocation", "%s: %s on pathway %s", t->key, st->alloc.allocation_id,
+                         st->alloc.pathway);
+        on_allocation(tt, &st->alloc);
+        return true;
+    }
+    /* what the service allocated (and the pathway, once chosen) is on the row */
+    if (st->alloc.allocation_id[0] && st->alloc.pathway[0])
+        on_allocation(tt, &st->alloc);
+    struct unknown_args a = {.reason = canary_alloc_reason(as), .detail = detail};
+    record_unknown(env, tt, st, &a, started);
+    return false;
+}
+
 bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct canary_state *st)
 {
     struct cycle cy = {.env = env, .t = t, .st = st, .started_ms = util_now_ms()};
     cy.deadline_ms = cy.started_ms + env->cfg->timeout_ms;
+    struct canary_target tt;
+    if (t->alloc) {
+        if (!follow_allocation(env, t, st, cy.deadline_ms, &tt)) {
+            st->failures++;
+            return true;
+        }
+        cy.t = t = &tt;
+    }
     /* the reference first: a number due because the reference lists it
      * (lag included) was published before the candidate was looked at */
     cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
@@ -635,6 +679,8 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
     if (cy.url)
         cy.cand = canary_reload_read(cy.url, block, cy.r.last, &fo, cy.deadline_ms, &cy.reload);
     cy.c = range_of(cy.cand);
+    if (t->alloc && cy.cand && cy.cand->http_status == 410)
+        st->alloc.have = false; /* the session ended: the next cycle takes a new allocation */
     if (cy.c.have)
         observe(&cy, &st->cand, cy.cand, &cy.c, true);
     if (cy.r.have)
@@ -719,8 +765,11 @@ json_t *canary_interrupted_report(struct canary_env *env, const struct canary_ta
     char id[37];
     if (evidence_new_id(id) != EVIDENCE_OK)
         return NULL;
+    struct canary_target tt = *t; /* an allocation target's check: under its allocation */
+    if (t->alloc && st->alloc.have)
+        on_allocation(&tt, &st->alloc);
     struct canary_unknown u = {
-        .evidence_id = id, .target = t, .reason = "interrupted",
+        .evidence_id = id, .target = &tt, .reason = "interrupted",
         .detail = "the canary stopped and the check did not finish within timeout_s", .have_seq = true,
         .seq = st->in_flight_seq, .observed_at_ms = st->in_flight_since_ms, .observed_end_ms = util_now_ms(),
     };

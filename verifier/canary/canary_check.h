@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "canary_alloc.h"
 #include "canary_config.h"
 #include "canary_log.h"
 #include "canary_metrics.h"
@@ -60,6 +61,9 @@ struct canary_state {
     char last_detail[320];           /* the newest record's delivery_failure detail, "" when none */
     int64_t last_observed_ms;
     uint64_t stored[3];              /* rows stored by this run: UNKNOWN, MATCH, MISMATCH */
+    char last_path_id[CANARY_MAX_NAME + 1]; /* the newest record's path_id (an allocation target's pathway) */
+    /* an allocation target (canary_alloc.h): the allocation it follows */
+    struct canary_alloc_session alloc;
     /* the check in flight, under the store's lock */
     bool in_flight, abandoned;
     uint64_t in_flight_seq;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "canary_alloc.h"
 #include "credential.h"
 #include "evidence.h"
 #include "exitcodes.h"
@@ -139,13 +140,23 @@ static int command(struct ctx *c, const json_t *v, const char *field, struct can
     return 0;
 }
 
+static int reference(struct ctx *c, const json_t *o, const char *prefix, struct canary_target *t)
+{
+    char field[64];
+    snprintf(field, sizeof field, "%sreference", prefix);
+    const json_t *ref = json_object_get(o, "reference");
+    if (!ref)
+        return fail(c, field, "required");
+    return location(c, ref, field, &t->reference);
+}
+
 static int target_locations(struct ctx *c, const json_t *o, const char *prefix, struct canary_target *t)
 {
     char field[64];
     const json_t *cand = json_object_get(o, "candidate"), *cmd = json_object_get(o, "candidate_command");
     snprintf(field, sizeof field, "%scandidate", prefix);
     if (!cand && !cmd)
-        return fail(c, field, "required (or candidate_command)");
+        return fail(c, field, "required (or candidate_command, or allocation)");
     if (cand && location(c, cand, field, &t->candidate))
         return -1;
     if (cand && !uri_is_http(t->candidate))
@@ -153,11 +164,84 @@ static int target_locations(struct ctx *c, const json_t *o, const char *prefix, 
     snprintf(field, sizeof field, "%scandidate_command", prefix);
     if (cmd && command(c, cmd, field, t))
         return -1;
-    snprintf(field, sizeof field, "%sreference", prefix);
-    const json_t *ref = json_object_get(o, "reference");
-    if (!ref)
+    return reference(c, o, prefix, t);
+}
+
+/* One string member of the allocation's cohort. */
+static int cohort_member(struct ctx *c, const json_t *cohort, const char *key, const char *prefix, char **out)
+{
+    char field[96];
+    snprintf(field, sizeof field, "%scohort.", prefix);
+    return name(c, cohort, key, field, out);
+}
+
+/* "allocation" (issue 17): {service, cohort, every_s, token_file} instead of
+ * path_id and candidate / candidate_command.  The cohort is the service's
+ * (six strings); its channel and rendition are the target's. */
+static int parse_allocation(struct ctx *c, const json_t *o, const char *prefix, struct canary_target *t)
+{
+    static const char *const keys[] = {"service", "cohort", "every_s", "token_file", NULL};
+    static const char *const cohort_keys[] = {"channel", "region", "isp", "client", "build", "rendition", NULL};
+    static const char *const excluded[] = {"path_id", "candidate", "candidate_command", NULL};
+    const json_t *a = json_object_get(o, "allocation");
+    char p[64], field[96];
+    snprintf(p, sizeof p, "%sallocation.", prefix);
+    for (size_t i = 0; excluded[i]; i++)
+        if (json_object_get(o, excluded[i])) {
+            snprintf(field, sizeof field, "%s%s", prefix, excluded[i]);
+            return fail(c, field, "not with allocation (the allocation gives the path and the candidate)");
+        }
+    if (!json_is_object(a))
+        return fail(c, p, "must be an object");
+    struct canary_alloc_spec *s = t->alloc = calloc(1, sizeof *t->alloc);
+    if (!s)
+        return fail(c, p, "out of memory");
+    s->every_ms = CANARY_ALLOC_DEFAULT_EVERY_MS;
+    if (only_known_keys(c, a, p, keys))
+        return -1;
+    const json_t *svc = json_object_get(a, "service"), *cohort = json_object_get(a, "cohort");
+    snprintf(field, sizeof field, "%sservice", p);
+    if (!svc)
         return fail(c, field, "required");
-    return location(c, ref, field, &t->reference);
+    if (location(c, svc, field, &s->service))
+        return -1;
+    if (!uri_is_http(s->service) || strpbrk(s->service, "?#"))
+        return fail(c, field, "must be an http(s) URL without query or fragment");
+    snprintf(field, sizeof field, "%scohort", p);
+    if (!json_is_object(cohort))
+        return fail(c, field, cohort ? "must be an object" : "required");
+    char cp[80], *ch = NULL, *rd = NULL;
+    snprintf(cp, sizeof cp, "%scohort.", p);
+    int rc = only_known_keys(c, cohort, cp, cohort_keys) || cohort_member(c, cohort, "channel", p, &ch) ||
+             cohort_member(c, cohort, "region", p, &s->region) || cohort_member(c, cohort, "isp", p, &s->isp) ||
+             cohort_member(c, cohort, "client", p, &s->client) || cohort_member(c, cohort, "build", p, &s->build) ||
+             cohort_member(c, cohort, "rendition", p, &rd) ? -1 : 0;
+    if (!rc && strcmp(ch, t->channel)) {
+        snprintf(field, sizeof field, "%scohort.channel", p);
+        rc = fail(c, field, "must be the target's channel (%s)", t->channel);
+    } else if (!rc && strcmp(rd, t->rendition)) {
+        snprintf(field, sizeof field, "%scohort.rendition", p);
+        rc = fail(c, field, "must be the target's rendition (%s)", t->rendition);
+    }
+    free(ch);
+    free(rd);
+    if (rc)
+        return -1;
+    snprintf(field, sizeof field, "%severy_s", p);
+    if (integer(c, a, "every_s", field, 1, 86400, &s->every_ms))
+        return -1;
+    if (json_object_get(a, "every_s"))
+        s->every_ms *= 1000;
+    snprintf(field, sizeof field, "%stoken_file", p);
+    if (!json_object_get(a, "token_file"))
+        return fail(c, field, "required");
+    if (location(c, json_object_get(a, "token_file"), field, &s->token_file))
+        return -1;
+    if (!(t->path_id = strdup(CANARY_ALLOC_PATH_ID)))
+        return fail(c, p, "out of memory");
+    snprintf(t->key, sizeof t->key, "alloc:%s/%s/%s/%s/%s/%s", t->channel, t->rendition, s->region, s->isp,
+             s->client, s->build);
+    return reference(c, o, prefix, t);
 }
 
 /* headers / cookies of a target: checked as exactav verify checks
@@ -205,14 +289,16 @@ static int parse_target(struct ctx *c, const json_t *o, size_t i, const struct c
 {
     static const char *const keys[] = {"path_id", "channel", "rendition", "program_version", "candidate",
                                        "candidate_command", "reference", "time_offset", "period_s",
-                                       "probe_period_s", "headers", "cookies", NULL};
+                                       "probe_period_s", "headers", "cookies", "allocation", NULL};
     char prefix[32], field[64];
     snprintf(prefix, sizeof prefix, "targets[%zu].", i);
     if (!json_is_object(o))
         return fail(c, prefix, "must be an object");
-    if (only_known_keys(c, o, prefix, keys) || name(c, o, "path_id", prefix, &t->path_id) ||
+    bool alloc = json_object_get(o, "allocation") != NULL;
+    if (only_known_keys(c, o, prefix, keys) || (!alloc && name(c, o, "path_id", prefix, &t->path_id)) ||
         name(c, o, "channel", prefix, &t->channel) || name(c, o, "rendition", prefix, &t->rendition) ||
-        name(c, o, "program_version", prefix, &t->program_version) || target_locations(c, o, prefix, t) ||
+        name(c, o, "program_version", prefix, &t->program_version) ||
+        (alloc ? parse_allocation(c, o, prefix, t) : target_locations(c, o, prefix, t)) ||
         credentials(c, o, "headers", prefix, t) || credentials(c, o, "cookies", prefix, t))
         return -1;
     t->period_ms = cfg->period_ms;
@@ -226,7 +312,10 @@ static int parse_target(struct ctx *c, const json_t *o, size_t i, const struct c
     snprintf(field, sizeof field, "%sprobe_period_s", prefix);
     if (seconds(c, o, "probe_period_s", field, 0.5, 3600, true, &t->probe_period_ms))
         return -1;
-    snprintf(t->key, sizeof t->key, "%s/%s/%s", t->path_id, t->channel, t->rendition);
+    if (alloc)
+        t->probe_period_ms = 0; /* probes are of a path: an allocation target has none */
+    else
+        snprintf(t->key, sizeof t->key, "%s/%s/%s", t->path_id, t->channel, t->rendition);
     return 0;
 }
 
@@ -247,7 +336,9 @@ static int parse_targets(struct ctx *c, const json_t *arr, struct canary_config 
             if (!strcmp(cfg->targets[j].key, cfg->targets[i].key)) {
                 char field[48];
                 snprintf(field, sizeof field, "targets[%zu]", i);
-                return fail(c, field, "path_id/channel/rendition %s is already targets[%zu]", cfg->targets[i].key, j);
+                return fail(c, field, "%s %s is already targets[%zu]",
+                            cfg->targets[i].alloc ? "the allocation target" : "path_id/channel/rendition",
+                            cfg->targets[i].key, j);
             }
     }
     return 0;
@@ -420,6 +511,14 @@ int canary_config_load(const char *path, struct canary_config *out, char *err, s
     }
     int rc = canary_config_parse(buf, n, out, err, errlen) ? EXACTAV_EXIT_USAGE : 0;
     free(buf);
+    for (size_t i = 0; rc == 0 && i < out->n_targets; i++) {
+        struct canary_target *t = &out->targets[i];
+        char why[512];
+        if (t->alloc && (rc = canary_alloc_read_token(t->alloc->token_file, &t->alloc->token, why, sizeof why)))
+            snprintf(err, errlen, "targets[%zu].allocation.token_file: %s", i, why);
+    }
+    if (rc)
+        canary_config_free(out);
     return rc;
 }
 
@@ -443,6 +542,7 @@ void canary_config_free(struct canary_config *c)
         free_strv(t->command);
         free_strv(t->headers);
         free(t->cookie);
+        canary_alloc_spec_free(t->alloc);
     }
     free(c->targets);
     free_strv(c->redact_params);

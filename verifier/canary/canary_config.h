@@ -23,6 +23,19 @@
 #define CANARY_MAX_NAME 127          /* path_id, channel, rendition, program_version */
 #define CANARY_MAX_LOCATION 8192     /* candidate, reference, command arguments */
 
+/* "allocation" (issue 17, docs/canary.md "Allocation targets"): the target
+ * takes verification sessions from the admission service and checks what
+ * each one delivers; canary_alloc.h does it. */
+#define CANARY_ALLOC_DEFAULT_EVERY_MS (300 * 1000)
+#define CANARY_ALLOC_PATH_ID "allocation" /* path_id until a pathway is chosen */
+struct canary_alloc_spec {
+    char *service;               /* http(s) base URL; POST <service>/v1/allocations */
+    char *region, *isp, *client, *build; /* the cohort (its channel, rendition: the target's) */
+    int64_t every_ms;            /* a new allocation this often */
+    char *token_file;            /* the bearer token's file */
+    char *token;                 /* read by canary_config_load: a secret, never logged or stored */
+};
+
 struct canary_target {
     char *path_id, *channel, *rendition, *program_version;
     char *candidate;             /* media playlist URL as the CDN delivers it, or NULL */
@@ -37,7 +50,14 @@ struct canary_target {
     char **headers;              /* n_headers of them, or NULL */
     size_t n_headers;
     char *cookie;
-    char key[3 * CANARY_MAX_NAME + 3]; /* "path_id/channel/rendition": identity, shard key */
+    struct canary_alloc_spec *alloc; /* an allocation target, or NULL */
+    /* The allocation a cycle follows (set on the cycle's own copy of an
+     * allocation target, never in the configuration): context.allocation_id
+     * and context.pathway of its reports.  NULL: none. */
+    const char *allocation_id, *pathway;
+    /* "path_id/channel/rendition", or for an allocation target
+     * "alloc:channel/rendition/region/isp/client/build": identity, shard key */
+    char key[6 * CANARY_MAX_NAME + 12];
 };
 
 /* "retention": the canary runs `exactav evidence prune` on its own store
@@ -80,8 +100,10 @@ struct canary_config {
 /* Parses len bytes of JSON.  0, or -1 with the field named in err. */
 int canary_config_parse(const char *text, size_t len, struct canary_config *out, char *err, size_t errlen);
 
-/* Reads and parses a file.  0; 66 when it cannot be read; 64 when it is not
- * a valid configuration (err names the field). */
+/* Reads and parses a file, then the token_file of every allocation target
+ * (canary_alloc_read_token).  0; 66 when it (or a token file) cannot be
+ * read; 64 when it is not a valid configuration (err names the field); 65
+ * when a token file's content or mode is refused. */
 int canary_config_load(const char *path, struct canary_config *out, char *err, size_t errlen);
 
 void canary_config_free(struct canary_config *c);

@@ -94,7 +94,9 @@ static struct series *series_of(struct canary_metrics *m, const struct canary_ta
     memset(s, 0, sizeof *s);
     s->last_verdict = -1;
     s->key = strdup(t->key);
-    s->path_id = strdup(t->path_id);
+    /* an allocation target's pathway changes with its allocations, and two
+     * cohorts may share one: its series is labelled by its key */
+    s->path_id = strdup(t->alloc ? t->key : t->path_id);
     s->channel = strdup(t->channel);
     s->rendition = strdup(t->rendition);
     if (!s->key || !s->path_id || !s->channel || !s->rendition) {

@@ -12,10 +12,28 @@ static json_t *str_or_null(const char *s)
     return j ? j : json_null();
 }
 
+json_t *canary_report_context(const struct canary_target *t)
+{
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s}", "path_id", t->path_id, "channel", t->channel, "rendition",
+                          t->rendition, "program_version", t->program_version);
+    /* an allocation target's check (issue 17): the allocation it followed */
+    if (c && t->allocation_id && t->pathway &&
+        (json_object_set_new(c, "allocation_id", json_string(t->allocation_id)) ||
+         json_object_set_new(c, "pathway", json_string(t->pathway)))) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
 static json_t *context(const struct canary_target *t)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:n}", "path_id", t->path_id, "channel", t->channel, "rendition",
-                     t->rendition, "program_version", t->program_version, "reference_version");
+    json_t *c = canary_report_context(t);
+    if (c && json_object_set_new(c, "reference_version", json_null())) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
 }
 
 json_t *canary_report_unknown(const struct canary_run_info *run, const struct canary_unknown *u)

@@ -48,6 +48,11 @@ struct canary_unknown {
     json_t *fetches;             /* borrowed array of fetch records, or NULL */
 };
 
+/* A report's context: path_id, channel, rendition, program_version, and
+ * for a check that followed an allocation (issue 17) allocation_id and
+ * pathway.  NULL on out of memory. */
+json_t *canary_report_context(const struct canary_target *t);
+
 /* The UNKNOWN report of a check that could not run.  NULL on out of memory. */
 json_t *canary_report_unknown(const struct canary_run_info *run, const struct canary_unknown *u);
 

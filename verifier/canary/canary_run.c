@@ -295,7 +295,7 @@ static void collect(struct runner *r, struct canary_session *out)
         const struct canary_state *st = &r->w[i].st;
         struct canary_outcome *c = &out->outcomes[i];
         snprintf(c->key, sizeof c->key, "%s", t->key);
-        snprintf(c->path_id, sizeof c->path_id, "%s", t->path_id);
+        snprintf(c->path_id, sizeof c->path_id, "%s", st->last_path_id[0] ? st->last_path_id : t->path_id);
         snprintf(c->channel, sizeof c->channel, "%s", t->channel);
         snprintf(c->rendition, sizeof c->rendition, "%s", t->rendition);
         snprintf(c->program_version, sizeof c->program_version, "%s", t->program_version);

@@ -36,7 +36,7 @@ struct canary_options {
 
 /* One target's answer in a session (the newest record of the run). */
 struct canary_outcome {
-    char key[3 * CANARY_MAX_NAME + 3];
+    char key[6 * CANARY_MAX_NAME + 12];
     char path_id[CANARY_MAX_NAME + 1], channel[CANARY_MAX_NAME + 1], rendition[CANARY_MAX_NAME + 1];
     char program_version[CANARY_MAX_NAME + 1];
     bool recorded;               /* false: no record (stopped before one) */
