@@ -515,6 +515,12 @@ static void canary_51_signed_media_playlist_of_the_session(void **state)
                                   "'$.candidate.object') LIKE '%%/v1/sessions/%%/C/720p.m3u8'"), 1);
     assert_true(live_q(&r.l, "SELECT count(*) FROM fetches WHERE url LIKE '%%/ch1/r720/%%Signature=REDACTED%%' "
                              "AND http_status = 200") >= 1);
+    /* the session id, the capability of its playback URLs, is redacted in
+     * every URL stored (docs/fetch.md) */
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE allocation_id IS NOT NULL AND json_extract("
+                                  "report, '$.candidate.object') NOT LIKE '%%/v1/sessions/REDACTED/C/720p.m3u8'"), 0);
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE report LIKE '%%/v1/sessions/%%' AND report "
+                                  "NOT LIKE '%%/v1/sessions/REDACTED/%%'"), 0);
     cdn_stop(&c);
     cdn_stop(&ref);
     rig_end(&r);

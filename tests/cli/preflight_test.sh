@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_15 / cli_16: scripts/preflight, the README's first command.
-#   preflight_test.sh runs N SRC BIN_DIR     N runs in a row, each must exit 0, reach the controller
-#                                            and finish its canary run
+#   preflight_test.sh runs N SRC BIN_DIR     N runs in a row, each must exit 0, reach the controller,
+#                                            finish its canary run and show the step's content PASS
+#                                            from the canary's verification session
 #   preflight_test.sh foreign 1 SRC BIN_DIR  a non-empty WORKDIR it did not make is refused, untouched
 set -euo pipefail
 mode=$1 n=$2 src=$3 bin=$4
@@ -21,8 +22,12 @@ runs)
     fi
     grep -q 'cdn-c: eligible' "$tmp/out" || { echo "run $i: no decision"; cat "$tmp/out"; exit 1; }
     grep -q '^   canary exit 0;' "$tmp/out" || { echo "run $i: the canary did not finish"; cat "$tmp/out"; exit 1; }
+    # the canary's verification session of the step is what stepctl next counts
+    grep -q 'content PASS match: .*(content from step_sessions: 1 verification allocation(s))' "$tmp/out" ||
+      { echo "run $i: no content from the step's own session"; cat "$tmp/out"; exit 1; }
   done
-  echo "$n runs in a row: all finished (exit 0, controller decision printed, canary run finished)"
+  echo "$n runs in a row: all finished (exit 0, controller decision printed, canary run finished,"
+  echo "the step's content PASS from its verification session)"
   # the work directory carries the marker, and is reused without complaint
   test -e "$tmp/work/.exactav-preflight"
   ;;

@@ -241,6 +241,13 @@ static void redact_24_path_tokens(void **state)
     expect_policy("http://h/seg;sid=abc/tok%3Dxyz/seg.ts?sid=1", &pol,
                   "http://h/seg;sid=REDACTED/tok%3DREDACTED/seg.ts?sid=1");
     expect_redacted("http://h/plain/path/seg.ts", "http://h/plain/path/seg.ts");
+    /* a stepctl session id is a capability (issue 17: the canary's
+     * allocation targets store the URLs of their sessions) */
+    expect_redacted("http://127.0.0.1:8080/v1/sessions/9c1f0e7a53b24d61a0e8c4f2b7d93e15/cdn-c/360p.m3u8?Policy=p",
+                    "http://127.0.0.1:8080/v1/sessions/REDACTED/cdn-c/360p.m3u8?Policy=REDACTED");
+    expect_redacted("/v1/sessions/9C1F0E7A53B24D61/steering", "/v1/sessions/REDACTED/steering");
+    expect_redacted("http://h/sessions/latest/seg.ts", "http://h/sessions/latest/seg.ts");
+    expect_redacted("http://h/v1/sessions/REDACTED/x", "http://h/v1/sessions/REDACTED/x");
 }
 
 /* ---- http_25: header values ------------------------------------------------------------ */

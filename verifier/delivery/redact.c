@@ -198,15 +198,34 @@ static void put_piece(struct rbuf *b, const char *p, size_t n, bool path,
     puts_(b, REDACT_VALUE);
 }
 
+/* A stepctl session id (docs/delivery.md): the path piece after a
+ * "sessions" piece, 16 or more hex digits, is the session's capability
+ * (/v1/sessions/SID/master.m3u8 and what hangs off it), redacted whatever
+ * the policy. */
+static bool session_capability(const char *prev, size_t prev_n, const char *p, size_t n)
+{
+    if (prev_n != 8 || memcmp(prev, "sessions", 8) || n < 16)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdefABCDEF", p[i]))
+            return false;
+    return true;
+}
+
 /* Copies s[0..n) piece by piece; any byte of seps separates pieces (more
  * separators can only redact more). */
 static void put_pieces(struct rbuf *b, const char *s, size_t n, const char *seps, bool path,
                        const struct redact_policy *pol)
 {
-    size_t start = 0;
+    size_t start = 0, prev = 0, prev_n = 0;
     for (size_t i = 0; i <= n; i++) {
         if (i == n || strchr(seps, s[i])) {
-            put_piece(b, s + start, i - start, path, pol);
+            if (path && session_capability(s + prev, prev_n, s + start, i - start))
+                puts_(b, REDACT_VALUE);
+            else
+                put_piece(b, s + start, i - start, path, pol);
+            prev = start;
+            prev_n = i - start;
             if (i < n)
                 put(b, s + i, 1);
             start = i + 1;
