@@ -215,6 +215,11 @@ static void canary_43_allocation_config_is_strict_and_named(void **state)
     target_of("http://127.0.0.1:1/?x=1", COHORT_OF("news-1", "720p"), ", \"token_file\": \"/t\"", "", t1,
               sizeof t1);
     refused_with(t1, "targets[0].allocation.service: must be an http(s) URL without query or fragment");
+    /* a password in the service URL would end up in the evidence of a failed POST */
+    target_of("http://user:secret@127.0.0.1:1", COHORT_OF("news-1", "720p"), ", \"token_file\": \"/t\"", "", t1,
+              sizeof t1);
+    refused_with(t1, "targets[0].allocation.service: must not hold user:password@ (the bearer token of token_file "
+                     "authenticates)");
     target_of("http://127.0.0.1:1", COHORT_OF("news-1", "720p") ", \"country\": \"x\"", ", \"token_file\": \"/t\"",
               "", t1, sizeof t1);
     refused_with(t1, "targets[0].allocation.cohort.country: unknown key");

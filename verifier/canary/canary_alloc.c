@@ -13,6 +13,7 @@
 
 #include "canary_fetch.h"
 #include "exitcodes.h"
+#include "redact.h"
 #include "uri.h"
 #include "util.h"
 
@@ -324,10 +325,13 @@ static long post_allocation(const struct canary_target *t, const struct fetch_op
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    char shown[CANARY_MAX_LOCATION + 32]; /* what a message may say of the URL (redact.h) */
+    redact_url(url, &fo->redact, shown, sizeof shown);
     if (b->over)
-        snprintf(detail, n, "POST %s: HTTP %ld, an answer larger than %zu bytes", url, status, CANARY_ALLOC_MAX_BODY);
+        snprintf(detail, n, "POST %s: HTTP %ld, an answer larger than %zu bytes", shown, status,
+                 CANARY_ALLOC_MAX_BODY);
     else if (rc != CURLE_OK)
-        snprintf(detail, n, "POST %s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        snprintf(detail, n, "POST %s: %s", shown, errbuf[0] ? errbuf : curl_easy_strerror(rc));
     if (b->over || rc != CURLE_OK)
         status = 0;
 done:

@@ -207,6 +207,9 @@ static int parse_allocation(struct ctx *c, const json_t *o, const char *prefix, 
         return -1;
     if (!uri_is_http(s->service) || strpbrk(s->service, "?#"))
         return fail(c, field, "must be an http(s) URL without query or fragment");
+    const char *auth = strstr(s->service, "://") + 3;
+    if (memchr(auth, '@', strcspn(auth, "/"))) /* the token authenticates; a password would be stored */
+        return fail(c, field, "must not hold user:password@ (the bearer token of token_file authenticates)");
     snprintf(field, sizeof field, "%scohort", p);
     if (!json_is_object(cohort))
         return fail(c, field, cohort ? "must be an object" : "required");
