@@ -480,6 +480,39 @@ static void canary_52_a_playlist_answering_410_takes_a_new_allocation(void **sta
     rig_end(&r);
 }
 
+/* As a player reloads steering at its TTL, the session moves: C, the
+ * allocated path, is found MISMATCH (the service's evidence), the service
+ * steers its sessions away (steer_away), and the same allocation's checks
+ * go on along D, the first fallback; no new allocation is taken. */
+static void canary_53_steering_moves_the_session_as_a_player_moves(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct rig r;
+    rig_world(&r, 3, NULL);
+    char text[4096];
+    int k = snprintf(text, sizeof text, "{\"steering_ttl_s\": 1, \"paths\": {");
+    for (char id = 'A'; id <= 'E'; id++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "%s\"%c\": {\"renditions\": {\"720p\": \"http://127.0.0.1:%d/_live/%c/playlist.m3u8\"}, "
+                      "\"auth\": {\"type\": \"none\"}}", id == 'A' ? "" : ", ", id, r.l.port, id + 32);
+    snprintf(text + k, sizeof text - (size_t)k, "}}\n");
+    rig_serve(&r, text);
+    write_config(&r, "alloc.json", r.s.port, r.token_file, 300);
+    char args[512];
+    snprintf(args, sizeof args, "--duration 16 --config %s/alloc.json --evidence %s/ev.db", r.l.dir, r.l.dir);
+    pid_t pid = live_canary_start(&r.l, "run", args);
+    live_wait_count(&r.l, 1, 30, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND pathway = 'C'");
+    ctl_world_evidence(&r.w, "ev-c-bad", "C", "MISMATCH", ctl_now_ms(), true);
+    live_wait_count(&r.l, 1, 30, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND pathway = 'D' AND "
+                                 "path_id = 'D'");
+    assert_int_equal(live_canary_wait(pid), 0);
+    assert_int_equal(live_q(&r.l, "SELECT count(DISTINCT allocation_id) FROM evidence"), 1);
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MISMATCH'"), 0);
+    assert_int_equal(ctl_query_int(r.w.db, "SELECT verification_allocated FROM grants"), 1);
+    rig_end(&r);
+}
+
 /* A cloudfront-url path: the service signs the media playlist of the
  * session, and exactav-cdnd, which checks every signature with the public
  * key, serves the segments only to requests carrying it. */
@@ -634,6 +667,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_50_garbage_and_oversized_answers_are_unknown, live_teardown),
         cmocka_unit_test_teardown(canary_51_signed_media_playlist_of_the_session, live_teardown),
         cmocka_unit_test_teardown(canary_52_a_playlist_answering_410_takes_a_new_allocation, live_teardown),
+        cmocka_unit_test_teardown(canary_53_steering_moves_the_session_as_a_player_moves, live_teardown),
     };
     int rc = canary_test_main("canary_alloc", tests, sizeof tests / sizeof tests[0], argc, argv);
     kill_leftovers(NULL);

@@ -396,16 +396,16 @@ static char *get_text(const char *what, const char *url, const struct fetch_opti
 /* The steering manifest's PATHWAY-PRIORITY as JSON text (malloc'd); NULL
  * with why. */
 static char *steering_priority(const char *master, const char *master_base, const struct fetch_options *fo,
-                               int64_t deadline_ms, char *why, size_t n)
+                               int64_t deadline_ms, int64_t *ttl_s, long *status, char *why, size_t n)
 {
+    *ttl_s = 0;
     char *ref = malloc(CANARY_MAX_LOCATION + 1), *url = NULL, *base = NULL, *out = NULL;
     if (!ref || !canary_alloc_steering_uri(master, ref, CANARY_MAX_LOCATION + 1)) {
         free(ref);
         return NULL;
     }
-    long status;
     enum uri_status us = uri_resolve_alloc(master_base, ref, &url);
-    char *text = us == URI_OK ? get_text("steering manifest", url, fo, deadline_ms, &base, &status, why, n) : NULL;
+    char *text = us == URI_OK ? get_text("steering manifest", url, fo, deadline_ms, &base, status, why, n) : NULL;
     if (us != URI_OK)
         snprintf(why, n, "steering SERVER-URI: %s", uri_status_code(us));
     json_t *m = text ? json_loads(text, 0, NULL) : NULL;
@@ -414,6 +414,12 @@ static char *steering_priority(const char *master, const char *master_base, cons
         snprintf(why, n, "steering manifest: %s", m ? "no PATHWAY-PRIORITY array" : "not JSON");
     else if (text && !(out = json_dumps(prio, JSON_COMPACT)))
         snprintf(why, n, "out of memory");
+    /* its TTL, in seconds (RFC 8216bis, Content Steering: 300 when absent) */
+    json_t *ttl = json_object_get(m, "TTL");
+    if (out)
+        *ttl_s = json_is_integer(ttl) && json_integer_value(ttl) >= 1 && json_integer_value(ttl) <= 86400
+                     ? (int64_t)json_integer_value(ttl)
+                     : 300;
     if (!out && !why[0])
         snprintf(why, n, "steering manifest: not read");
     json_decref(m);
@@ -462,12 +468,16 @@ static enum canary_alloc_status follow(const struct canary_target *t, const stru
                                        char *detail, size_t n)
 {
     char *base = NULL, *uri = malloc(CANARY_MAX_LOCATION + 1), *media = NULL, pathway[CANARY_MAX_NAME + 1];
-    long status;
+    long status = 0;
+    int64_t ttl_s = 0;
     enum canary_alloc_status st = CANARY_ALLOC_FAILED;
     char *master = uri ? get_text("master playlist", playback, fo, deadline_ms, &base, &status, detail, n) : NULL;
-    char *prio = master ? steering_priority(master, base, fo, deadline_ms, detail, n) : NULL;
+    char *prio = master ? steering_priority(master, base, fo, deadline_ms, &ttl_s, &status, detail, n) : NULL;
+    s->last_status = status;
     if (!master || (prio && !prio[0]))
         goto done; /* the master, or the steering manifest it names, could not be had */
+    s->steer_at_ms = ttl_s ? util_now_ms() + ttl_s * 1000 : 0;
+    snprintf(s->playback, sizeof s->playback, "%s", playback);
     int k = canary_alloc_pick(master, prio, t->rendition, pathway, sizeof pathway, uri, CANARY_MAX_LOCATION + 1,
                               detail, n);
     if (k < 0)
@@ -493,6 +503,35 @@ done:
     free(base);
     free(uri);
     return st;
+}
+
+int canary_alloc_steer(const struct canary_target *t, const struct fetch_options *fo, int64_t deadline_ms,
+                       struct canary_alloc_session *s, char *detail, size_t detaillen)
+{
+    detail[0] = '\0';
+    int64_t now = util_now_ms();
+    if (!s->have || !s->steer_at_ms || now < s->steer_at_ms)
+        return 0;
+    struct canary_alloc_session *c = malloc(sizeof *c);
+    if (!c)
+        return 0;
+    *c = *s;
+    char why[320] = "";
+    enum canary_alloc_status st = follow(t, fo, s->playback, deadline_ms, c, why, sizeof why);
+    int res = 0;
+    if (c->last_status == 410) {
+        res = -1; /* the session ended (its master or steering: allocation_ended) */
+    } else if (st != CANARY_ALLOC_OK) {
+        s->steer_at_ms = now + CANARY_ALLOC_STEER_RETRY_S * 1000; /* keep playing what it plays */
+    } else {
+        if (strcmp(c->pathway, s->pathway)) {
+            snprintf(detail, detaillen, "pathway %s -> %s (steering)", s->pathway, c->pathway);
+            res = 1;
+        }
+        *s = *c;
+    }
+    free(c);
+    return res;
 }
 
 enum canary_alloc_status canary_alloc_take(const struct canary_target *t, const struct fetch_options *fo,

@@ -42,6 +42,12 @@ struct canary_alloc_session {
     char url[CANARY_MAX_LOCATION + 1];  /* the media playlist of the target's rendition on that pathway */
     int64_t taken_at_ms;                /* wall clock */
     int64_t expires_at_ms;              /* the 201's expires_at_ms, 0 when absent */
+    /* The master playlist's URL (the session's capability: never stored,
+     * logged or printed) and when the steering manifest is read again (its
+     * TTL after the last read; 0: the master names no steering). */
+    char playback[CANARY_MAX_LOCATION + 1];
+    int64_t steer_at_ms;
+    long last_status;                   /* the HTTP status of the last master or steering read that failed */
 };
 
 enum canary_alloc_status {
@@ -70,6 +76,17 @@ bool canary_alloc_due(const struct canary_alloc_spec *spec, const struct canary_
 enum canary_alloc_status canary_alloc_take(const struct canary_target *t, const struct fetch_options *fo,
                                            int64_t deadline_ms, struct canary_alloc_session *s, char *detail,
                                            size_t detaillen);
+
+/* As a player reloads the steering manifest at its TTL: when s's TTL has
+ * passed, the master and the steering manifest are read again and the
+ * pathway picked as at the allocation.  0 the same pathway (or the read
+ * failed: a player keeps playing, and so does the check, again after
+ * CANARY_ALLOC_STEER_RETRY_S), 1 another pathway (s->pathway and s->url
+ * changed; detail says from which), -1 the session ended (410): take a new
+ * allocation. */
+#define CANARY_ALLOC_STEER_RETRY_S 10
+int canary_alloc_steer(const struct canary_target *t, const struct fetch_options *fo, int64_t deadline_ms,
+                       struct canary_alloc_session *s, char *detail, size_t detaillen);
 
 /* The reason code of a status ("allocation_failed", ...). */
 const char *canary_alloc_reason(enum canary_alloc_status st);
