@@ -411,6 +411,17 @@ long long ctl_query_int(const char *db, const char *sql)
     return v;
 }
 
+long long ctl_queryf(const char *db, const char *fmt, ...)
+{
+    char sql[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < sizeof sql);
+    return ctl_query_int(db, sql);
+}
+
 void ctl_world_evidence(struct ctl_world *w, const char *id, const char *path,
                         const char *verdict, int64_t at, bool tracks)
 {

@@ -175,5 +175,8 @@ void ctl_observations(const struct ctl_tmp *t, const json_t *sit, const char *na
 /* SELECT count(*) style query on a database file: the first column of the
  * first row as an integer (-1 on error). */
 long long ctl_query_int(const char *db, const char *sql);
+/* The same with the SQL built like printf (a query that does not fit in
+ * 2048 bytes fails the test, never runs cut). */
+long long ctl_queryf(const char *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

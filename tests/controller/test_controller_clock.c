@@ -50,17 +50,7 @@ static void faked_off(void)
     unsetenv("DONT_FAKE_MONOTONIC");
 }
 
-static long long q(const struct ctl_world *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static long long q(const struct ctl_world *w, const char *fmt, ...)
-{
-    char sql[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    return ctl_query_int(w->db, sql);
-}
+#define q(w, ...) ctl_queryf((w)->db, __VA_ARGS__) /* ctl_test.h */
 
 static long long mark(const struct ctl_world *w, const char *name)
 {

@@ -50,15 +50,7 @@ static json_t *out_json(struct ctl_world *w)
     return j;
 }
 
-static long long q(struct ctl_world *w, const char *fmt, ...)
-{
-    char sql[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    return ctl_query_int(w->db, sql);
-}
+#define q(w, ...) ctl_queryf((w)->db, __VA_ARGS__) /* ctl_test.h */
 
 /* ---- schema v2 -------------------------------------------------------------- */
 

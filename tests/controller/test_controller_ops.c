@@ -125,15 +125,7 @@ static void assert_same_snapshot(const struct ops *o, struct snapshot *before)
     free(before->wal);
 }
 
-static long long q(const struct ops *o, const char *fmt, ...)
-{
-    char sql[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    return ctl_query_int(o->w.db, sql);
-}
+#define q(o, ...) ctl_queryf((o)->w.db, __VA_ARGS__) /* ctl_test.h */
 
 /* ---- 1: next --dry-run -------------------------------------------------------- */
 

@@ -86,17 +86,7 @@ static void expect(const struct verif *v, const char *id, const char *flag, cons
     cdn_http_free(&h);
 }
 
-static long long q(const struct verif *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static long long q(const struct verif *v, const char *fmt, ...)
-{
-    char sql[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    return ctl_query_int(v->w.db, sql);
-}
+#define q(v, ...) ctl_queryf((v)->w.db, __VA_ARGS__) /* ctl_test.h */
 
 /* A real MATCH (or MISMATCH) report of path C observed now, checked under
  * allocation alloc (NULL: none, a check of the path's public URL). */
