@@ -45,6 +45,7 @@ struct mp4src {
     AVBSFContext *bsf;
     int map[MAX_STREAMS];        /* stream index -> track, -1: not read */
     struct aac_config aac;
+    int64_t audio_quantum;       /* the audio track's start-time quantum (quantum_units), 1/720000 s */
     uint8_t *frame;              /* an ADTS frame being built */
     bool first_epoch_done;
 };
@@ -276,6 +277,16 @@ static void identify(struct mp4src *m, enum tsd_track t, const AVCodecParameters
         tscheck_note_container_issue(m->b->ts, TS_ISSUE_MP4_INIT_MISMATCH, m->offset);
 }
 
+/* The start-time quantum of track id in 1/720000 s (mp4box.h
+ * edit_timescale), 0 when its times are exact. */
+static int64_t quantum_units(const struct mp4src *m, int id)
+{
+    for (int i = 0; i < m->init.ntracks; i++)
+        if ((int)m->init.tracks[i].id == id && m->init.tracks[i].edit_timescale)
+            return (AU_UNITS_PER_SECOND + m->init.tracks[i].edit_timescale - 1) / m->init.tracks[i].edit_timescale;
+    return 0;
+}
+
 /* ---- the program view the sides read (tsdemux.h) ---- */
 
 static void add_stream(struct tsd_program *p, const AVStream *st, enum tsd_kind kind, const char *codec)
@@ -332,6 +343,8 @@ static void map_streams(struct mp4src *m)
         if (!have[t]++) {
             m->map[i] = t;
             identify(m, t, st->codecpar);
+            if (t == TSD_AUDIO) /* the epoch's init segment is scanned before the demuxer reads it */
+                m->audio_quantum = quantum_units(m, st->id);
         }
         if (first) {
             add_stream(p, st, t == TSD_VIDEO ? TSD_KIND_VIDEO : TSD_KIND_AUDIO,
@@ -392,15 +405,6 @@ static void emit_video(struct mp4src *m, const AVPacket *pkt, AVRational tb)
     emit(m, &au);
 }
 
-/* The start-time quantum of track id in 1/720000 s (mp4box.h
- * edit_timescale), 0 when its times are exact. */
-static int64_t quantum_units(const struct mp4src *m, int id)
-{
-    for (int i = 0; i < m->init.ntracks; i++)
-        if ((int)m->init.tracks[i].id == id && m->init.tracks[i].edit_timescale)
-            return (AU_UNITS_PER_SECOND + m->init.tracks[i].edit_timescale - 1) / m->init.tracks[i].edit_timescale;
-    return 0;
-}
 
 static void emit_audio(struct mp4src *m, const AVPacket *pkt, AVRational tb)
 {
@@ -421,7 +425,7 @@ static void emit_audio(struct mp4src *m, const AVPacket *pkt, AVRational tb)
         au.units = rescale_floor(pkt->pts, AU_UNITS_PER_SECOND, tb) % AU_UNITS_MOD;
         au.units += au.units < 0 ? AU_UNITS_MOD : 0;
         au.pts = au.units / AU_UNITS_PER_TICK;
-        au.quantum_units = quantum_units(m, m->fmt->streams[pkt->stream_index]->id);
+        au.quantum_units = m->audio_quantum;
     }
     emit(m, &au);
 }
