@@ -634,15 +634,15 @@ static bool follow_allocation(struct canary_env *env, const struct canary_target
 {
     *tt = *t;
     int64_t started = util_now_ms();
-    char moved[320];
-    int steer = canary_alloc_due(t->alloc, &st->alloc, started)
-                    ? 0
-                    : canary_alloc_steer(t, &env->fetch, deadline_ms, &st->alloc, moved, sizeof moved);
-    if (steer > 0)
-        canary_log_event(env->log, "allocation", "%s: %s %s", t->key, st->alloc.allocation_id, moved);
-    if (steer < 0)
-        st->alloc.have = false; /* the session ended: a new allocation now */
-    if (!canary_alloc_due(t->alloc, &st->alloc, started)) {
+    bool due = canary_alloc_due(t->alloc, &st->alloc, started);
+    if (!due) { /* steering at its TTL, as a player reloads it */
+        char moved[320];
+        int steer = canary_alloc_steer(t, &env->fetch, deadline_ms, &st->alloc, moved, sizeof moved);
+        if (steer > 0)
+            canary_log_event(env->log, "allocation", "%s: %s %s", t->key, st->alloc.allocation_id, moved);
+        due = steer < 0; /* the session ended: a new allocation now */
+    }
+    if (!due) {
         on_allocation(tt, &st->alloc);
         return true;
     }
