@@ -47,7 +47,7 @@ struct canary_alloc_session {
      * TTL after the last read; 0: the master names no steering). */
     char playback[CANARY_MAX_LOCATION + 1];
     int64_t steer_at_ms;
-    long last_status;                   /* the HTTP status of the last master or steering read that failed */
+    long last_status;                   /* the HTTP status of the last master or steering read (0: none answered) */
 };
 
 enum canary_alloc_status {
