@@ -25,11 +25,12 @@
 /* The schema version this build writes (PRAGMA user_version): a writer
  * migrates an older store forward on its first write.  A reader (mode=ro,
  * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
- * this one: v2 only adds a column and a table, v3 only a table, v4 and v5
- * only a column each, and the queries read an older store as v5 would show
- * it (media_sequence, container and part_index NULL, no probes, no stored
- * reference decodes). */
-#define EVIDENCE_SCHEMA_VERSION 6
+ * this one: v2 only adds a column and a table, v3 only a table, v4 to v6
+ * only columns, v7 keeps `evidence` as a view of the same columns (the rows
+ * in `evidence_rows`, each profile once in `profiles`), and the queries read
+ * an older store as v6 would show it (media_sequence, container, part_index,
+ * allocation_id and pathway NULL, no probes, no stored reference decodes). */
+#define EVIDENCE_SCHEMA_VERSION 7
 #define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
@@ -249,6 +250,12 @@ typedef int (*evidence_scan_fn)(const struct evidence_row *row, const char *repo
                                 void *ctx);
 enum evidence_rc evidence_scan(struct evidence_db *db, evidence_scan_fn each, void *ctx,
                                size_t *rows, char *err, size_t errlen);
+/* Schema v7 (profiles stored once): every `profiles` row's digest must be
+ * the hex SHA-256 of its document, the text every report that refers to it
+ * is rebuilt with.  *bad gets the first digest that is not (empty when all
+ * hold, and always for a store older than v7).  One read snapshot. */
+enum evidence_rc evidence_check_profiles(struct evidence_db *db, char bad[65], char *err,
+                                         size_t errlen);
 /* The rule of "newest" as a comparison, exactly the order evidence_newest
  * and `latest` use in SQL: true when a is newer than b. */
 bool evidence_row_newer(const struct evidence_row *a, const struct evidence_row *b);

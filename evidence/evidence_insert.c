@@ -1,6 +1,7 @@
 /* Writing one record: validation, then the evidence row and its fetch rows
  * in one transaction (all or nothing). */
 #include "evidence_internal.h"
+#include "evidence_fingerprint.h"
 
 #include <assert.h>
 #include <string.h>
@@ -200,11 +201,50 @@ static enum evidence_rc insert_fetch_row(sqlite3 *sql, const char *id,
     return step_done(sql, st, "fetches", err, errlen);
 }
 
+/* Schema v7 stores each report's `profile` text once: it goes into
+ * `profiles` under its SHA-256 before the row, so that the view's insert
+ * trigger (schema_v7.sql) finds it and keeps only the rest of the report in
+ * the row.  The text is SQLite's own extraction of the member, the very
+ * text the trigger compares; a report without a JSON profile stores
+ * nothing here and is kept whole. */
+static enum evidence_rc store_profile(sqlite3 *sql, const char *report, char *err, size_t errlen)
+{
+    sqlite3_stmt *get = NULL, *put = NULL;
+    int rc = sqlite3_prepare_v2(sql,
+                                "SELECT CASE WHEN json_valid(?1) THEN json_extract(?1, '$.profile')"
+                                " END",
+                                -1, &get, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(sql, "INSERT OR IGNORE INTO profiles (digest, document) VALUES (?1, ?2)",
+                                -1, &put, NULL);
+    if (rc == SQLITE_OK) {
+        evidence_bind_text(get, 1, report);
+        rc = sqlite3_step(get);
+    }
+    if (rc == SQLITE_ROW && sqlite3_column_type(get, 0) == SQLITE_TEXT) {
+        const unsigned char *doc = sqlite3_column_text(get, 0);
+        int len = sqlite3_column_bytes(get, 0);
+        char digest[65];
+        evidence_sha256_hex(doc, (size_t)len, digest);
+        sqlite3_bind_text(put, 1, digest, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(put, 2, (const char *)doc, len, SQLITE_TRANSIENT);
+        rc = sqlite3_step(put);
+    }
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (rc != SQLITE_OK)
+        evidence_seterr(err, errlen, "profiles: %s", sqlite3_errmsg(sql));
+    sqlite3_finalize(get);
+    sqlite3_finalize(put);
+    return rc == SQLITE_OK ? EVIDENCE_OK : EVIDENCE_E_INTERNAL;
+}
+
 enum evidence_rc evidence_insert_in_txn(sqlite3 *sql, const struct evidence_record *r, char *err,
                                         size_t errlen)
 {
     assert(!sqlite3_get_autocommit(sql)); /* the caller holds the transaction */
-    enum evidence_rc rc = insert_evidence_row(sql, r, err, errlen);
+    enum evidence_rc rc = store_profile(sql, r->report, err, errlen);
+    if (rc == EVIDENCE_OK)
+        rc = insert_evidence_row(sql, r, err, errlen);
     for (size_t i = 0; rc == EVIDENCE_OK && i < r->fetch_count; i++)
         rc = insert_fetch_row(sql, r->id, &r->fetches[i], err, errlen);
     return rc;

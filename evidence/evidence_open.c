@@ -15,6 +15,7 @@ extern const char evidence_schema_v3_sql[];
 extern const char evidence_schema_v4_sql[];
 extern const char evidence_schema_v5_sql[];
 extern const char evidence_schema_v6_sql[];
+extern const char evidence_schema_v7_sql[];
 
 /* The file's identity (dbfile.h): our application_id, the versions this
  * build knows, and the tables of schema v1 (a store made before
@@ -34,6 +35,7 @@ static const char *const MIGRATIONS[] = {
     evidence_schema_v4_sql, /* 3 -> 4: evidence.container (schema_v4.sql) */
     evidence_schema_v5_sql, /* 4 -> 5: evidence.part_index (schema_v5.sql) */
     evidence_schema_v6_sql, /* 5 -> 6: evidence.allocation_id, pathway (schema_v6.sql) */
+    evidence_schema_v7_sql, /* 6 -> 7: profiles stored once, evidence a view (schema_v7.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,

@@ -192,10 +192,12 @@ static const char *const DEL_DECODES[] = {
 static enum evidence_rc prune_all(sqlite3 *sql, const struct evidence_prune_opts *o,
                                   struct evidence_prune_result *r, char *err, size_t errlen)
 {
-    /* fetches go first (foreign key), in the same transaction as their rows */
+    /* fetches go first (foreign key), in the same transaction as their rows;
+     * the rows are deleted from the view's table (schema v7: a writer always
+     * migrates first), so that sqlite3_changes counts them */
     static const char *const del_evidence[] = {
         "DELETE FROM fetches WHERE evidence_id IN temp.prune_ids",
-        "DELETE FROM evidence WHERE id IN temp.prune_ids", NULL};
+        "DELETE FROM evidence_rows WHERE id IN temp.prune_ids", NULL};
     const struct prune_table tables[] = {{PICK_EVIDENCE, del_evidence, &r->evidence_rows},
                                          {PICK_PROBES, DEL_PROBES, &r->probe_rows},
                                          {PICK_DECODES, DEL_DECODES, &r->decode_rows}};

@@ -750,7 +750,7 @@ static void canary_29_a_result_the_store_refuses_never_counts(void **state)
     char err[256] = "";
     assert_int_equal(evidence_open(db, EVIDENCE_OPEN_RW, &e, err, sizeof err), EVIDENCE_OK);
     evidence_close(e);
-    assert_int_equal(live_sh("sqlite3 %s \"CREATE TRIGGER refuse BEFORE INSERT ON evidence "
+    assert_int_equal(live_sh("sqlite3 %s \"CREATE TRIGGER refuse BEFORE INSERT ON evidence_rows "
                              "BEGIN SELECT RAISE(ABORT, 'refused'); END;\"", db), 0);
     snprintf(args, sizeof args, "--once --json --config %s/canary.json --evidence %s", l.dir, db);
     assert_int_equal(live_canary_run(&l, "run", args), 2);

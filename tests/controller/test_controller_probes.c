@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ctl_test.h"
+#include "ev_schema_undo.h"
 #include "evidence.h"
 
 static void probe(struct evidence_db *db, const char *id, const char *path, const char *rendition,
@@ -36,7 +37,7 @@ static void v1_store(struct ctl_tmp *t, char ev[128], char db[128])
     ctl_tmp_path(t, "evidence.db", ev, 128);
     ctl_tmp_path(t, "control.db", db, 128);
     ctl_evidence_store(ev, "main_evidence");
-    assert_int_equal(ctl_sql(ev, "DROP INDEX evidence_allocation;"
+    assert_int_equal(ctl_sql(ev, EV_V7_UNDONE "DROP INDEX evidence_allocation;"
                                  " ALTER TABLE evidence DROP COLUMN allocation_id;"
                                  " ALTER TABLE evidence DROP COLUMN pathway;"
                                  " DROP INDEX evidence_media_sequence; DROP TABLE probes;"

@@ -5,6 +5,7 @@
 #include "ev_test.h"
 #include "dbfile.h"
 #include "evidence_fingerprint.h"
+#include "ev_schema_undo.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +17,7 @@
 
 /* Takes a store back from schema v6 (before a test takes it further back). */
 #define EV_V6_UNDONE                                                                              \
-    "DROP INDEX evidence_allocation; ALTER TABLE evidence DROP COLUMN allocation_id; "            \
+    EV_V7_UNDONE "DROP INDEX evidence_allocation; ALTER TABLE evidence DROP COLUMN allocation_id; "            \
     "ALTER TABLE evidence DROP COLUMN pathway; "
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,9 @@ static void store_01_schema_v1_created(void **state)
     assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION);
     evidence_close(db);
     assert_int_equal(ev_count(t->db, "PRAGMA user_version"), EVIDENCE_SCHEMA_VERSION);
-    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('evidence','fetches')"), 2);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('evidence_rows','fetches','profiles')"), 3);
+    /* schema v7: `evidence` is the view every reader and writer uses */
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='view' AND name = 'evidence'"), 1);
     assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN ('evidence_scope','evidence_observed')"), 2);
     /* WAL is a property of the file: a fresh connection sees it */
     sqlite3 *raw = NULL;
@@ -1517,6 +1520,140 @@ static void store_32_part_index_column_from_the_report(void **state)
     evidence_close(db);
 }
 
+/* ---- schema v7: the profile stored once ---- */
+
+/* The report column of one row, as the view rebuilds it (malloc'd). */
+static char *stored_report(const char *path, const char *id)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT report FROM evidence WHERE id = ?1", -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    const char *text = (const char *)sqlite3_column_text(st, 0);
+    char *copy = text ? strdup(text) : NULL;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return copy;
+}
+
+static void assert_stored_as(const char *path, const char *id, const char *text)
+{
+    char *back = stored_report(path, id);
+    assert_non_null(back);
+    assert_string_equal(back, text);
+    free(back);
+}
+
+/* Every report of one worker carries the same profile text: stored once,
+ * each report rebuilt byte for byte (reports are signed over their text),
+ * whatever wrote it: exactav, or plain SQL through the view. */
+static void store_33_profile_stored_once_reports_byte_for_byte(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = ev_open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    char *text[3];
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "s%d", i);
+        text[i] = ev_sample_report(id, "MATCH", now - 10 - i, "cdn-a", "ch1", "360p", "pv7");
+        import_ok(db, text[i], now, 1);
+    }
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM profiles"), 1);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows WHERE profile_digest ="
+                                     " (SELECT digest FROM profiles)"), 3);
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "s%d", i);
+        assert_stored_as(t->db, id, text[i]);
+    }
+    /* what a row keeps is its report without the profile's text */
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows r WHERE length(r.report) +"
+                                     " length(r.report_tail) + (SELECT length(document) FROM profiles)"
+                                     " = length((SELECT report FROM evidence e WHERE e.id = r.id))"), 3);
+    char bad[65], err[256] = "";
+    assert_int_equal(evidence_check_profiles(db, bad, err, sizeof err), EVIDENCE_OK);
+    assert_string_equal(bad, "");
+    /* another layout of the same report (spaces): its profile text is not
+     * the stored one, so it is stored whole, and read back as written */
+    json_t *rep = json_loads(text[0], 0, NULL);
+    json_object_set_new(rep, "evidence_id", json_string("spaced"));
+    char *spaced = json_dumps(rep, JSON_INDENT(2));
+    json_decref(rep);
+    import_ok(db, spaced, now, 1);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows WHERE id = 'spaced' AND"
+                                     " profile_digest IS NULL"), 1);
+    assert_stored_as(t->db, "spaced", spaced);
+    free(spaced);
+    evidence_close(db);
+
+    /* plain SQL through the view: an update of another column keeps the
+     * report; an edit of the report is stored as edited, split again */
+    exec_raw(t->db, "UPDATE evidence SET media_sequence = 41 WHERE id = 's1'");
+    assert_stored_as(t->db, "s1", text[1]);
+    exec_raw(t->db, "CREATE TABLE want AS SELECT json_set(report, '$.note', 'edited') AS r FROM"
+                    " evidence WHERE id = 's2'; UPDATE evidence SET report = json_set(report, '$.note',"
+                    " 'edited') WHERE id = 's2'");
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence WHERE id = 's2' AND report ="
+                                     " (SELECT r FROM want)"), 1);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows WHERE id = 's2' AND"
+                                     " profile_digest IS NOT NULL"), 1);
+    exec_raw(t->db, "DELETE FROM fetches WHERE evidence_id = 's0'; DELETE FROM evidence WHERE id = 's0'");
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows"), 3);
+    /* a stored profile is the text of every report that refers to it */
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(t->db, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "UPDATE profiles SET document = '{}'", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    assert_int_equal(sqlite3_exec(raw, "DELETE FROM profiles", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    sqlite3_close(raw);
+    /* with its guard dropped, a document changed by hand: the digest no
+     * longer holds, and every row rebuilt with it breaks a row rule */
+    exec_raw(t->db, "DROP TRIGGER profiles_immutable; UPDATE profiles SET document ="
+                    " replace(document, '\"version\":1', '\"version\":2')");
+    db = open_ro(t->db);
+    assert_int_equal(evidence_check_profiles(db, bad, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(strlen(bad), 64);
+    evidence_close(db);
+    for (int i = 0; i < 3; i++)
+        free(text[i]);
+}
+
+/* A store of schema v6 keeps every stored report whole and byte for byte;
+ * the rows written after its migration store their profile once. */
+static void store_34_v6_rows_kept_whole_new_rows_split(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = ev_open_rw(t->db);
+    int64_t now = evidence_now_ms();
+    char *old = ev_sample_report("old", "MATCH", now - 20, "cdn-a", "ch1", "360p", "pv7");
+    import_ok(db, old, now, 1);
+    evidence_close(db);
+    exec_raw(t->db, EV_V7_UNDONE "PRAGMA user_version=6;");
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+                                     " name = 'evidence'"), 1);
+    assert_stored_as(t->db, "old", old);
+    db = ev_open_rw(t->db);
+    assert_int_equal(evidence_schema_version(db), 7);
+    char *fresh = ev_sample_report("new", "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
+    import_ok(db, fresh, now, 1);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows WHERE id = 'old' AND"
+                                     " profile_digest IS NULL"), 1);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_rows WHERE id = 'new' AND"
+                                     " profile_digest IS NOT NULL"), 1);
+    assert_stored_as(t->db, "old", old);
+    assert_stored_as(t->db, "new", fresh);
+    /* the fetches follow the renamed table (foreign key) */
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name = 'fetches' AND"
+                                     " sql LIKE '%REFERENCES \"evidence_rows\"%'"), 1);
+    free(old);
+    free(fresh);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
 
 int main(int argc, char **argv)
@@ -1554,6 +1691,8 @@ int main(int argc, char **argv)
         T(store_30_reference_decodes_keyed_by_input_profile_and_interval),
         T(store_31_container_column_from_the_report),
         T(store_32_part_index_column_from_the_report),
+        T(store_33_profile_stored_once_reports_byte_for_byte),
+        T(store_34_v6_rows_kept_whole_new_rows_split),
     };
     return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

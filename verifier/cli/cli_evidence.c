@@ -565,12 +565,14 @@ struct vfinding {
     const struct reportsig_trust *trust;
     size_t signed_ok;
     bool tampered;
+    const char *table; /* of the finding: "evidence", or "profiles" (schema v7) */
     char row[EVIDENCE_ROW_STR], rule[48], detail[320];
 };
 
 static int found(struct vfinding *f, const char *row, const char *rule, const char *detail)
 {
     f->tampered = true;
+    f->table = "evidence";
     snprintf(f->row, sizeof f->row, "%s", row);
     snprintf(f->rule, sizeof f->rule, "%s", rule);
     snprintf(f->detail, sizeof f->detail, "%s", detail);
@@ -594,6 +596,23 @@ static int check_one(const struct evidence_row *r, const char *report, size_t le
     return 0;
 }
 
+/* Schema v7: a stored profile is the text of every report that refers to
+ * it, so its digest must still be its own (a document changed by hand
+ * changes every such report, which the row rules see too). */
+static int check_profiles(struct evidence_db *db, struct vfinding *f, const struct io *io)
+{
+    char bad[65], err[512];
+    if (evidence_check_profiles(db, bad, err, sizeof err) != EVIDENCE_OK) {
+        fprintf(io->err, "exactav evidence: %s\n", err);
+        return EXACTAV_EVIDENCE_EXIT_SOFTWARE;
+    }
+    if (bad[0]) {
+        found(f, bad, "profile_digest", "the stored profile's SHA-256 is not its digest");
+        f->table = "profiles";
+    }
+    return 0;
+}
+
 static int cmd_verify_store(const struct opts *o, const struct io *io)
 {
     struct evidence_db *db = NULL;
@@ -608,12 +627,14 @@ static int cmd_verify_store(const struct opts *o, const struct io *io)
         fprintf(io->err, "exactav evidence: %s\n", err);
         rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE;
     }
+    if (!rc && !f.tampered)
+        rc = check_profiles(db, &f, io);
     evidence_close(db);
     reportsig_trust_free(trust);
     if (rc)
         return rc;
     json_t *j = f.tampered ? json_pack("{s:s,s:s,s:s,s:s,s:s}", "kind", "store_tampered", "table",
-                                       "evidence", "row", f.row, "rule", f.rule, "detail", f.detail)
+                                       f.table, "row", f.row, "rule", f.rule, "detail", f.detail)
                            : json_pack("{s:s,s:I,s:I}", "kind", "store_ok", "rows", (json_int_t)rows,
                                        "signatures_verified", (json_int_t)f.signed_ok);
     char *t = o->json && j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -623,7 +644,7 @@ static int cmd_verify_store(const struct opts *o, const struct io *io)
     if (t)
         fprintf(io->out, "%s\n", t);
     else if (f.tampered)
-        fprintf(io->out, "store_tampered: evidence %s breaks %s: %s\n", f.row, f.rule, f.detail);
+        fprintf(io->out, "store_tampered: %s %s breaks %s: %s\n", f.table, f.row, f.rule, f.detail);
     else
         fprintf(io->out, "store_ok: %zu rows hold every rule, %zu signatures verified\n", rows,
                 f.signed_ok);
