@@ -1114,6 +1114,17 @@ static void case_26_evidence_verify_store_names_the_first_broken_row(void **stat
     assert_string_equal(jget(o.json, "rule", NULL), "signature_invalid");
     out_free(&o);
 
+    /* Schema v7: a stored profile whose digest is not its SHA-256 (one
+     * planted beside the real one, which every row still refers to). */
+    assert_int_equal(sh("cd %s && cp ev.db planted.db && sqlite3 planted.db \"INSERT INTO profiles VALUES "
+                        "('%064d', '{}')\"", e->dir, 0), 0);
+    o = run(e, "%s evidence verify-store --evidence planted.db --json", EXACTAV);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "table", NULL), "profiles");
+    assert_string_equal(jget(o.json, "rule", NULL), "profile_digest");
+    assert_int_equal(strlen(jget(o.json, "row", NULL)), 64);
+    out_free(&o);
+
     /* A row imported unsigned (no --trusted-keys at its import): missing. */
     assert_int_equal(sh("cd %s && %s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts "
                         "--path-id cdn-u > u.json && %s evidence import u.json --evidence unsigned.db", e->dir, EXACTAV,
