@@ -51,6 +51,8 @@ struct testd_live {
     unsigned window;
     int64_t start_ms;            /* when segment window-1 was published */
     unsigned ll_parts;           /* parts per segment, 0: plain HLS */
+    bool fmp4;                   /* the source has an EXT-X-MAP: fMP4 segments */
+    char init_file[PATH_MAX];    /* its init segment */
     int64_t part_target_ms;      /* the longest part */
     pthread_mutex_t mu;
     struct live_path paths[TESTD_LIVE_MAX_PATHS];
@@ -104,6 +106,24 @@ static int add_segment(struct testd_live *l, const char *dir, const char *uri, c
     return 0;
 }
 
+/* EXT-X-MAP:URI="init.mp4": one init segment, a plain file beside the
+ * playlist (no BYTERANGE), for every segment. */
+static int add_map(struct testd_live *l, const char *dir, const char *attrs)
+{
+    const char *q = strncmp(attrs, "URI=\"", 5) ? NULL : attrs + 5;
+    size_t n = q ? strcspn(q, "\"") : 0;
+    char uri[NAME_MAX + 1];
+    struct stat st;
+    if (l->fmp4 || !q || q[n] != '"' || q[n + 1] || n == 0 || n >= sizeof uri)
+        return -1;
+    snprintf(uri, sizeof uri, "%.*s", (int)n, q);
+    if (!plain_name(uri) || snprintf(l->init_file, sizeof l->init_file, "%s/%s", dir, uri) >= (int)sizeof l->init_file ||
+        stat(l->init_file, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    l->fmp4 = true;
+    return 0;
+}
+
 static int read_source(struct testd_live *l, const char *playlist, char *err, size_t errlen)
 {
     char real[PATH_MAX];
@@ -122,6 +142,8 @@ static int read_source(struct testd_live *l, const char *playlist, char *err, si
             snprintf(extinf, sizeof extinf, "%s", line + 8);
         else if (!strncmp(line, "#EXT-X-TARGETDURATION:", 22))
             l->target_duration = strtoll(line + 22, NULL, 10);
+        else if (!strncmp(line, "#EXT-X-MAP:", 11))
+            rc = add_map(l, real, line + 11);
         else if (line[0] && line[0] != '#') {
             rc = extinf[0] ? add_segment(l, real, line, extinf) : -1;
             extinf[0] = '\0';
@@ -129,13 +151,15 @@ static int read_source(struct testd_live *l, const char *playlist, char *err, si
     }
     fclose(f);
     if (rc != 0 || l->n == 0 || l->target_duration <= 0) {
-        snprintf(err, errlen, "--live %s: not a media playlist of plain segment files next to it", playlist);
+        snprintf(err, errlen, "--live %s: not a media playlist of plain segment files next to it"
+                 " (and at most one EXT-X-MAP:URI=\"FILE\" beside it)", playlist);
         return -1;
     }
     return 0;
 }
 
 static int64_t part_end_ms(const struct source_segment *s, unsigned parts, int64_t j);
+static int fragment_offsets(const char *file, uint64_t *off, int max);
 
 struct testd_live *testd_live_new(const char *playlist, const char *root, unsigned window,
                                   unsigned ll_parts, char *err, size_t errlen)
@@ -155,6 +179,15 @@ struct testd_live *testd_live_new(const char *playlist, const char *root, unsign
         return NULL;
     }
     l->ll_parts = ll_parts;
+    for (size_t i = 0; i < l->n && ll_parts && l->fmp4; i++) {
+        uint64_t off[TESTD_LIVE_MAX_PARTS];
+        if (fragment_offsets(l->src[i].file, off, TESTD_LIVE_MAX_PARTS) < (int)ll_parts) {
+            snprintf(err, errlen, "--ll-parts %u: %s is not an fMP4 segment of at least %u fragments", ll_parts,
+                     l->src[i].file, ll_parts);
+            testd_live_free(l);
+            return NULL;
+        }
+    }
     for (size_t i = 0; i < l->n && ll_parts; i++)
         for (int64_t j = 0; j < ll_parts; j++) {
             int64_t d = part_end_ms(&l->src[i], ll_parts, j) - (j ? part_end_ms(&l->src[i], ll_parts, j - 1) : 0);
@@ -199,6 +232,43 @@ static int64_t live_edge(const struct testd_live *l, int64_t t)
     return k;
 }
 
+/* The name suffix of segments and parts: the container's. */
+static const char *suffix(const struct testd_live *l)
+{
+    return l->fmp4 ? ".m4s" : ".ts";
+}
+
+/* fMP4: the offsets of the top-level moof boxes of a segment file (each a
+ * fragment: moof + mdat), at most max; the count, or -1 when the file is
+ * not a sequence of boxes. */
+static int fragment_offsets(const char *file, uint64_t *off, int max)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC), n = 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    uint64_t at = 0, size = (uint64_t)st.st_size;
+    while (at + 8 <= size) {
+        uint8_t h[16];
+        if (pread(fd, h, 8, (off_t)at) != 8)
+            break;
+        uint64_t len = (uint64_t)h[0] << 24 | (uint64_t)h[1] << 16 | (uint64_t)h[2] << 8 | h[3];
+        if (len == 1 && pread(fd, h + 8, 8, (off_t)at + 8) == 8)
+            for (int i = 8; i < 16; i++)
+                len = (i == 8 ? 0 : len << 8) | h[i];
+        if (len < 8 || len > size - at)
+            break;
+        if (!memcmp(h + 4, "moof", 4) && n < max)
+            off[n++] = at;
+        at += len;
+    }
+    close(fd);
+    return at == size ? n : -1;
+}
+
 /* ---- LL-HLS parts ---------------------------------------------------------------- */
 
 /* End of part j within its segment, ms from the segment's start. */
@@ -239,8 +309,8 @@ static size_t put_parts(const struct testd_live *l, int64_t k, int64_t m, char *
     for (int64_t j = 0; j < m && used < cap; j++) {
         char d[32];
         ms_text(d, sizeof d, part_end_ms(s, l->ll_parts, j) - (j ? part_end_ms(s, l->ll_parts, j - 1) : 0));
-        used += (size_t)snprintf(b + used, cap - used, "#EXT-X-PART:DURATION=%s,URI=\"part-%" PRId64 ".%" PRId64 ".ts\"%s\n",
-                                 d, k, j, j == 0 ? ",INDEPENDENT=YES" : "");
+        used += (size_t)snprintf(b + used, cap - used, "#EXT-X-PART:DURATION=%s,URI=\"part-%" PRId64 ".%" PRId64 "%s\"%s\n",
+                                 d, k, j, suffix(l), j == 0 ? ",INDEPENDENT=YES" : "");
     }
     return used;
 }
@@ -299,7 +369,7 @@ static size_t put_ll_tail(const struct testd_live *l, const struct live_path *p,
     }
     if (used < cap)
         used += (size_t)snprintf(b + used, cap - used, "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-%" PRId64 ".%" PRId64
-                                 ".ts\"\n", k, m);
+                                 "%s\"\n", k, m, suffix(l));
     return used;
 }
 
@@ -313,12 +383,14 @@ static struct MHD_Response *playlist(const struct testd_live *l, const struct li
         return NULL;
     used += (size_t)snprintf(b + used, cap - used,
                              "#EXTM3U\n#EXT-X-VERSION:%d\n#EXT-X-TARGETDURATION:%" PRId64 "\n",
-                             l->ll_parts ? 6 : 3, l->target_duration);
+                             l->fmp4 ? 7 : l->ll_parts ? 6 : 3, l->target_duration);
     if (l->ll_parts)
         used = put_ll_head(l, b, used, cap);
     used += (size_t)snprintf(b + used, cap - used,
                              "#EXT-X-MEDIA-SEQUENCE:%" PRId64 "\n#EXT-X-DISCONTINUITY-SEQUENCE:%" PRId64 "\n",
                              first, first / (int64_t)l->n);
+    if (l->fmp4) /* one init segment for every segment, across the wraps too */
+        used += (size_t)snprintf(b + used, cap - used, "#EXT-X-MAP:URI=\"init.mp4\"\n");
     for (int64_t k = first; k <= last && used < cap; k++) {
         const struct source_segment *s = &l->src[k % (int64_t)l->n];
         if (k > first && k % (int64_t)l->n == 0)
@@ -326,7 +398,7 @@ static struct MHD_Response *playlist(const struct testd_live *l, const struct li
         if (l->ll_parts && k >= last - 1 && used < cap)
             used = put_parts(l, k, l->ll_parts, b, used, cap);
         if (used < cap)
-            used += (size_t)snprintf(b + used, cap - used, "#EXTINF:%s,\nseg-%" PRId64 ".ts\n", s->extinf, k);
+            used += (size_t)snprintf(b + used, cap - used, "#EXTINF:%s,\nseg-%" PRId64 "%s\n", s->extinf, k, suffix(l));
     }
     if (l->ll_parts && used < cap)
         used = put_ll_tail(l, p, last, t, b, used, cap);
@@ -342,9 +414,12 @@ static struct MHD_Response *segment(const struct testd_live *l, const struct liv
     char *end = NULL;
     errno = 0;
     long long k = strncmp(name, "seg-", 4) ? -1 : strtoll(name + 4, &end, 10);
-    if (k < 0 || errno || !end || strcmp(end, ".ts") || k > live_edge(l, t))
+    bool init = l->fmp4 && !strcmp(name, "init.mp4");
+    if (!init && (k < 0 || errno || !end || strcmp(end, suffix(l)) || k > live_edge(l, t)))
         return fail(status, MHD_HTTP_NOT_FOUND, "no such segment\n");
-    const char *file = p->tampered && p->tamper_seq == k ? p->tamper_file : l->src[k % (long long)l->n].file;
+    const char *file = init                                ? l->init_file
+                       : p->tampered && p->tamper_seq == k ? p->tamper_file
+                                                           : l->src[k % (long long)l->n].file;
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -357,18 +432,33 @@ static struct MHD_Response *segment(const struct testd_live *l, const struct liv
         close(fd);
         return NULL;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "video/mp2t");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, l->fmp4 ? "video/mp4" : "video/mp2t");
     *status = MHD_HTTP_OK;
     return r;
 }
 
-/* Part j of segment k: bytes [from, to) of the segment file, cut at TS
- * packet boundaries (the last part ends at the file's end). */
-static void part_bytes(const struct testd_live *l, uint64_t size, int64_t j, uint64_t *from, uint64_t *to)
+/* Part j of segment file f: bytes [from, to), cut at TS packet boundaries,
+ * or for fMP4 at fragment (moof) boundaries, fragment i going to part
+ * i * n / F of F (part 0 also holds what comes before the first moof, e.g.
+ * styp); the last part ends at the file's end.  0, or -1. */
+static int part_bytes(const struct testd_live *l, const char *f, uint64_t size, int64_t j, uint64_t *from,
+                      uint64_t *to)
 {
-    uint64_t packets = size / 188, n = l->ll_parts;
-    *from = packets * (uint64_t)j / n * 188;
-    *to = (uint64_t)j + 1 == n ? size : packets * ((uint64_t)j + 1) / n * 188;
+    uint64_t n = l->ll_parts;
+    if (!l->fmp4) {
+        uint64_t packets = size / 188;
+        *from = packets * (uint64_t)j / n * 188;
+        *to = (uint64_t)j + 1 == n ? size : packets * ((uint64_t)j + 1) / n * 188;
+        return 0;
+    }
+    uint64_t off[TESTD_LIVE_MAX_PARTS * 64];
+    int frags = fragment_offsets(f, off, (int)(sizeof off / sizeof off[0]));
+    if (frags < (int)n)
+        return -1;
+    uint64_t a = (uint64_t)frags * (uint64_t)j / n, b = (uint64_t)frags * ((uint64_t)j + 1) / n;
+    *from = j == 0 ? 0 : off[a];
+    *to = (uint64_t)j + 1 == n ? size : off[b];
+    return 0;
 }
 
 /* /_live/P/part-K.J.ts (LL-HLS). */
@@ -379,7 +469,7 @@ static struct MHD_Response *part(const struct testd_live *l, const struct live_p
     errno = 0;
     long long k = strncmp(name, "part-", 5) ? -1 : strtoll(name + 5, &end, 10);
     long long j = k >= 0 && !errno && end && *end == '.' ? strtoll(end + 1, &end2, 10) : -1;
-    if (!l->ll_parts || k < 0 || j < 0 || j >= (long long)l->ll_parts || errno || !end2 || strcmp(end2, ".ts") ||
+    if (!l->ll_parts || k < 0 || j < 0 || j >= (long long)l->ll_parts || errno || !end2 || strcmp(end2, suffix(l)) ||
         part_publish_ms(l, p, k, j) > t)
         return fail(status, MHD_HTTP_NOT_FOUND, "no such part\n");
     bool tampered = p->part_tampered && p->part_tamper_seq == k && p->part_tamper_index == j;
@@ -392,14 +482,16 @@ static struct MHD_Response *part(const struct testd_live *l, const struct live_p
         return fail(status, MHD_HTTP_NOT_FOUND, "part file missing\n");
     }
     uint64_t from = 0, to = (uint64_t)st.st_size;
-    if (!tampered)
-        part_bytes(l, (uint64_t)st.st_size, j, &from, &to);
+    if (!tampered && part_bytes(l, file, (uint64_t)st.st_size, j, &from, &to) != 0) {
+        close(fd);
+        return fail(status, MHD_HTTP_NOT_FOUND, "part file has fewer fragments than parts\n");
+    }
     struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(to - from, fd, from);
     if (!r) {
         close(fd);
         return NULL;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "video/mp2t");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, l->fmp4 ? "video/mp4" : "video/mp2t");
     *status = MHD_HTTP_OK;
     return r;
 }

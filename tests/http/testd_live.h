@@ -47,6 +47,11 @@
  *                            complete the playlist lists it, the part itself
  *                            still answers 404 until its time
  *   /_control/status?seq=K&part=J  adds "part_publish_ms"
+ * An fMP4 source (one EXT-X-MAP:URI="FILE" in PLAYLIST) is served with
+ * #EXT-X-MAP:URI="init.mp4" (/_live/P/init.mp4), segments seg-K.m4s and
+ * parts part-K.J.m4s; part J is the run of whole fragments (top-level moof
+ * + mdat) i with i * N / F == J of the segment's F (part 0 also holds what
+ * precedes the first moof), and every source segment must have >= N. 
  * Every control answer is one JSON object with the times it applied
  * (start_ms, end_ms), so a test can compare observation times with them. */
 #ifndef TESTD_LIVE_H

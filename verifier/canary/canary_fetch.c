@@ -251,6 +251,86 @@ static void read_file_segment(struct canary_segment *s, const char *path, const 
     s->ended_at_ms = util_now_ms();
 }
 
+/* The init segment of h (its EXT-X-MAP), whole or its byte range, into
+ * *init (malloc'd); NULL, or the stable reason with why filled. */
+static const char *read_init(const struct canary_playlist *p, const struct hls_segment *h,
+                             const struct fetch_options *fo, int64_t deadline_ms, uint8_t **init, size_t *len,
+                             char *why, size_t n)
+{
+    char *loc = resolve_location(p, h->map_uri);
+    const char *reason = NULL;
+    if (!loc) {
+        snprintf(why, n, "the EXT-X-MAP URI cannot be resolved");
+        return "bad_segment_uri";
+    }
+    if (uri_is_http(loc)) {
+        struct fetch_options o = canary_fetch_options_until(fo, deadline_ms);
+        o.range = h->map_has_byterange ? (struct fetch_range){h->map_byterange_offset, h->map_byterange_length}
+                                       : (struct fetch_range){0};
+        struct fetch_result res;
+        fetch_get(&o, loc, &res);
+        if (res.error == FETCH_OK) {
+            *init = res.data;
+            *len = res.size;
+            res.data = NULL;
+        } else {
+            reason = fetch_error_code(res.error);
+            snprintf(why, n, "init segment %s: %s", res.url ? res.url : "(url)", res.message);
+        }
+        fetch_result_free(&res);
+    } else if (h->map_has_byterange) {
+        reason = "io_error";
+        snprintf(why, n, "%s: byte ranges of local files are not supported", loc);
+    } else {
+        char e[128];
+        size_t max = fo->max_bytes ? fo->max_bytes : FETCH_DEFAULT_MAX_BYTES;
+        if (read_file(loc, max, init, len, e, sizeof e) != 0) {
+            reason = "io_error";
+            snprintf(why, n, "init segment %s: %s", loc, e);
+        }
+    }
+    free(loc);
+    return reason;
+}
+
+/* An fMP4 reference segment: its bytes become the init segment, then the
+ * segment, the one stream FFmpeg's HLS demuxer reads and `exactav verify`
+ * takes as a reference file (docs/exact-av-v1.md, fMP4).  A MAP together
+ * with AES-128 is outside the profile here as for a candidate (whether the
+ * init segment is encrypted depends on the tags' order). */
+static void prepend_init(struct canary_segment *s, const struct canary_playlist *p, const struct hls_segment *h,
+                         const struct fetch_options *fo, int64_t deadline_ms)
+{
+    uint8_t *init = NULL, *both = NULL;
+    size_t len = 0;
+    char why[320] = "";
+    const char *reason = NULL;
+    if (h->key.method != HLS_KEY_NONE) {
+        reason = "playlist_outside_profile";
+        snprintf(why, sizeof why, "EXT-X-MAP together with EXT-X-KEY is not read");
+    } else {
+        reason = read_init(p, h, fo, deadline_ms, &init, &len, why, sizeof why);
+    }
+    if (!reason && !(both = malloc(len + s->len + 1))) {
+        reason = "internal_error";
+        snprintf(why, sizeof why, "out of memory");
+    }
+    if (reason) {
+        s->ok = false;
+        set_failure(&s->failure, s->detail, sizeof s->detail, reason, "media sequence %llu: %s",
+                    (unsigned long long)h->media_sequence, why);
+    } else {
+        if (len) /* memcpy's arguments must be valid pointers even for 0 bytes */
+            memcpy(both, init, len);
+        if (s->len)
+            memcpy(both + len, s->data, s->len);
+        free(s->data);
+        s->data = both;
+        s->len += len;
+    }
+    free(init);
+}
+
 /* An AES-128 segment of the reference, decrypted in place with its key
  * (fetched or read each time: the segment itself is cached, canary_refcache.h).
  * The key's location is never recorded. */
@@ -305,7 +385,9 @@ struct canary_segment *canary_segment_read(const struct canary_playlist *p, uint
     else
         read_file_segment(s, loc, h, fo);
     free(loc);
-    if (s->ok && h->key.method == HLS_KEY_AES_128)
+    if (s->ok && h->map_uri)
+        prepend_init(s, p, h, fo, deadline_ms);
+    else if (s->ok && h->key.method == HLS_KEY_AES_128)
         decrypt_segment(s, p, h, fo, deadline_ms);
     if (s->ok)
         util_sha256_hex(s->data, s->len, s->sha256);
