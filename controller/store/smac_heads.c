@@ -72,8 +72,10 @@ int smac_heads_required(sqlite3 *db)
 }
 
 /* The seeding MAC: from now on this store must have heads (verify-store
- * requires them), and it cannot be removed without a gap in store_macs'
- * numbering once a later MAC exists.  Its own chain gets a head below. */
+ * requires them).  Weaker than a keying's "heads": 1, which the checkpoint
+ * covers: removed together with every head, and store_macs renumbered over
+ * its gap (seq is not MACed), it leaves a store that reads as never seeded
+ * (docs/security.md, "can and cannot").  Its own chain gets a head below. */
 static const char seeded_sql[] =
     "INSERT INTO store_macs (tbl, row_key, chain, mac) VALUES ('store_heads', '" SMAC_HEADS_SEEDED
     "', '', stepctl_mac('store_heads', '', '" SMAC_HEADS_SEEDED "', ''));";
