@@ -89,8 +89,11 @@ static const char chains_sql[] =
     "WHERE l.tbl = m.tbl AND l.chain = m.chain ORDER BY l.seq DESC LIMIT 1) AS last_mac "
     "FROM store_macs m GROUP BY m.tbl, m.chain);";
 
+/* The n = 0 heads of table t: one per grant (t chained per grant), or its
+ * single chain's. */
 static int seed_table(sqlite3 *db, const struct smac_table *t)
 {
+    assert(!t->chain || !strcmp(t->chain, "grant_id")); /* a per-row chain is a grant's */
     char sql[512];
     int n = t->chain
                 ? snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO store_heads (tbl, chain, n, "
