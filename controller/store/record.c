@@ -18,6 +18,7 @@
 #include "migrate_v6.h"
 #include "migrate_v7.h"
 #include "migrate_v8.h"
+#include "migrate_v9.h"
 #include "cliutil.h"
 #include "smac.h"
 #include "smac_keyed.h"
@@ -106,6 +107,8 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
         rc = migrate_v7(db);
     if (rc == SQLITE_OK && dbfile_user_version(db) == 7)
         rc = migrate_v8(db);
+    if (rc == SQLITE_OK && dbfile_user_version(db) == 8)
+        rc = migrate_v9(db);
     if (rc != SQLITE_OK) {
         enum rec_status st = dr == DBFILE_E_VERSION ? REC_BAD_VERSION
                              : dr != DBFILE_OK      ? REC_OPEN_FAILED

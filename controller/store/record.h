@@ -19,7 +19,7 @@
 #include "evidence.h"
 #include "ledger.h"
 
-#define REC_SCHEMA_VERSION 8 /* older files are migrated forward (migrate_v2.h ... migrate_v8.h) */
+#define REC_SCHEMA_VERSION 9 /* older files are migrated forward (migrate_v2.h ... migrate_v9.h) */
 #define REC_ID_LEN 33 /* 32 hex digits + NUL */
 
 enum rec_status {

@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include "dbfile.h"
+#include "smac_heads.h"
 #include "smac_tables.h"
 
 int smac_is_keyed(sqlite3 *db)
@@ -34,7 +35,7 @@ int smac_create_triggers(sqlite3 *db)
         if (rc != SQLITE_OK)
             return rc;
     }
-    return SQLITE_OK;
+    return smac_heads_triggers(db); /* the heads: schema 9 (smac_heads.h) */
 }
 
 static bool in_ref(sqlite3 *ref, const char *name, const char *sql)
@@ -130,10 +131,12 @@ int smac_checkpoint(sqlite3 *db, const struct smac_key *k, int64_t keyed_at_ms,
     return rc;
 }
 
-/* {"decisions": 12, ...}: the greatest rowid of each table now. */
+/* {"heads": 1, "decisions": 12, ...}: keyed with chain heads (so they are
+ * required, under the checkpoint: smac_heads.h), the greatest rowid of each
+ * table now. */
 static int covered_now(sqlite3 *db, char *out, size_t cap)
 {
-    size_t len = (size_t)snprintf(out, cap, "{");
+    size_t len = (size_t)snprintf(out, cap, "{%s, ", SMAC_HEADS_COVERED);
     for (size_t i = 0; i < smac_n_tables; i++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT COALESCE(MAX(rowid), 0) FROM %s", smac_tables[i].name);
@@ -191,6 +194,18 @@ static int key_matches(sqlite3 *db, const struct smac_key *k)
     return res;
 }
 
+/* The chain heads of a store just keyed (keyed 0), or of one keyed before
+ * schema 9 that has none yet: seeded from the MACs as they are now, the
+ * latter with the seeding MAC.  A store that must have heads is never
+ * seeded again: heads removed by hand stay missing (smac_heads.h). */
+static int heads_enter(sqlite3 *db, int keyed)
+{
+    int required = keyed ? smac_heads_required(db) : 0;
+    if (required < 0)
+        return SQLITE_ERROR;
+    return required ? SQLITE_OK : smac_heads_seed(db, keyed != 0);
+}
+
 enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *k, bool writer,
                               int64_t now_ms, char *err, size_t errlen)
 {
@@ -214,6 +229,8 @@ enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *
         res = SMAC_ENTER_FAILED;
     else if (writer && smac_create_triggers(db) != SQLITE_OK)
         res = SMAC_ENTER_FAILED; /* a dropped MAC trigger comes back */
+    else if (writer && heads_enter(db, keyed) != SQLITE_OK)
+        res = SMAC_ENTER_FAILED;
     if (res == SMAC_ENTER_WRONG_KEY)
         snprintf(err, errlen, "--store-key-file: the key does not match control.db's key id");
     else if (res == SMAC_ENTER_FOREIGN)

@@ -2,8 +2,10 @@
  *
  * The first writer run with a key on an unkeyed store of schema 7 keys it,
  * in one write transaction: the store_keying row (key id, time, the
- * checkpoint over every row that existed then) and the MAC triggers
- * (smac_tables.h).  A keyed store is never unkeyed again.  Every later open
+ * checkpoint over every row that existed then), the MAC triggers
+ * (smac_tables.h) and the chain heads with their triggers (smac_heads.h; a
+ * store keyed before schema 9 gets its heads from its next writer with the
+ * key).  A keyed store is never unkeyed again.  Every later open
  * with a key checks the key id (a wrong key is a wrong key, not tampering)
  * and, for a writer, that no schema object stepctl did not create could
  * make it MAC rows of someone else's choosing (a trigger inserting into a

@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include "record.h"
+#include "smac_heads_verify.h"
 #include "smac_keyed.h"
 #include "smac_tables.h"
 
@@ -180,6 +181,8 @@ static int check_all(sqlite3 *db, const struct smac_key *k, struct vst_finding *
         res = check_missing(db, &smac_tables[i], f);
     if (res == 0)
         res = check_numbering(db, f);
+    if (res == 0) /* a tail removed with the sequence lowered: its head (schema 9) */
+        res = smac_heads_verify(db, k, f);
     return res == 0 ? check_checkpoint(db, k, f) : res;
 }
 

@@ -11,6 +11,8 @@
  *   row_mac_missing        a row written after keying without its MAC
  *   mac_deleted            a MAC removed (store_macs' numbering has a gap
  *                          or ends before its sequence)
+ *   head_missing,          a chain's keyed head gone, or not what its chain
+ *   head_mismatch          is (schema 9: smac_heads_verify.h)
  *   checkpoint_mismatch    the rows that existed at keying changed, one
  *                          added or removed among them
  */

@@ -16,6 +16,11 @@
 
 #define CTL_T 1764410000000LL /* decision_time_ms of every fixture */
 
+/* Takes a control.db back from schema 9 (store_heads, with its guard) to 8,
+ * before a test takes it further back.  On an unkeyed store only: a keyed
+ * one's head triggers would be left without their table. */
+#define CTL_V9_UNDONE "DROP TABLE store_heads; "
+
 /* Takes a control.db back from schema 8 (verification allocations) to 7,
  * before a test takes it further back: a migration adds its columns again. */
 #define CTL_V8_UNDONE                                                                             \

@@ -940,7 +940,7 @@ static void ctl_33_prop_one_step_above_a_limit_never_passes(void **state)
 }
 
 /* What schema 5 added (allocations.subject), undone: a file as v4 left it. */
-#define V6_UNDONE CTL_V8_UNDONE "DROP INDEX allocations_subject; ALTER TABLE allocations DROP COLUMN subject;"
+#define V6_UNDONE CTL_V9_UNDONE CTL_V8_UNDONE "DROP INDEX allocations_subject; ALTER TABLE allocations DROP COLUMN subject;"
 
 /* control.db schema 4 (issue 22): delivery_removals is a numbered
  * migration.  A v3 file without the table gains it; a v3 file in which the

@@ -399,7 +399,7 @@ static void ctl_35_cli_stores_refuse_files_that_are_not_theirs(void **state)
     assert_false(exists(other, "")); /* nothing decided, nothing created */
     /* a control.db from before application_id (v1, exactly our v1 tables):
      * read as it is, adopted (and migrated to v2) by the next writer */
-    ctl_sql(e.db, "DROP TABLE store_macs; DROP TABLE store_keying; "
+    ctl_sql(e.db, CTL_V9_UNDONE "DROP TABLE store_macs; DROP TABLE store_keying; "
                   "DROP TABLE clock_marks; DROP TABLE delivery_removals; DROP TABLE session_reports; DROP TABLE sessions;"
                   "DROP TABLE next_decisions; DROP TABLE decision_commitments;"
                   "DROP TABLE grant_events; DROP TABLE reservations; DROP TABLE allocations;"

@@ -106,7 +106,7 @@ static void ctl_180_control_db_keeps_a_high_water_mark_that_never_goes_back(void
     assert_int_equal(mark(&w, "high_water"), hw);
     /* A schema 4 file (before the marks) is migrated with its high-water
      * mark at the latest time it recorded. */
-    assert_int_equal(ctl_sql(w.db, CTL_V8_UNDONE "DROP TABLE clock_marks; DROP INDEX allocations_subject; "
+    assert_int_equal(ctl_sql(w.db, CTL_V9_UNDONE CTL_V8_UNDONE "DROP TABLE clock_marks; DROP INDEX allocations_subject; "
                                    "ALTER TABLE allocations DROP COLUMN subject; "
                                    "PRAGMA user_version = 4"),
                      0); /* (schema 6's column undone too: it is added again) */

@@ -525,7 +525,7 @@ static void ctl_178_schema_v6_adds_the_subject_to_a_v5_control_db(void **state)
     struct ctl_world w;
     char g[33], err[256];
     serve_world_granted(&w, g);
-    assert_int_equal(ctl_sql(w.db, CTL_V8_UNDONE "DROP INDEX allocations_subject; ALTER TABLE "
+    assert_int_equal(ctl_sql(w.db, CTL_V9_UNDONE CTL_V8_UNDONE "DROP INDEX allocations_subject; ALTER TABLE "
                                    "allocations DROP COLUMN subject; PRAGMA user_version = 5;"),
                      0);
     sqlite3 *db = NULL;

@@ -17,8 +17,14 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
+
 #include "ctl_test.h"
+#include "record.h"
 #include "serve_rig.h"
+#include "smac.h"
+#include "smac_keyed.h"
+#include "smac_tables.h"
 
 #define KEY "store-key-of-the-tests-0123456789abcdef"
 
@@ -211,7 +217,9 @@ static void ctl_190_hand_inserted_grant_is_row_mac_missing(void **state)
     snprintf(text, sizeof text, forge, g, "");
     assert_int_not_equal(ctl_sql(w.db, text), 0); /* no such function: stepctl_mac */
     assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM grants"), 1);
-    snprintf(text, sizeof text, forge, g, "DROP TRIGGER smac_grants;");
+    /* (smac_heads_grants, which makes the grant's chain heads, calls it too) */
+    snprintf(text, sizeof text, forge, g,
+             "DROP TRIGGER smac_grants; DROP TRIGGER smac_heads_grants;");
     assert_int_equal(ctl_sql(w.db, text), 0);
     expect_row(&w, "grants", "row_mac_missing", "forged");
     /* a keyed writer puts the trigger back, the forged row stays named */
@@ -416,6 +424,260 @@ static void ctl_195_serve_refuses_a_tampered_keyed_store(void **state)
     world_end(&w);
 }
 
+/* The key of a chain's head row, as verify-store names it. */
+static void head_key(const char *tbl, const char *chain, char *out, size_t n)
+{
+    snprintf(out, n, "[\"%s\",\"%s\"]", tbl, chain);
+}
+
+/* The newest allocation of grant g removed with its MAC, and store_macs'
+ * sequence lowered to match, the grant's counter with it: what no MAC
+ * check sees (docs/security.md, "can and cannot"). */
+static void truncate_tail(struct ctl_world *w, const char *g, const char *id)
+{
+    sql(w, "DROP TRIGGER allocations_kept; DROP TRIGGER store_macs_kept; DELETE FROM allocations "
+           "WHERE id = '%s'; DELETE FROM store_macs WHERE row_key = '%s'; UPDATE sqlite_sequence "
+           "SET seq = (SELECT MAX(seq) FROM store_macs) WHERE name = 'store_macs'; UPDATE grants "
+           "SET allocated = allocated - 1 WHERE id = '%s'", id, id, g);
+}
+
+/* The known hole of schema 7, closed: the newest allocations of a grant
+ * removed with their MACs and the sequence lowered leave the chain shorter
+ * than its head (head_mismatch, before any rule); serve refuses the store. */
+static void ctl_210_truncated_tail_with_sequence_lowered_is_head_mismatch(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], key[80];
+    keyed_world(&w, g);
+    allocate(&w, 3);
+    expect(&w, NULL, NULL);
+    assert_int_equal(ctl_query_int(w.db, "SELECT n FROM store_heads WHERE tbl = 'allocations'"), 3);
+    truncate_tail(&w, g, "a-3");
+    head_key("allocations", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_mismatch", key);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0", w.db), 66);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "store_tampered"));
+    assert_non_null(strstr(err, "head_mismatch"));
+    free(err);
+    world_end(&w);
+}
+
+/* A head deleted by hand (its guard dropped): head_missing, and the next
+ * keyed writer does not start the chain again under a fresh head. */
+static void ctl_211_deleted_head_is_head_missing(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], key[80];
+    keyed_world(&w, g);
+    sql(&w, "DROP TRIGGER store_heads_kept; DELETE FROM store_heads WHERE tbl = 'grant_events' "
+            "AND chain = '%s'", g);
+    head_key("grant_events", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_missing", key);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_heads WHERE tbl = "
+                                         "'grant_events'"), 0);
+    expect_row(&w, "store_heads", "head_missing", key);
+    /* a single chain's head (grants') deleted: the same */
+    sql(&w, "DELETE FROM store_heads WHERE tbl = 'grants'");
+    expect(&w, "store_heads", "head_missing");
+    world_end(&w);
+}
+
+/* A head changed by hand (its count lowered to a truncated chain's): it
+ * no longer verifies, head_mismatch; a keyed writer appending to the chain
+ * does not re-sign it (the trigger advances only a head that verifies). */
+static void ctl_212_head_changed_by_hand_is_head_mismatch(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], key[80];
+    keyed_world(&w, g);
+    expect(&w, NULL, NULL);
+    sql(&w, "UPDATE store_heads SET n = n - 1, last_mac = '' WHERE tbl = 'grant_events' AND "
+            "chain = '%s'", g);
+    head_key("grant_events", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_mismatch", key);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0);
+    expect_row(&w, "store_heads", "head_mismatch", key);
+    /* the head of another chain copied over this one's: bound to its chain */
+    sql(&w, "UPDATE store_heads SET (n, last_mac, head_mac) = (SELECT n, last_mac, head_mac FROM "
+            "store_heads WHERE tbl = 'allocations' AND chain = '%s') WHERE tbl = 'grant_events' "
+            "AND chain = '%s'", g, g);
+    expect_row(&w, "store_heads", "head_mismatch", key);
+    world_end(&w);
+}
+
+/* A grant's whole allocation chain removed, with its MACs (the newest:
+ * the sequence lowered, no gap), its head and the counter: the grant is
+ * left without its allocations head, head_missing. */
+static void ctl_213_whole_allocation_chain_removed_with_its_head_is_found(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], key[80];
+    keyed_world(&w, g);
+    allocate(&w, 2);
+    sql(&w, "DROP TRIGGER allocations_kept; DROP TRIGGER store_macs_kept; DROP TRIGGER "
+            "store_heads_kept; DELETE FROM sessions; DELETE FROM allocations; DELETE FROM "
+            "store_macs WHERE tbl = 'allocations'; DELETE FROM store_heads WHERE tbl = "
+            "'allocations'; UPDATE sqlite_sequence SET seq = (SELECT MAX(seq) FROM store_macs) "
+            "WHERE name = 'store_macs'; UPDATE grants SET allocated = 0");
+    head_key("allocations", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_missing", key);
+    assert_int_equal(ctl_run(&w.t, "serve --db '%s' --listen 127.0.0.1:0", w.db), 66);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "head_missing"));
+    free(err);
+    world_end(&w);
+}
+
+/* Keys the unkeyed store of w as a build of schema 8 did, through the
+ * library: taken back to schema 8, the store_keying row (its covered
+ * without "heads") and the nine MAC triggers, no head. */
+static void key_as_schema_8(struct ctl_world *w, const struct smac_key *k)
+{
+    assert_int_equal(ctl_sql(w->db, CTL_V9_UNDONE "PRAGMA user_version = 8"), 0);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(w->db, &db), SQLITE_OK);
+    assert_int_equal(smac_attach(db, k), SQLITE_OK);
+    char covered[1024] = "{", text[4096], cp[SMAC_HEX], id[SMAC_HEX];
+    for (size_t i = 0; i < smac_n_tables; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "SELECT COALESCE(MAX(rowid), 0) FROM %s", smac_tables[i].name);
+        size_t len = strlen(covered);
+        snprintf(covered + len, sizeof covered - len, "%s\"%s\": %lld", i ? ", " : "",
+                 smac_tables[i].name, ctl_query_int(w->db, q));
+    }
+    strcat(covered, "}");
+    assert_int_equal(smac_checkpoint(db, k, w->now, covered, cp), 0);
+    smac_key_id(k, id);
+    snprintf(text, sizeof text, "INSERT INTO store_keying VALUES (1, '%s', %lld, '%s', '%s')", id,
+             (long long)w->now, cp, covered);
+    assert_int_equal(sqlite3_exec(db, text, NULL, NULL, NULL), SQLITE_OK);
+    for (size_t i = 0; i < smac_n_tables; i++) {
+        assert_int_equal(smac_trigger_sql(&smac_tables[i], text, sizeof text), 0);
+        assert_int_equal(sqlite3_exec(db, text, NULL, NULL, NULL), SQLITE_OK);
+    }
+    /* a MAC written at schema 8, before any head: a grant event */
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO grant_events SELECT grant_id, 2, at_ms, "
+                                      "'reservations_posted', 'at schema 8', actor FROM "
+                                      "grant_events", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* A store keyed at schema 8 verifies without heads until the next writer
+ * with the key seeds them from its MACs (the seeding MAC marks it); from
+ * then on a truncated tail is a head_mismatch there too. */
+static void ctl_214_store_keyed_at_schema_8_is_seeded_by_the_next_keyed_writer(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], d[33], path[256], key[80];
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0);
+    struct smac_key k = {.n = strlen(KEY)};
+    memcpy(k.b, KEY, k.n);
+    key_as_schema_8(&w, &k);
+    key_file(&w, "store.key", KEY "\n", path, sizeof path);
+    assert_int_equal(setenv("STEPCTL_STORE_KEY_FILE", path, 1), 0);
+    expect(&w, NULL, NULL); /* schema 8, read as it is: no heads needed */
+    assert_int_equal(ctl_query_int(w.db, "PRAGMA user_version"), 8);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0);
+    assert_int_equal(ctl_query_int(w.db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_macs WHERE tbl = "
+                                         "'store_heads' AND row_key = 'seeded'"), 1);
+    /* seeded from the MAC of schema 8, then advanced by revoke's events */
+    char q[256];
+    snprintf(q, sizeof q, "SELECT n = (SELECT count(*) FROM store_macs WHERE tbl = 'grant_events') "
+                          "AND n >= 2 FROM store_heads WHERE tbl = 'grant_events' AND chain = '%s'",
+             g);
+    assert_int_equal(ctl_query_int(w.db, q), 1);
+    expect(&w, NULL, NULL);
+    /* the newest event removed with its MAC, the sequence lowered */
+    sql(&w, "DROP TRIGGER store_macs_kept; DELETE FROM grant_events WHERE grant_id = '%s' AND "
+            "seq = (SELECT MAX(seq) FROM grant_events); "
+            "DELETE FROM store_macs WHERE seq = (SELECT MAX(seq) FROM store_macs WHERE tbl = "
+            "'grant_events'); UPDATE sqlite_sequence SET seq = (SELECT MAX(seq) FROM store_macs) "
+            "WHERE name = 'store_macs'", g);
+    head_key("grant_events", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_mismatch", key);
+    world_end(&w);
+}
+
+/* An unkeyed store pays nothing: no head, no head trigger, plain sqlite3
+ * still inserts, verify-store checks the rules only as before. */
+static void ctl_215_unkeyed_store_has_no_heads(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], d[33];
+    ctl_world_begin(&w);
+    json_t *sit = serve_situation(&w, SERVE_ORDER_CDE);
+    ctl_world_evidence(&w, "ev-d-pre", "D", "MATCH", w.now - 300000, true);
+    ctl_world_evidence(&w, "ev-e-pre", "E", "MATCH", w.now - 300000, true);
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0);
+    allocate(&w, 2);
+    assert_int_equal(ctl_query_int(w.db, "PRAGMA user_version"), REC_SCHEMA_VERSION);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_heads"), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM sqlite_master WHERE name LIKE "
+                                         "'smac_%'"), 0);
+    expect(&w, NULL, NULL);
+    sql(&w, "INSERT INTO grant_events SELECT grant_id, 9, at_ms, 'reservations_posted', 'by hand', "
+            "actor FROM grant_events WHERE seq = 1");
+    expect(&w, NULL, NULL);
+    world_end(&w);
+}
+
+/* A store keyed at schema 9 gives the grants that existed at keying their
+ * heads (n = 0 where no MAC), so their chains are held like a new grant's;
+ * its keying covers "heads", so removing every head is head_missing, never
+ * a store to seed again. */
+static void ctl_216_grants_before_keying_get_heads(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], d[33], path[256], key[80];
+    ctl_world_begin(&w);
+    json_t *sit = ctl_world_situation(&w);
+    ctl_fast(sit);
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0); /* unkeyed so far */
+    key_file(&w, "store.key", KEY, path, sizeof path);
+    assert_int_equal(setenv("STEPCTL_STORE_KEY_FILE", path, 1), 0);
+    assert_int_equal(ctl_run(&w.t, "revoke %s --db '%s' --reason r", g, w.db), 0); /* keys it */
+    char q[200];
+    snprintf(q, sizeof q, "SELECT n FROM store_heads WHERE tbl = 'allocations' AND chain = '%s'",
+             g);
+    assert_int_equal(ctl_query_int(w.db, q), 0);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_macs WHERE tbl = "
+                                         "'store_heads'"), 0); /* no seeding MAC: covered says it */
+    expect(&w, NULL, NULL);
+    sql(&w, "DROP TRIGGER store_heads_kept; DELETE FROM store_heads WHERE tbl = 'allocations'");
+    head_key("allocations", g, key, sizeof key);
+    expect_row(&w, "store_heads", "head_missing", key);
+    /* every head removed: the keying still covers "heads", no writer seeds
+     * them again (a decide with the key: new MACs, no head) */
+    sql(&w, "DELETE FROM store_heads");
+    sit = ctl_world_situation(&w);
+    ctl_fast(sit);
+    ctl_other_isp(sit, "isp-other");
+    assert_int_equal(ctl_decide_cli(&w.t, "sit2.json", sit, w.ev, w.db, d), 0);
+    json_decref(sit);
+    assert_int_equal(ctl_query_int(w.db, "SELECT count(*) FROM store_heads"), 0);
+    expect(&w, "store_heads", "head_missing");
+    world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +689,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_193_wrong_key_is_65_not_tampering),
         cmocka_unit_test(ctl_194_keyed_store_written_without_key_fails_closed),
         cmocka_unit_test(ctl_195_serve_refuses_a_tampered_keyed_store),
+        cmocka_unit_test_teardown(ctl_210_truncated_tail_with_sequence_lowered_is_head_mismatch,
+                                  kill_leftovers),
+        cmocka_unit_test(ctl_211_deleted_head_is_head_missing),
+        cmocka_unit_test(ctl_212_head_changed_by_hand_is_head_mismatch),
+        cmocka_unit_test_teardown(ctl_213_whole_allocation_chain_removed_with_its_head_is_found,
+                                  kill_leftovers),
+        cmocka_unit_test(ctl_214_store_keyed_at_schema_8_is_seeded_by_the_next_keyed_writer),
+        cmocka_unit_test_teardown(ctl_215_unkeyed_store_has_no_heads, kill_leftovers),
+        cmocka_unit_test(ctl_216_grants_before_keying_get_heads),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
