@@ -513,39 +513,49 @@ static void canary_53_steering_moves_the_session_as_a_player_moves(void **state)
     rig_end(&r);
 }
 
+#define KEY_PAIR_ID "KSIGNEDPAIRID7"
+
+/* A CloudFront key pair, exactav-cdnd C checking every signature with its
+ * public key and an open REF, the service with path C signed by `auth`
+ * (cloudfront-url or cloudfront-cookies), then one --once run of an
+ * allocation target against them (exit 0). */
+static void signed_path_once(struct rig *r, struct cdn_proc *c, struct cdn_proc *ref, const char *auth)
+{
+    rig_world(r, 2, NULL);
+    assert_int_equal(live_sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem "
+                             "2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub && chmod 600 rsa.pem",
+                             r->w.t.dir), 0);
+    char epoch[32], pub[256];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
+    snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", r->w.t.dir);
+    const char *signed_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
+                                 "--live-epoch-ms", epoch, "--public-key", pub, NULL};
+    const char *open_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
+                               "--live-epoch-ms", epoch, NULL};
+    assert_int_equal(cdn_start(c, CDND_BIN, r->w.t.dir, "C", signed_args), 0);
+    assert_int_equal(cdn_start(ref, CDND_BIN, r->w.t.dir, "REF", open_args), 0);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"paths\": {\"C\": {\"renditions\": {\"720p\": \"%s/ch1/r720/live.m3u8\"}, \"auth\": {\"type\": "
+             "\"%s\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"" KEY_PAIR_ID "\"}, "
+             "\"url_ttl_s\": 120}}}\n", c->base, auth);
+    rig_serve(r, text);
+    char reference[128];
+    snprintf(reference, sizeof reference, "%s/ch1/r720/live.m3u8", ref->base);
+    write_config_ref(r, "alloc.json", reference, r->s.port, r->token_file, 300);
+    assert_int_equal(run_once(r, "alloc.json"), 0);
+}
+
 /* A cloudfront-url path: the service signs the media playlist of the
  * session, and exactav-cdnd, which checks every signature with the public
  * key, serves the segments only to requests carrying it. */
-#define KEY_PAIR_ID "KSIGNEDPAIRID7"
 static void canary_51_signed_media_playlist_of_the_session(void **state)
 {
     (void)state;
     SKIP_WITHOUT_CORPUS();
     struct rig r;
-    rig_world(&r, 2, NULL);
-    assert_int_equal(live_sh("cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem "
-                             "2>/dev/null && openssl pkey -in rsa.pem -pubout -out rsa.pub && chmod 600 rsa.pem",
-                             r.w.t.dir), 0);
-    char epoch[32], pub[256];
-    snprintf(epoch, sizeof epoch, "%lld", (long long)(ctl_now_ms() - 10300));
-    snprintf(pub, sizeof pub, KEY_PAIR_ID "=%s/rsa.pub", r.w.t.dir);
     struct cdn_proc c, ref;
-    const char *signed_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
-                                 "--live-epoch-ms", epoch, "--public-key", pub, NULL};
-    const char *open_args[] = {"--live", LIVE_SOURCE, "--live-prefix", "/ch1/r720", "--live-window", "10",
-                               "--live-epoch-ms", epoch, NULL};
-    assert_int_equal(cdn_start(&c, CDND_BIN, r.w.t.dir, "C", signed_args), 0);
-    assert_int_equal(cdn_start(&ref, CDND_BIN, r.w.t.dir, "REF", open_args), 0);
-    char text[2048];
-    snprintf(text, sizeof text,
-             "{\"paths\": {\"C\": {\"renditions\": {\"720p\": \"%s/ch1/r720/live.m3u8\"}, \"auth\": {\"type\": "
-             "\"cloudfront-url\", \"key_file\": \"rsa.pem\", \"key_pair_id\": \"" KEY_PAIR_ID "\"}, "
-             "\"url_ttl_s\": 120}}}\n", c.base);
-    rig_serve(&r, text);
-    char reference[128];
-    snprintf(reference, sizeof reference, "%s/ch1/r720/live.m3u8", ref.base);
-    write_config_ref(&r, "alloc.json", reference, r.s.port, r.token_file, 300);
-    assert_int_equal(run_once(&r, "alloc.json"), 0);
+    signed_path_once(&r, &c, &ref, "cloudfront-url");
     /* MATCH under the allocation, through the service's signed playlist:
      * the segment request carried the signature (redacted in the store) */
     assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND path_id = 'C' AND "
@@ -559,6 +569,33 @@ static void canary_51_signed_media_playlist_of_the_session(void **state)
                                   "report, '$.candidate.object') NOT LIKE '%%/v1/sessions/REDACTED/C/720p.m3u8'"), 0);
     assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE report LIKE '%%/v1/sessions/%%' AND report "
                                   "NOT LIKE '%%/v1/sessions/REDACTED/%%'"), 0);
+    cdn_stop(&c);
+    cdn_stop(&ref);
+    rig_end(&r);
+}
+
+/* A cloudfront-cookies path: the service's master playlist sets the
+ * session's CloudFront cookies (Path the renditions' directory, host-only),
+ * the variant URIs are the CDN's own, and exactav-cdnd serves only requests
+ * carrying valid cookies.  The canary sends them on as a browser does:
+ * before, every check of such a path was UNKNOWN (the CDN's 403). */
+static void canary_55_signed_cookies_of_the_session(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CORPUS();
+    struct rig r;
+    struct cdn_proc c, ref;
+    signed_path_once(&r, &c, &ref, "cloudfront-cookies");
+    /* MATCH under the allocation, the CDN's own media playlist and segments
+     * answered 200 to the session's cookies */
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE verdict = 'MATCH' AND path_id = 'C' AND "
+                                  "pathway = 'C' AND allocation_id LIKE 'canary-%%' AND json_extract(report, "
+                                  "'$.candidate.object') LIKE '%%/ch1/r720/live.m3u8'"), 1);
+    assert_true(live_q(&r.l, "SELECT count(*) FROM fetches WHERE url LIKE '%%/ch1/r720/%%.ts' AND http_status = "
+                             "200") >= 1);
+    /* the cookies (a credential) are nowhere in the store or the output */
+    assert_int_equal(live_q(&r.l, "SELECT count(*) FROM evidence WHERE report LIKE '%%CloudFront-%%' OR report "
+                                  "LIKE '%%" KEY_PAIR_ID "%%'"), 0);
     cdn_stop(&c);
     cdn_stop(&ref);
     rig_end(&r);
@@ -668,6 +705,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(canary_51_signed_media_playlist_of_the_session, live_teardown),
         cmocka_unit_test_teardown(canary_52_a_playlist_answering_410_takes_a_new_allocation, live_teardown),
         cmocka_unit_test_teardown(canary_53_steering_moves_the_session_as_a_player_moves, live_teardown),
+        cmocka_unit_test_teardown(canary_55_signed_cookies_of_the_session, live_teardown),
     };
     int rc = canary_test_main("canary_alloc", tests, sizeof tests / sizeof tests[0], argc, argv);
     kill_leftovers(NULL);

@@ -1,6 +1,7 @@
 /* canary_alloc.c - allocation targets: a verification session from the
  * admission service, and the candidate it delivers (see canary_alloc.h). */
 #include "canary_alloc.h"
+#include "canary_cookies.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,15 +360,18 @@ static void service_error(const json_t *ans, char *out, size_t n)
 }
 
 /* GET url (at most CANARY_ALLOC_MAX_BODY bytes) as text; NULL with why.
- * *base: the last hop's URL (malloc'd), for resolving what it names. */
+ * *base: the last hop's URL (malloc'd), for resolving what it names.
+ * set_cookie (may be NULL): the answer's Set-Cookie values (fetch.h,
+ * credentials) move there. */
 static char *get_text(const char *what, const char *url, const struct fetch_options *fo, int64_t deadline_ms,
-                      char **base, long *status, char *why, size_t n)
+                      char **base, long *status, char ***set_cookie, char *why, size_t n)
 {
     struct fetch_options o = canary_fetch_options_until(fo, deadline_ms);
     o.max_bytes = CANARY_ALLOC_MAX_BODY;
     o.headers = NULL;
     o.n_headers = 0;
     o.cookie = NULL;
+    o.keep_set_cookie = set_cookie != NULL;
     struct fetch_result r;
     char *text = NULL;
     enum fetch_error e = fetch_get(&o, url, &r);
@@ -389,6 +393,10 @@ static char *get_text(const char *what, const char *url, const struct fetch_opti
             text = NULL;
         }
     }
+    if (text && set_cookie) {
+        *set_cookie = r.set_cookie;
+        r.set_cookie = NULL;
+    }
     fetch_result_free(&r);
     return text;
 }
@@ -405,7 +413,8 @@ static char *steering_priority(const char *master, const char *master_base, cons
         return NULL;
     }
     enum uri_status us = uri_resolve_alloc(master_base, ref, &url);
-    char *text = us == URI_OK ? get_text("steering manifest", url, fo, deadline_ms, &base, status, why, n) : NULL;
+    char *text = us == URI_OK ? get_text("steering manifest", url, fo, deadline_ms, &base, status, NULL, why, n)
+                              : NULL;
     if (us != URI_OK)
         snprintf(why, n, "steering SERVER-URI: %s", uri_status_code(us));
     json_t *m = text ? json_loads(text, 0, NULL) : NULL;
@@ -468,10 +477,12 @@ static enum canary_alloc_status follow(const struct canary_target *t, const stru
                                        char *detail, size_t n)
 {
     char *base = NULL, *uri = malloc(CANARY_MAX_LOCATION + 1), *media = NULL, pathway[CANARY_MAX_NAME + 1];
+    char **cookies = NULL;
     long status = 0;
     int64_t ttl_s = 0;
     enum canary_alloc_status st = CANARY_ALLOC_FAILED;
-    char *master = uri ? get_text("master playlist", playback, fo, deadline_ms, &base, &status, detail, n) : NULL;
+    char *master =
+        uri ? get_text("master playlist", playback, fo, deadline_ms, &base, &status, &cookies, detail, n) : NULL;
     char *prio = master ? steering_priority(master, base, fo, deadline_ms, &ttl_s, &status, detail, n) : NULL;
     s->last_status = status;
     if (!master || (prio && !prio[0]))
@@ -493,10 +504,16 @@ static enum canary_alloc_status follow(const struct canary_target *t, const stru
                  us != URI_OK ? uri_status_code(us) : "not a usable http(s) URL");
         goto done;
     }
+    /* what the master set for the CDN, sent on as a browser would */
+    if (canary_cookies_for((const char *const *)cookies, base, media, s->cookie, sizeof s->cookie) != 0) {
+        snprintf(detail, n, "the cookies the master playlist set do not fit in %d bytes", CANARY_ALLOC_COOKIE_MAX);
+        goto done;
+    }
     snprintf(s->url, sizeof s->url, "%s", media);
     detail[0] = '\0';
     st = CANARY_ALLOC_OK;
 done:
+    fetch_set_cookie_free(cookies);
     free(media);
     free(prio);
     free(master);
@@ -530,6 +547,7 @@ int canary_alloc_steer(const struct canary_target *t, const struct fetch_options
         }
         *s = *c;
     }
+    OPENSSL_cleanse(c, sizeof *c); /* its cookie */
     free(c);
     return res;
 }
@@ -538,7 +556,7 @@ enum canary_alloc_status canary_alloc_take(const struct canary_target *t, const 
                                            int64_t deadline_ms, struct canary_alloc_session *s, char *detail,
                                            size_t detaillen)
 {
-    memset(s, 0, sizeof *s);
+    OPENSSL_cleanse(s, sizeof *s); /* the session replaced, its cookie with it */
     detail[0] = '\0';
     char id[CANARY_ALLOC_ID_LEN + 1];
     if (new_allocation_id(id) != 0) {

@@ -33,6 +33,7 @@
 #define CANARY_ALLOC_TOKEN_MIN 16
 #define CANARY_ALLOC_TOKEN_MAX 4096
 #define CANARY_ALLOC_ID_LEN 39 /* "canary-" + 32 hex digits */
+#define CANARY_ALLOC_COOKIE_MAX 8192 /* the Cookie header a session sends its CDN */
 
 /* The allocation a target follows (zero value: none yet). */
 struct canary_alloc_session {
@@ -48,6 +49,11 @@ struct canary_alloc_session {
     char playback[CANARY_MAX_LOCATION + 1];
     int64_t steer_at_ms;
     long last_status;                   /* the HTTP status of the last master or steering read (0: none answered) */
+    /* The Cookie header the session's master playlist set for its media
+     * playlist (canary_cookies.h: a cloudfront-cookies path signs the CDN's
+     * requests so), "" when none.  A credential: never stored, logged or
+     * printed; wiped when the session is replaced. */
+    char cookie[CANARY_ALLOC_COOKIE_MAX + 1];
 };
 
 enum canary_alloc_status {

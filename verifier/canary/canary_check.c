@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "candidate.h"
 #include "canary_command.h"
 #include "canary_parts.h"
@@ -159,6 +161,7 @@ struct cycle {
     struct canary_state *st;
     int64_t started_ms, deadline_ms;
     char *url;                       /* the candidate URL this cycle (a secret when signed) */
+    char *cookie;                    /* an allocation target's session cookie this cycle (a secret), or NULL */
     char command_failure[256];       /* candidate_command's reason, "" when it ran */
     struct canary_playlist *cand, *ref;
     struct canary_range c, r;
@@ -200,15 +203,26 @@ static void mark_in_flight(struct cycle *cy, uint64_t seq, bool on)
     canary_store_unlock(cy->env->store);
 }
 
-/* The run's fetch options with the target's own headers and cookies (for
- * the candidate's host only: the fetcher never sends them elsewhere). */
-static struct fetch_options target_fetch(const struct canary_env *env, const struct canary_target *t)
+/* The run's fetch options with the target's own headers and cookies, or
+ * the cookie its allocation's master playlist set (for the candidate's host
+ * only: the fetcher never sends them elsewhere). */
+static struct fetch_options target_fetch(const struct canary_env *env, const struct cycle *cy)
 {
     struct fetch_options fo = env->fetch;
-    fo.headers = (const char *const *)t->headers;
-    fo.n_headers = t->n_headers;
-    fo.cookie = t->cookie;
+    fo.headers = (const char *const *)cy->t->headers;
+    fo.n_headers = cy->t->n_headers;
+    fo.cookie = cy->cookie ? cy->cookie : cy->t->cookie;
     return fo;
+}
+
+/* The cycle's copies of its secrets, wiped. */
+static void cycle_free_secrets(struct cycle *cy)
+{
+    if (cy->cookie)
+        OPENSSL_cleanse(cy->cookie, strlen(cy->cookie));
+    free(cy->cookie);
+    free(cy->url);
+    cy->cookie = cy->url = NULL;
 }
 
 /* One name of the target's folder for pictures: letters, digits, '-' and
@@ -373,7 +387,7 @@ static void check_both(struct cycle *cy, uint64_t seq)
     /* two fetches (playlist, segment) share what is left of the deadline */
     struct candidate_options co = {.location = cy->url, .have_sequence = true, .seq_first = seq, .seq_last = seq};
     int64_t left = cy->deadline_ms - util_now_ms();
-    struct fetch_options fo = target_fetch(env, cy->t);
+    struct fetch_options fo = target_fetch(env, cy);
     co.fetch = canary_fetch_options_until(&fo, util_now_ms() + (left > 2 ? left / 2 : 1));
     struct candidate cand;
     char err[4096] = "";
@@ -460,8 +474,9 @@ static void check_seq(struct cycle *cy, enum canary_source src, uint64_t seq)
 static void candidate_url(struct cycle *cy)
 {
     const struct canary_target *t = cy->t;
-    if (t->alloc) { /* the media playlist of the allocation followed */
+    if (t->alloc) { /* the media playlist of the allocation followed, with its cookie */
         cy->url = strdup(cy->st->alloc.url);
+        cy->cookie = cy->st->alloc.cookie[0] ? strdup(cy->st->alloc.cookie) : NULL;
         return;
     }
     if (!t->command) {
@@ -678,7 +693,7 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
      * (lag included) was published before the candidate was looked at */
     cy.ref = canary_refcache_playlist(env->refs, t->reference, cy.deadline_ms);
     candidate_url(&cy);
-    struct fetch_options fo = target_fetch(env, t);
+    struct fetch_options fo = target_fetch(env, &cy);
     /* LL-HLS (canary_reload.h): when the reference lists a segment newer
      * than the candidate's last look, ask the candidate to block until it
      * has that one too, so that it is checked the moment the CDN has it */
@@ -726,7 +741,7 @@ bool canary_cycle(struct canary_env *env, const struct canary_target *t, struct 
     st->failures = failed ? st->failures + 1 : 0;
     canary_playlist_release(cy.cand);
     canary_playlist_release(cy.ref);
-    free(cy.url);
+    cycle_free_secrets(&cy);
     return failed;
 }
 
@@ -739,7 +754,7 @@ void canary_probe_target(struct canary_env *env, const struct canary_target *t)
     candidate_url(&cy);
     struct canary_probe p;
     if (cy.url) {
-        struct fetch_options fo = target_fetch(env, t);
+        struct fetch_options fo = target_fetch(env, &cy);
         struct canary_probe_options po = {(const char *const *)env->cfg->player_origins,
                                           env->cfg->n_player_origins};
         canary_probe_run(cy.url, &fo, &po, cy.deadline_ms, &p);
@@ -765,7 +780,7 @@ void canary_probe_target(struct canary_env *env, const struct canary_target *t)
         canary_metrics_probe(env->metrics, t, evidence_probe_status_name(p.row.status),
                              util_now_ms() - cy.started_ms);
     canary_probe_free(&p);
-    free(cy.url);
+    cycle_free_secrets(&cy);
 }
 
 json_t *canary_interrupted_report(struct canary_env *env, const struct canary_target *t, const struct canary_state *st)

@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -321,6 +322,30 @@ static char *header_value(CURL *c, const char *name)
     return out;
 }
 
+/* Every Set-Cookie value of the last response, as sent (fetch.h). */
+static char **set_cookie_values(CURL *c)
+{
+    struct curl_header *h = NULL;
+    if (curl_easy_header(c, "Set-Cookie", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h)
+        return NULL;
+    size_t amount = h->amount < FETCH_MAX_SET_COOKIE ? h->amount : FETCH_MAX_SET_COOKIE, n = 0;
+    char **out = calloc(amount + 1, sizeof *out);
+    for (size_t i = 0; out && i < amount; i++)
+        if (curl_easy_header(c, "Set-Cookie", i, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+            strlen(h->value) <= FETCH_SET_COOKIE_MAX && (out[n] = strdup(h->value)))
+            n++;
+    return out;
+}
+
+void fetch_set_cookie_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++) {
+        OPENSSL_cleanse(v[i], strlen(v[i]));
+        free(v[i]);
+    }
+    free(v);
+}
+
 static void headers_free(struct fetch_headers *h)
 {
     free(h->age);
@@ -497,6 +522,8 @@ static void record_response(struct fetch_result *res, CURL *c, const struct hop_
     }
     res->length_unproven = !o->range.length && length_unproven(c, res->content_length);
     record_headers(c, &res->headers, &o->redact);
+    fetch_set_cookie_free(res->set_cookie);
+    res->set_cookie = o->keep_set_cookie ? set_cookie_values(c) : NULL;
 }
 
 static int is_redirect(long status)
@@ -648,6 +675,7 @@ void fetch_result_free(struct fetch_result *res)
     }
     free(res->redirects);
     headers_free(&res->headers);
+    fetch_set_cookie_free(res->set_cookie);
     free(res->data);
     memset(res, 0, sizeof *res);
     res->content_length = -1;

@@ -30,6 +30,8 @@
 #define FETCH_DEFAULT_MAX_REDIRECTS 5
 #define FETCH_MAX_REDIRECTS_LIMIT 50 /* hard cap on max_redirects */
 #define FETCH_HEADER_MAX 1024        /* recorded header values are cut here */
+#define FETCH_MAX_SET_COOKIE 16      /* Set-Cookie values kept (keep_set_cookie) */
+#define FETCH_SET_COOKIE_MAX 4096    /* bytes of one kept Set-Cookie value (RFC 6265 6.1) */
 #define FETCH_MESSAGE_MAX 256
 
 /* Outcome of a fetch.  The zero value is a failure, never success. */
@@ -81,6 +83,11 @@ struct fetch_options {
      * RFC 9110 lets a server compress them).  max_bytes bounds the decoded
      * body; Content-Length is checked against the bytes on the wire. */
     bool accept_encoding;
+    /* Keep the Set-Cookie values of the final response in the result
+     * (fetch_result.set_cookie): a master playlist of a signed-cookie CDN
+     * path hands the session its cookies so.  Credentials: never recorded,
+     * logged or printed. */
+    bool keep_set_cookie;
 };
 
 /* One redirect hop: the URL that answered with a 3xx, that status, and the
@@ -139,6 +146,11 @@ struct fetch_result {
     bool other_host_redirect;
     unsigned char *data; /* the object (the range slice if a range was asked) */
     size_t size;         /* bytes in data; 0 unless error == FETCH_OK */
+    /* keep_set_cookie: the final response's Set-Cookie values as sent (at
+     * most FETCH_MAX_SET_COOKIE, each at most FETCH_SET_COOKIE_MAX bytes; a
+     * longer one is left out), NULL-terminated; NULL when none.
+     * Credentials: fetch_result_free wipes them. */
+    char **set_cookie;
 };
 
 /* Once per process, before threads; return 0 on success. */
@@ -155,6 +167,9 @@ enum fetch_error fetch_get(const struct fetch_options *opt, const char *url,
                            struct fetch_result *res);
 
 void fetch_result_free(struct fetch_result *res);
+
+/* Wipes and frees a set_cookie array taken out of a result (NULL: nothing). */
+void fetch_set_cookie_free(char **set_cookie);
 
 /* Stable short code of an error ("ok", "http_error", ...). */
 const char *fetch_error_code(enum fetch_error e);
