@@ -139,7 +139,7 @@ static void refuse_behind(struct swr_job *batch, int64_t now, int64_t high_water
 static bool enter_clock(struct swr *w, struct swr_job *batch, int64_t *acting)
 {
     int64_t now = cli_now_ms();
-    enum clk_rc c = clk_enter(w->db, now, acting);
+    enum clk_rc c = clk_enter_cached(w->db, &w->cache, now, acting);
     if (c == CLK_BEHIND) {
         if (!w->behind_said)
             fprintf(stderr, "stepctl serve: refusing to write: clock %lld ms is behind "
@@ -150,7 +150,7 @@ static bool enter_clock(struct swr *w, struct swr_job *batch, int64_t *acting)
         return false;
     }
     w->behind_said = false;
-    return c == CLK_OK && clk_advance(w->db, CLK_SERVE_HEARTBEAT, *acting) == 0;
+    return c == CLK_OK && clk_advance_cached(w->db, &w->cache, CLK_SERVE_HEARTBEAT, *acting) == 0;
 }
 
 static void run_batch(struct swr *w, struct swr_job *batch)
