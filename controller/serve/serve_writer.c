@@ -262,6 +262,15 @@ struct swr *swr_start(const char *db_path, const struct smac_key *key, size_t ba
         free(w);
         return NULL;
     }
+    /* The writer's statement journals (one per job's savepoint) stay in
+     * memory: as temporary files they cost a write() for every page a job
+     * changed. */
+    if (!exec(w->db, "PRAGMA temp_store = MEMORY")) {
+        snprintf(err, errlen, "control.db: %s", sqlite3_errmsg(w->db));
+        sqlite3_close(w->db);
+        free(w);
+        return NULL;
+    }
     pthread_mutex_init(&w->mu, NULL);
     /* The heartbeat's wait is timed on the monotonic clock: a wall clock
      * stepped back must not stop the heartbeat. */
