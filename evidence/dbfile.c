@@ -4,7 +4,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,16 +44,27 @@ static bool exists(const char *path, const char *suffix)
     return stat(p, &st) == 0;
 }
 
-/* True when the file's header says WAL (file format versions 2, offset 18). */
+static int open_ro_conn(const char *path, bool immutable, sqlite3 **db);
+
+/* True when the file's header says WAL (file format versions 2, offset 18).
+ * Read through SQLite's own file layer, never with open()/close(): a
+ * close() drops every POSIX lock this process holds on the file, and so
+ * the locks of a connection already open here (stepctl serve's writer);
+ * another process's connection could then believe itself the last one and
+ * delete the WAL under it (https://sqlite.org/howtocorrupt.html, 2.2).
+ * SQLite defers closing its descriptor while its other connections hold
+ * locks on the file. */
 static bool header_says_wal(const char *path)
 {
     unsigned char h[20];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, h, sizeof h);
-    close(fd);
-    return n == (ssize_t)sizeof h && !memcmp(h, "SQLite format 3", 16) && h[18] == 2;
+    sqlite3 *db = NULL;
+    sqlite3_file *f = NULL;
+    bool wal = open_ro_conn(path, true, &db) == SQLITE_OK &&
+               sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK &&
+               f && f->pMethods && f->pMethods->xRead(f, h, (int)sizeof h, 0) == SQLITE_OK &&
+               !memcmp(h, "SQLite format 3", 16) && h[18] == 2;
+    sqlite3_close_v2(db);
+    return wal;
 }
 
 /* "file:PATH?mode=ro[&immutable=1]", PATH percent-encoded (RFC 3986). */

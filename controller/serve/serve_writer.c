@@ -139,7 +139,7 @@ static void refuse_behind(struct swr_job *batch, int64_t now, int64_t high_water
 static bool enter_clock(struct swr *w, struct swr_job *batch, int64_t *acting)
 {
     int64_t now = cli_now_ms();
-    enum clk_rc c = clk_enter(w->db, now, acting);
+    enum clk_rc c = clk_enter_cached(w->db, &w->cache, now, acting);
     if (c == CLK_BEHIND) {
         if (!w->behind_said)
             fprintf(stderr, "stepctl serve: refusing to write: clock %lld ms is behind "
@@ -150,7 +150,7 @@ static bool enter_clock(struct swr *w, struct swr_job *batch, int64_t *acting)
         return false;
     }
     w->behind_said = false;
-    return c == CLK_OK && clk_advance(w->db, CLK_SERVE_HEARTBEAT, *acting) == 0;
+    return c == CLK_OK && clk_advance_cached(w->db, &w->cache, CLK_SERVE_HEARTBEAT, *acting) == 0;
 }
 
 static void run_batch(struct swr *w, struct swr_job *batch)
@@ -258,6 +258,15 @@ struct swr *swr_start(const char *db_path, const struct smac_key *key, size_t ba
                      f.table, f.row, f.rule, f.detail);
         else
             snprintf(err, errlen, "control.db: cannot be checked: %s", sqlite3_errmsg(w->db));
+        sqlite3_close(w->db);
+        free(w);
+        return NULL;
+    }
+    /* The writer's statement journals (one per job's savepoint) stay in
+     * memory: as temporary files they cost a write() for every page a job
+     * changed. */
+    if (!exec(w->db, "PRAGMA temp_store = MEMORY")) {
+        snprintf(err, errlen, "control.db: %s", sqlite3_errmsg(w->db));
         sqlite3_close(w->db);
         free(w);
         return NULL;

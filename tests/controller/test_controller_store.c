@@ -1,17 +1,22 @@
 /* test_controller_store.c - `stepctl verify-store` and `stepctl serve`'s
  * check at start (docs/security.md#tamper-evidence): each kind of hand-made
  * change issue 19 found invisible is named by its table, row and rule, and
- * a store that breaks a rule is not served from. */
+ * a store that breaks a rule is not served from; and a second connection
+ * opened inside a process leaves the first one's locks on control.db. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "ctl_test.h"
+#include "record.h"
 
 static void granted(struct ctl_world *w, char g[33], char d2[33], char d[33])
 {
@@ -142,11 +147,59 @@ static void ctl_187_serve_refuses_a_tampered_store_at_start(void **state)
     ctl_world_end(&w);
 }
 
+/* Does another process see a read lock on path's SQLite shared-lock bytes
+ * (what every WAL connection holds while open)?  Asked from a child, which
+ * only calls fcntl: POSIX locks are per process. */
+static bool others_see_shared_lock(const char *path)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(path, O_RDWR);
+        struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0x40000002,
+                          .l_len = 510};
+        _exit(fd >= 0 && fcntl(fd, F_GETLK, &l) == 0 ? (l.l_type != F_UNLCK ? 1 : 0) : 2);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) < 2);
+    return WEXITSTATUS(status) == 1;
+}
+
+/* stepctl serve opens a second writing connection while its writer runs (a
+ * delivery removal, dlv_removals.c).  Opening it used to read the file's
+ * header with open()/close(), and a close() drops every POSIX lock of the
+ * process on the file: the writer's lock went, so another process's
+ * connection closed as the last one and deleted the WAL under the writer,
+ * whose later commits were then invisible, and lost on a crash. */
+static void ctl_200_a_second_connection_leaves_the_writers_locks(void **state)
+{
+    (void)state;
+    struct ctl_tmp t;
+    assert_int_equal(ctl_tmp_make(&t), 0);
+    char path[256], err[512];
+    ctl_tmp_path(&t, "control.db", path, sizeof path);
+    sqlite3 *writer = NULL, *second = NULL;
+    assert_int_equal(rec_open(path, REC_CREATE, &writer, err, sizeof err), REC_OK);
+    assert_int_equal(sqlite3_exec(writer, "INSERT INTO clock_marks (name, at_ms) VALUES "
+                                          "('serve_heartbeat', 1)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_true(others_see_shared_lock(path));
+    assert_int_equal(rec_open(path, REC_WRITE, &second, err, sizeof err), REC_OK);
+    sqlite3_close(second);
+    assert_int_equal(rec_open(path, REC_READ, &second, err, sizeof err), REC_OK);
+    sqlite3_close(second);
+    assert_true(others_see_shared_lock(path)); /* the writer's lock is still there */
+    sqlite3_close(writer);
+    ctl_tmp_remove(&t);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ctl_186_verify_store_names_the_first_row_no_stepctl_command_wrote),
         cmocka_unit_test(ctl_187_serve_refuses_a_tampered_store_at_start),
+        cmocka_unit_test(ctl_200_a_second_connection_leaves_the_writers_locks),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
