@@ -184,8 +184,9 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
         int64_t r0 = rel_signed(f->pts - offset, start);
         int64_t step = f->rate > 0 ? 720000 / f->rate : 15; /* 15 at 48 kHz */
         uint64_t params = (uint64_t)f->channels * 1000000u + (uint64_t)f->rate;
+        int64_t u0 = 8 * r0 + f->sub - s->a_shift_units; /* below a tick: an fMP4 timescale */
         for (int k = 0; k < f->nb; k++) {
-            int64_t u = 8 * r0 + step * k;
+            int64_t u = u0 + step * k;
             if (u < -TOL_UNITS || u >= end_u + TOL_UNITS)
                 continue;
             bool margin = u < 0 || u >= end_u;
@@ -206,7 +207,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
             decoded = s->af[i].pts == s->apk[k].pts;
         if (decoded || s->apk[k].pts == DT_NOPTS)
             continue;
-        int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start);
+        int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start) + s->apk[k].sub - s->a_shift_units;
         if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *unobs)
             *unobs = u < 0 ? 0 : u;
     }
@@ -454,6 +455,34 @@ static bool start_retimed(const struct dt_pkt *rp, size_t nr, const struct dt_pk
     return false;
 }
 
+/* The container's quantum (docs/exact-av-v1.md, README rule 17): an fMP4
+ * audio track that starts with an empty edit in the movie timescale
+ * (FFmpeg's muxers: milliseconds) has its start rounded to that unit on its
+ * own, so no single --time-offset declares both tracks.  The candidate's
+ * first audio frame's distance to the nearest reference frame start is
+ * taken off all its audio when it is more than a tick and less than one
+ * quantum (of either side): one distance, never a search; a shift the
+ * container can express stays a timing difference. */
+static int64_t quantum_shift(const struct dt_side *r, const struct dt_side *c, int64_t offset)
+{
+    int64_t q = r->a_quantum > c->a_quantum ? r->a_quantum : c->a_quantum;
+    const struct dt_aframe *f = NULL;
+    for (size_t i = 0; i < c->naf && !f; i++)
+        if (c->af[i].pts != DT_NOPTS)
+            f = &c->af[i];
+    if (q <= TOL_UNITS || f == NULL)
+        return 0;
+    int64_t best = INT64_MAX;
+    for (size_t i = 0; i < r->naf; i++) {
+        if (r->af[i].pts == DT_NOPTS)
+            continue;
+        int64_t d = 8 * rel_signed(f->pts - offset, r->af[i].pts) + f->sub - r->af[i].sub;
+        if (llabs(d) < llabs(best))
+            best = d;
+    }
+    return best != INT64_MAX && llabs(best) > TOL_UNITS && llabs(best) < q ? best : 0;
+}
+
 struct dt_oracle_cache {
     char key[DT_PATH_MAX];  /* the single reference file observed, "" none */
     struct dt_side ref;
@@ -512,6 +541,10 @@ static int observe_cand(struct dt_env *env, const struct dt_case *c, const struc
 {
     if (dt_side_prepare(env, s, c->cand, c->ncand) != 0 || dt_side_probe_programs(env, s) != 0)
         return -1;
+    if (s->unreadable) {
+        *selection = 4; /* FFmpeg finds no track in the fMP4 bytes (rule 16) */
+        return 0;
+    }
     *selection = dt_side_select(s, r);
     if (dt_side_probe_packets(env, s) != 0)
         return -1;
@@ -548,10 +581,13 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     size_t wsz = sizeof out->why;
     if (selection != 0) {
         out->primary = selection == 1 ? DT_MISMATCH : DT_UNKNOWN;
+        if (selection == 4) /* nothing decodable: damage, never a track set */
+            out->primary = DT_UNKNOWN;
         out->allowed = DT_VSET(out->primary);
         if (s.transport_damage)
             out->allowed |= DT_VSET(DT_UNKNOWN);
-        dt_fmt(why, wsz, "%s", selection == 1   ? "no candidate program has the reference's audio/video track set"
+        dt_fmt(why, wsz, "%s", selection == 4   ? "FFmpeg finds no audio or video track in the candidate's fMP4 bytes"
+                               : selection == 1 ? "no candidate program has the reference's audio/video track set"
                                : selection == 2 ? "several candidate programs carry the reference's track set (ambiguous)"
                                                 : "the program with the reference's track set is not the one a player "
                                                   "plays (the first with audio or video)");
@@ -577,6 +613,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         start = (int64_t)c->start;
         vend = aend = (int64_t)c->end;
     }
+    s.a_shift_units = quantum_shift(&r, &s, (int64_t)c->offset);
+    if (s.a_shift_units)
+        dt_note(env, "oracle: the candidate's audio is %" PRId64 "/720000 s off the reference's frames, "
+                     "under the container's quantum: taken off (rule 17)", s.a_shift_units);
     struct track_result tv, ta;
     compare_track(video_positions, &r, &s, start, dt_mod33(vend - start), (int64_t)c->offset,
                   r.v_damaged || s.v_damaged, TOL_TICKS, &tv);
@@ -605,6 +645,8 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     }
     if (s.start_retimed)
         out->allowed |= DT_VSET(DT_UNKNOWN);   /* no common start (start_retimed) */
+    if (s.untrimmed)
+        out->allowed |= DT_VSET(DT_UNKNOWN);   /* another decode history (dt_side_trim, rule 16) */
     if (r.inconsistent || s.inconsistent) {
         out->primary = DT_UNKNOWN;
         out->allowed |= DT_VSET(DT_UNKNOWN);
@@ -616,7 +658,9 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     size_t used = strlen(why);
     snprintf(why + used, wsz - used, "-xerror: ref %s, cand %s%s%s%s%s%s%s%s%s%s",
              r.xerror_failed ? "fails" : "ok", s.xerror_failed ? "fails" : "ok",
-             s.start_retimed ? "; cand: its first video unit retimed (no common start)" : "",
+             s.start_retimed ? "; cand: its first video unit retimed (no common start)"
+             : s.untrimmed   ? "; cand: fMP4 starting before the reference, decoded from its start"
+                             : "",
              r.silent_errors && !r.xerror_failed ? " (decoder errors logged)" : "",
              s.silent_errors && !s.xerror_failed ? " (cand: decoder errors logged)" : "",
              r.transport_damage ? "; ref transport: " : "", r.transport_damage ? r.transport_why : "",
