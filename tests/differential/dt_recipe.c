@@ -1795,13 +1795,14 @@ static long count_boxes(const char *file, const char *type)
 }
 
 /* The n-th box of type in file; false when absent. */
-static bool box_at(const char *file, const char *type, long n, struct mp4_box *b, uint32_t *field)
+static bool box_at(const char *file, const char *type, long n, struct mp4_box *b, uint32_t field[2])
 {
     size_t len = 0;
     uint8_t *d = (uint8_t *)dt_read_file(file, 256u << 20, &len);
     bool ok = d && mp4_find(d, len, type, n, b);
-    if (ok && field) /* the trun's sample_count */
-        *field = b->size >= b->hdr + 8 ? mp4_rd32(d + b->off + b->hdr + 4) : 0;
+    if (ok && field) /* a trun's sample_count, field[1] its flags */
+        for (int i = 0; i < 2; i++)
+            field[i] = b->size >= b->hdr + 8 ? mp4_rd32(d + b->off + b->hdr + 4 * (size_t)(1 - i)) & (i ? 0xffffffu : ~0u) : 0;
     free(d);
     return ok;
 }
@@ -1867,14 +1868,15 @@ static int dmg_fmp4_trun(struct dt_gen *g)
     static const long size_deltas[] = {-100, -1, 1, 100};
     char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
     struct mp4_box b;
-    uint32_t count = 0;
+    uint32_t tf[2] = {0, 0}, count;
     if (fmp4_base(g, 0, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
         return -1;
     long n = count_boxes(mp4, "trun"), k = dt_rand_in(g, 0, n - 1);
-    if (n == 0 || !box_at(mp4, "trun", k, &b, &count) || count == 0)
+    if (n == 0 || !box_at(mp4, "trun", k, &b, tf) || (count = tf[0]) == 0)
         return -1;
     int rc;
-    if (dt_rand_in(g, 0, 1)) {
+    bool by_count = dt_rand_in(g, 0, 1);
+    if (by_count || !(tf[1] & 0x200)) { /* sizes in the tfhd (one sample): the count then */
         long d = dt_rand_in(g, 1, 3) * (dt_rand_in(g, 0, 1) ? 1 : -1);
         if ((long)count + d < 0)
             d = -d;
@@ -1975,7 +1977,8 @@ static int dmg_fmp4_init(struct dt_gen *g)
 
 /* Issue 20: the fMP4 candidate cut: the single file inside a later
  * fragment's moof or mdat, or one media segment of an HLS candidate (not
- * the last).  UNKNOWN: lost data. */
+ * the last; the video on a 90 kHz timescale, see dmg_fmp4_init).  UNKNOWN:
+ * lost data. */
 static int dmg_fmp4_trunc(struct dt_gen *g)
 {
     char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX], pl[DT_PATH_MAX], len[24];
@@ -1999,7 +2002,7 @@ static int dmg_fmp4_trunc(struct dt_gen *g)
     struct dt_video_spec v;
     struct dt_audio_spec a;
     if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
-        hls_fmp4_from_ts(g, ref, PX(hls), 1, 0, NULL, pl, sizeof pl) != 0 || hls_fmp4_candidate(g, pl) != 0 ||
+        hls_fmp4_from_ts(g, ref, PX(hls), 1, 90000, NULL, pl, sizeof pl) != 0 || hls_fmp4_candidate(g, pl) != 0 ||
         g->c->ncand < 3)
         return -1;
     if (declare_joined_offset(g, ref, NULL, g->c->cand, g->c->ncand) != 0)
