@@ -73,6 +73,8 @@ struct track_result {
     int64_t first_at;
     bool clean_content;        /* a content/params/pts difference before the horizon */
     bool any_diff;
+    unsigned kinds;            /* 1 << diff_kind of every difference noted */
+    int64_t cand_last;         /* the candidate's last position in I, -1: none */
 };
 
 static void note_diff(struct track_result *t, enum diff_kind k, int64_t at)
@@ -82,6 +84,7 @@ static void note_diff(struct track_result *t, enum diff_kind k, int64_t at)
         t->first_at = at;
     }
     t->any_diff = true;
+    t->kinds |= 1u << k;
     if (at < t->horizon && (k == D_CONTENT || k == D_PARAMS || k == D_PTS))
         t->clean_content = true;
 }
@@ -245,6 +248,10 @@ static void compare_track(positions_fn positions, const struct dt_side *r, const
     t->nref = inside_count(pr, nr);
     t->ncand = inside_count(pc, nc);
     t->neutral = t->nref == 0 && t->ncand == 0 && t->horizon == NEVER;
+    t->cand_last = -1;
+    for (size_t k = 0; pc && k < nc; k++)
+        if (!pc[k].margin && pc[k].at > t->cand_last)
+            t->cand_last = pc[k].at;
     size_t i = 0, j = 0;
     while (pr && pc && (i < nr || j < nc)) {
         bool same = i < nr && j < nc && llabs(pr[i].at - pc[j].at) <= tol;
@@ -483,6 +490,22 @@ static int64_t quantum_shift(const struct dt_side *r, const struct dt_side *c, i
     return best != INT64_MAX && llabs(best) > TOL_UNITS && llabs(best) < q ? best : 0;
 }
 
+/* Rule 18 (docs/exact-av-v1.md, audio_segment_end_cut): audio samples
+ * missing only at the end of the candidate's audio, over at most the
+ * reference video's reorder delay (largest PTS - DTS) plus one AAC frame,
+ * may be a segment cut at the next IDR's DTS against one cut at its PTS:
+ * the spec makes that UNKNOWN, so UNKNOWN is accepted there. */
+static bool audio_tail_cut(const struct track_result *t, const struct dt_side *r, int64_t len_units)
+{
+    if (t->kinds != 1u << D_MISSING || t->first_at <= t->cand_last)
+        return false;
+    int64_t reorder = 0;
+    for (size_t k = 0; k < r->nvpk; k++)
+        if (r->vpk[k].pts != DT_NOPTS && r->vpk[k].dts != DT_NOPTS && r->vpk[k].pts - r->vpk[k].dts > reorder)
+            reorder = r->vpk[k].pts - r->vpk[k].dts;
+    return len_units - t->first_at <= 8 * reorder + 15 * 1024;
+}
+
 struct dt_oracle_cache {
     char key[DT_PATH_MAX];  /* the single reference file observed, "" none */
     struct dt_side ref;
@@ -645,6 +668,8 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     }
     if (s.start_retimed)
         out->allowed |= DT_VSET(DT_UNKNOWN);   /* no common start (start_retimed) */
+    if (audio_tail_cut(&ta, &r, 8 * dt_mod33(aend - start)))
+        out->allowed |= DT_VSET(DT_UNKNOWN);   /* the candidate's audio may end at a cut (rule 18) */
     if (s.untrimmed)
         out->allowed |= DT_VSET(DT_UNKNOWN);   /* another decode history (dt_side_trim, rule 16) */
     if (r.inconsistent || s.inconsistent) {
