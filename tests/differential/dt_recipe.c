@@ -1807,6 +1807,34 @@ static bool box_at(const char *file, const char *type, long n, struct mp4_box *b
     return ok;
 }
 
+/* The last fragment (0-based moof index) holding a traf of track id, -1: none. */
+struct track_frag {
+    const uint8_t *d;
+    uint32_t id;
+    long frag, last;
+};
+
+static bool track_frag_visit(const struct mp4_box *b, void *ctx)
+{
+    struct track_frag *t = ctx;
+    if (!memcmp(b->type, "moof", 4))
+        t->frag++;
+    else if (!memcmp(b->type, "tfhd", 4) && b->size >= b->hdr + 8 && mp4_rd32(t->d + b->off + b->hdr + 4) == t->id)
+        t->last = t->frag;
+    return true;
+}
+
+static long last_fragment_of(const char *file, uint32_t id)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(file, 256u << 20, &len);
+    struct track_frag t = {d, id, -1, -1};
+    if (d)
+        mp4_walk(d, 0, len, 0, track_frag_visit, &t);
+    free(d);
+    return t.last;
+}
+
 /* The TS reference from seeded settings and its fMP4 (fmp4_from_ts) as
  * base.mp4, its offset declared; the candidate is set by the caller. */
 static int fmp4_base(struct dt_gen *g, int vts, int frag_us, char *ref, char *mp4, size_t size)
@@ -1906,7 +1934,9 @@ static int edit_fmp4_tfdt(struct dt_gen *g)
     if (fmp4_base(g, sub ? 900000 : 90000, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
         return -1;
     long frags = count_boxes(mp4, "moof");
-    long from = dt_rand_in(g, 0, frags > 1 ? frags - 1 : 0);
+    /* a fragment holding the track: FFmpeg's last one may hold only audio (seed 23) */
+    long last = last_fragment_of(mp4, video ? 1 : 2);
+    long from = dt_rand_in(g, 0, last > 0 ? last : 0);
     long unit = sub ? dt_rand_in(g, 1, 9) : video ? 3000 : 1024;
     long delta = dt_rand_in(g, 0, 1) ? unit : -unit;
     /* FFmpeg's mp4 muxer: track 1 the video, 2 the audio (stream order) */
