@@ -29,6 +29,7 @@ struct dt_env {
     char testd[DT_PATH_MAX];
     char tsedit[DT_PATH_MAX];
     char tsrepack[DT_PATH_MAX];
+    char mp4edit[DT_PATH_MAX];   /* fixtures/tools/mp4edit.c: fMP4 box edits */
     char work[DT_PATH_MAX];      /* this run's directory (cases below it) */
     char cache[DT_PATH_MAX];     /* encodes shared between cases */
     FILE *log;                   /* the current case's recipe; NULL: not logged */

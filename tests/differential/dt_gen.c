@@ -229,6 +229,8 @@ int dt_gen_tool(struct dt_gen *g, const char *tool, ...)
         dt_argv_add(&x, "%s", g->env->tsedit);
     else if (strcmp(tool, "tsrepack") == 0)
         dt_argv_add(&x, "%s", g->env->tsrepack);
+    else if (strcmp(tool, "mp4edit") == 0)
+        dt_argv_add(&x, "%s", g->env->mp4edit);
     else
         dt_argv_add(&x, "%s", tool);
     va_list ap;

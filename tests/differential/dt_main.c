@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "options:\n"
             "  --exactav BIN    verifier under test (default: $EXACTAV, else exactav beside difftest)\n"
             "  --testd BIN      exactav-testd (default: $EXACTAV_TESTD, else beside --exactav)\n"
-            "  --tools DIR      where tsedit and tsrepack are (default: beside difftest)\n"
+            "  --tools DIR      where tsedit, tsrepack and mp4edit are (default: beside difftest)\n"
             "  --work DIR       scratch folder (default: a new /tmp/exactav-diff-XXXXXX)\n"
             "  --keep           keep the scratch folder (it is kept anyway when a case fails)\n"
             "  --findings FILE  append one Markdown table row per disagreement\n"
@@ -106,9 +106,10 @@ static int setup_env(struct dt_env *env, struct dt_run_opts *o, const char *self
     if (!env->tsedit[0]) {
         beside(env->tsedit, sizeof env->tsedit, exe, "tsedit");
         beside(env->tsrepack, sizeof env->tsrepack, exe, "tsrepack");
+        beside(env->mp4edit, sizeof env->mp4edit, exe, "mp4edit");
     }
-    const char *need[] = {env->exactav, env->testd, env->tsedit, env->tsrepack};
-    for (size_t i = 0; i < 4; i++)
+    const char *need[] = {env->exactav, env->testd, env->tsedit, env->tsrepack, env->mp4edit};
+    for (size_t i = 0; i < 5; i++)
         if (access(need[i], X_OK) != 0) {
             fprintf(stderr, "difftest: %s is not an executable (see --exactav, --testd, --tools)\n", need[i]);
             return -1;
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
         case 't':
             dt_fmt(env.tsedit, sizeof env.tsedit, "%s/tsedit", optarg);
             dt_fmt(env.tsrepack, sizeof env.tsrepack, "%s/tsrepack", optarg);
+            dt_fmt(env.mp4edit, sizeof env.mp4edit, "%s/mp4edit", optarg);
             break;
         case 'w': dt_fmt(env.work, sizeof env.work, "%s", optarg); break;
         case 'k': o.keep = true; break;

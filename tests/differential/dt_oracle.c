@@ -73,6 +73,8 @@ struct track_result {
     int64_t first_at;
     bool clean_content;        /* a content/params/pts difference before the horizon */
     bool any_diff;
+    unsigned kinds;            /* 1 << diff_kind of every difference noted */
+    int64_t cand_last;         /* the candidate's last position in I, -1: none */
 };
 
 static void note_diff(struct track_result *t, enum diff_kind k, int64_t at)
@@ -82,6 +84,7 @@ static void note_diff(struct track_result *t, enum diff_kind k, int64_t at)
         t->first_at = at;
     }
     t->any_diff = true;
+    t->kinds |= 1u << k;
     if (at < t->horizon && (k == D_CONTENT || k == D_PARAMS || k == D_PTS))
         t->clean_content = true;
 }
@@ -184,8 +187,9 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
         int64_t r0 = rel_signed(f->pts - offset, start);
         int64_t step = f->rate > 0 ? 720000 / f->rate : 15; /* 15 at 48 kHz */
         uint64_t params = (uint64_t)f->channels * 1000000u + (uint64_t)f->rate;
+        int64_t u0 = 8 * r0 + f->sub - s->a_shift_units; /* below a tick: an fMP4 timescale */
         for (int k = 0; k < f->nb; k++) {
-            int64_t u = 8 * r0 + step * k;
+            int64_t u = u0 + step * k;
             if (u < -TOL_UNITS || u >= end_u + TOL_UNITS)
                 continue;
             bool margin = u < 0 || u >= end_u;
@@ -206,7 +210,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
             decoded = s->af[i].pts == s->apk[k].pts;
         if (decoded || s->apk[k].pts == DT_NOPTS)
             continue;
-        int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start);
+        int64_t u = 8 * rel_signed(s->apk[k].pts - offset, start) + s->apk[k].sub - s->a_shift_units;
         if (u + 15 * 1024 > 0 && u < end_u && (u < 0 ? 0 : u) < *unobs)
             *unobs = u < 0 ? 0 : u;
     }
@@ -244,6 +248,10 @@ static void compare_track(positions_fn positions, const struct dt_side *r, const
     t->nref = inside_count(pr, nr);
     t->ncand = inside_count(pc, nc);
     t->neutral = t->nref == 0 && t->ncand == 0 && t->horizon == NEVER;
+    t->cand_last = -1;
+    for (size_t k = 0; pc && k < nc; k++)
+        if (!pc[k].margin && pc[k].at > t->cand_last)
+            t->cand_last = pc[k].at;
     size_t i = 0, j = 0;
     while (pr && pc && (i < nr || j < nc)) {
         bool same = i < nr && j < nc && llabs(pr[i].at - pc[j].at) <= tol;
@@ -454,6 +462,50 @@ static bool start_retimed(const struct dt_pkt *rp, size_t nr, const struct dt_pk
     return false;
 }
 
+/* The container's quantum (docs/exact-av-v1.md, README rule 17): an fMP4
+ * audio track that starts with an empty edit in the movie timescale
+ * (FFmpeg's muxers: milliseconds) has its start rounded to that unit on its
+ * own, so no single --time-offset declares both tracks.  The candidate's
+ * first audio frame's distance to the nearest reference frame start is
+ * taken off all its audio when it is more than a tick and less than one
+ * quantum (of either side): one distance, never a search; a shift the
+ * container can express stays a timing difference. */
+static int64_t quantum_shift(const struct dt_side *r, const struct dt_side *c, int64_t offset)
+{
+    int64_t q = r->a_quantum > c->a_quantum ? r->a_quantum : c->a_quantum;
+    const struct dt_aframe *f = NULL;
+    for (size_t i = 0; i < c->naf && !f; i++)
+        if (c->af[i].pts != DT_NOPTS)
+            f = &c->af[i];
+    if (q <= TOL_UNITS || f == NULL)
+        return 0;
+    int64_t best = INT64_MAX;
+    for (size_t i = 0; i < r->naf; i++) {
+        if (r->af[i].pts == DT_NOPTS)
+            continue;
+        int64_t d = 8 * rel_signed(f->pts - offset, r->af[i].pts) + f->sub - r->af[i].sub;
+        if (llabs(d) < llabs(best))
+            best = d;
+    }
+    return best != INT64_MAX && llabs(best) > TOL_UNITS && llabs(best) < q ? best : 0;
+}
+
+/* Rule 18 (docs/exact-av-v1.md, audio_segment_end_cut): audio samples
+ * missing only at the end of the candidate's audio, over at most the
+ * reference video's reorder delay (largest PTS - DTS) plus one AAC frame,
+ * may be a segment cut at the next IDR's DTS against one cut at its PTS:
+ * the spec makes that UNKNOWN, so UNKNOWN is accepted there. */
+static bool audio_tail_cut(const struct track_result *t, const struct dt_side *r, int64_t len_units)
+{
+    if (t->kinds != 1u << D_MISSING || t->first_at <= t->cand_last)
+        return false;
+    int64_t reorder = 0;
+    for (size_t k = 0; k < r->nvpk; k++)
+        if (r->vpk[k].pts != DT_NOPTS && r->vpk[k].dts != DT_NOPTS && r->vpk[k].pts - r->vpk[k].dts > reorder)
+            reorder = r->vpk[k].pts - r->vpk[k].dts;
+    return len_units - t->first_at <= 8 * reorder + 15 * 1024;
+}
+
 struct dt_oracle_cache {
     char key[DT_PATH_MAX];  /* the single reference file observed, "" none */
     struct dt_side ref;
@@ -512,6 +564,10 @@ static int observe_cand(struct dt_env *env, const struct dt_case *c, const struc
 {
     if (dt_side_prepare(env, s, c->cand, c->ncand) != 0 || dt_side_probe_programs(env, s) != 0)
         return -1;
+    if (s->unreadable) {
+        *selection = 4; /* FFmpeg finds no track in the fMP4 bytes (rule 16) */
+        return 0;
+    }
     *selection = dt_side_select(s, r);
     if (dt_side_probe_packets(env, s) != 0)
         return -1;
@@ -548,10 +604,13 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     size_t wsz = sizeof out->why;
     if (selection != 0) {
         out->primary = selection == 1 ? DT_MISMATCH : DT_UNKNOWN;
+        if (selection == 4) /* nothing decodable: damage, never a track set */
+            out->primary = DT_UNKNOWN;
         out->allowed = DT_VSET(out->primary);
         if (s.transport_damage)
             out->allowed |= DT_VSET(DT_UNKNOWN);
-        dt_fmt(why, wsz, "%s", selection == 1   ? "no candidate program has the reference's audio/video track set"
+        dt_fmt(why, wsz, "%s", selection == 4   ? "FFmpeg finds no audio or video track in the candidate's fMP4 bytes"
+                               : selection == 1 ? "no candidate program has the reference's audio/video track set"
                                : selection == 2 ? "several candidate programs carry the reference's track set (ambiguous)"
                                                 : "the program with the reference's track set is not the one a player "
                                                   "plays (the first with audio or video)");
@@ -577,6 +636,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         start = (int64_t)c->start;
         vend = aend = (int64_t)c->end;
     }
+    s.a_shift_units = quantum_shift(&r, &s, (int64_t)c->offset);
+    if (s.a_shift_units)
+        dt_note(env, "oracle: the candidate's audio is %" PRId64 "/720000 s off the reference's frames, "
+                     "under the container's quantum: taken off (rule 17)", s.a_shift_units);
     struct track_result tv, ta;
     compare_track(video_positions, &r, &s, start, dt_mod33(vend - start), (int64_t)c->offset,
                   r.v_damaged || s.v_damaged, TOL_TICKS, &tv);
@@ -605,6 +668,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     }
     if (s.start_retimed)
         out->allowed |= DT_VSET(DT_UNKNOWN);   /* no common start (start_retimed) */
+    if (audio_tail_cut(&ta, &r, 8 * dt_mod33(aend - start)))
+        out->allowed |= DT_VSET(DT_UNKNOWN);   /* the candidate's audio may end at a cut (rule 18) */
+    if (s.untrimmed)
+        out->allowed |= DT_VSET(DT_UNKNOWN);   /* another decode history (dt_side_trim, rule 16) */
     if (r.inconsistent || s.inconsistent) {
         out->primary = DT_UNKNOWN;
         out->allowed |= DT_VSET(DT_UNKNOWN);
@@ -616,7 +683,9 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     size_t used = strlen(why);
     snprintf(why + used, wsz - used, "-xerror: ref %s, cand %s%s%s%s%s%s%s%s%s%s",
              r.xerror_failed ? "fails" : "ok", s.xerror_failed ? "fails" : "ok",
-             s.start_retimed ? "; cand: its first video unit retimed (no common start)" : "",
+             s.start_retimed ? "; cand: its first video unit retimed (no common start)"
+             : s.untrimmed   ? "; cand: fMP4 starting before the reference, decoded from its start"
+                             : "",
              r.silent_errors && !r.xerror_failed ? " (decoder errors logged)" : "",
              s.silent_errors && !s.xerror_failed ? " (cand: decoder errors logged)" : "",
              r.transport_damage ? "; ref transport: " : "", r.transport_damage ? r.transport_why : "",

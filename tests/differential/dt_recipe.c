@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../fixtures/tools/mp4walk.h"
+
 #define VPID 256u      /* ffmpeg's mpegts muxer: first stream 0x100 (video), then 0x101 */
 #define APID 257u
 #define PE(name, ext) dt_gen_path(g, #name ext, name##_buf, sizeof name##_buf)
@@ -1480,6 +1482,573 @@ static int combo(struct dt_gen *g)
     return 0;
 }
 
+/* ---- fMP4/CMAF recipes (issue 20) ---------------------------------------------------- */
+
+/* The same encode in fragmented MP4: a stream copy of the TS keeping every
+ * time (-copyts), AAC as AudioSpecificConfig (aac_adtstoasc).  +delay_moov:
+ * with an empty moov written before the first packet the esds would carry
+ * no AudioSpecificConfig yet (fixtures/generate.sh).  frag_us > 0 also cuts
+ * a fragment when it reaches that duration (inside a GOP); vts > 0 sets the
+ * video track's timescale.  vbsf: a video bitstream filter (NULL none). */
+static int fmp4_from_ts(struct dt_gen *g, const char *ts, int frag_us, int vts, const char *vbsf,
+                        const char *out)
+{
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "ffmpeg", "-y", "-nostdin", "-hide_banner", "-loglevel", "error", "-copyts",
+                 "-i", ts, "-map", "0", "-c", "copy", "-bsf:a", "aac_adtstoasc", "-fflags",
+                 "+bitexact", "-map_metadata", "-1", NULL);
+    if (vbsf)
+        dt_argv_addl(&x, "-bsf:v", vbsf, NULL);
+    dt_argv_addl(&x, "-f", "mp4", "-movflags", "+frag_keyframe+empty_moov+default_base_moof+delay_moov", NULL);
+    if (frag_us > 0) {
+        dt_argv_addl(&x, "-frag_duration", NULL);
+        dt_argv_add(&x, "%d", frag_us);
+    }
+    if (vts > 0) {
+        dt_argv_addl(&x, "-video_track_timescale", NULL);
+        dt_argv_add(&x, "%d", vts);
+    }
+    dt_argv_addl(&x, out, NULL);
+    int rc = dt_run(g->env, &x, NULL, NULL);
+    dt_argv_free(&x);
+    if (rc == 0)
+        dt_note(g->env, "fMP4 of %s: fragments at key frames%s", ts, frag_us > 0 ? " and by duration" : "");
+    return rc == 0 ? 0 : -1;
+}
+
+/* Seeded fragmenting of fmp4_from_ts: at key frames only, or every 0.2..1 s too. */
+static int seeded_frag(struct dt_gen *g)
+{
+    static const int us[] = {0, 200000, 500000, 1000000};
+    return us[dt_rand_in(g, 0, 3)];
+}
+
+/* The first video key frame's PTS of a file (TS or fMP4) in 90 kHz ticks,
+ * from ffprobe (the track's time base converted; floored); -1: none. */
+static int64_t first_key_ticks(struct dt_gen *g, const char *file)
+{
+    char out[DT_PATH_MAX];
+    struct dt_argv x;
+    dt_gen_path(g, "first-key.txt", out, sizeof out);
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                 "stream=time_base:packet=pts,flags", "-of", "compact", file, NULL);
+    int rc = dt_run(g->env, &x, out, NULL);
+    dt_argv_free(&x);
+    char *text = rc == 0 ? dt_read_file(out, 64u << 20, NULL) : NULL;
+    long long num = 1, den = 90000, pts = -1;
+    const char *tb = text ? strstr(text, "time_base=") : NULL; /* ffprobe prints the stream last */
+    if (tb && (sscanf(tb, "time_base=%lld/%lld", &num, &den) != 2 || num <= 0 || den <= 0))
+        num = 0;
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l && pts < 0 && num > 0;
+         l = strtok_r(NULL, "\n", &save)) {
+        const char *p = strstr(l, "pts="), *f = strstr(l, "flags=");
+        if (strncmp(l, "packet|", 7) == 0 && p && f && f[6] == 'K')
+            sscanf(p, "pts=%lld", &pts);
+    }
+    free(text);
+    if (pts < 0)
+        return -1;
+    return (int64_t)(pts / den * num * 90000 + pts % den * num * 90000 / den);
+}
+
+/* --time-offset between the first key frames of reference and candidate. */
+static int declare_key_offset(struct dt_gen *g, const char *ref, const char *cand)
+{
+    int64_t r0 = first_key_ticks(g, ref), c0 = first_key_ticks(g, cand);
+    if (r0 < 0 || c0 < 0)
+        return -1;
+    g->c->offset = (uint64_t)((c0 - r0) & ((INT64_C(1) << 33) - 1));
+    dt_note(g->env, "first key frames at %" PRId64 " and %" PRId64 ": --time-offset %" PRIu64, r0, c0,
+            g->c->offset);
+    return 0;
+}
+
+/* Issue 20: the same encode in fragmented MP4, against the TS it was
+ * remuxed from.  By seed the fragments (key frames only, or by duration
+ * too), the video timescale (FFmpeg's choice or 90 kHz), the side in fMP4
+ * (the candidate, the reference, or both with other fragmenting) and a
+ * mid-stream interval.  The mp4 muxer may shift both tracks by a few ticks
+ * (the fixtures: -60), declared as the offset between the first key frames;
+ * each track's start is rounded to a millisecond on its own (the
+ * container's quantum, oracle rule 17).  MATCH. */
+static int pack_fmp4(struct dt_gen *g)
+{
+    char ts_buf[DT_PATH_MAX], mp4_buf[DT_PATH_MAX], mp4b_buf[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    int vts = dt_rand_in(g, 0, 1) ? 90000 : 0;
+    if (make_ts(g, &v, &a, NULL, P(ts)) != 0 || fmp4_from_ts(g, ts_buf, seeded_frag(g), vts, NULL, PE(mp4, ".mp4")) != 0)
+        return -1;
+    int64_t mode = dt_rand_in(g, 0, 3); /* 0, 1: TS against fMP4; 2: fMP4 against TS; 3: both fMP4 */
+    const char *ref = mode == 2 || mode == 3 ? mp4_buf : ts_buf;
+    const char *cand = mode == 2 ? ts_buf : mp4_buf;
+    if (mode == 3) {
+        if (fmp4_from_ts(g, ts_buf, seeded_frag(g), vts ? 0 : 90000, NULL, PE(mp4b, ".mp4")) != 0)
+            return -1;
+        cand = mp4b_buf;
+    }
+    dt_note(g->env, "reference %s, candidate %s", mode >= 2 ? "fMP4" : "TS", mode == 2 ? "TS" : "fMP4");
+    set_case_ref(g->c, ref);
+    set_case_cand(g->c, cand);
+    if (declare_key_offset(g, ref, cand) != 0)
+        return -1;
+    return mode < 2 && dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ts_buf) : 0;
+}
+
+/* An fMP4 media playlist: EXT-X-MAP init (NULL: none), then segs. */
+static int fmp4_playlist(struct dt_gen *g, const char *path, const char *init, const struct dt_seg *segs, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:3\n#EXT-X-MEDIA-SEQUENCE:0\n");
+    if (init)
+        fprintf(f, "#EXT-X-MAP:URI=\"%s\"\n", strrchr(init, '/') ? strrchr(init, '/') + 1 : init);
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(segs[i].path, '/');
+        fprintf(f, "#EXTINF:%.6f,\n%s\n", segs[i].duration > 0 ? segs[i].duration : 1.0, base ? base + 1 : segs[i].path);
+    }
+    fprintf(f, "#EXT-X-ENDLIST\n");
+    bool ok = fclose(f) == 0;
+    dt_note(g->env, "wrote the fMP4 media playlist %s (%s, %zu media segments)", path,
+            init ? "EXT-X-MAP" : "no EXT-X-MAP", n);
+    return ok ? 0 : -1;
+}
+
+/* The bytes exactav fetches for an fMP4 playlist written by FFmpeg's HLS
+ * muxer: its EXT-X-MAP, then its segments (relative URIs in its folder). */
+static int read_fmp4_playlist(struct dt_gen *g, const char *pl, struct dt_seg *segs, size_t *n,
+                              char *init, size_t init_size)
+{
+    char *text = dt_read_file(pl, 1u << 20, NULL);
+    const char *slash = strrchr(pl, '/');
+    int dirlen = slash ? (int)(slash - pl) : 0;
+    *n = 0;
+    init[0] = '\0';
+    double dur = 1.0;
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l && *n < DT_MAX_SEGS - 1;
+         l = strtok_r(NULL, "\n", &save)) {
+        const char *uri = strstr(l, "#EXT-X-MAP:URI=\"");
+        if (uri) {
+            uri += 16;
+            dt_fmt(init, init_size, "%.*s/%.*s", dirlen, pl, (int)strcspn(uri, "\""), uri);
+        } else if (strncmp(l, "#EXTINF:", 8) == 0) {
+            dur = atof(l + 8);
+        } else if (l[0] != '#' && l[0] != '\0') {
+            memset(&segs[*n], 0, sizeof segs[*n]);
+            dt_fmt(segs[*n].path, sizeof segs[*n].path, "%.*s/%s", dirlen, pl, l);
+            segs[(*n)++].duration = dur;
+        }
+    }
+    free(text);
+    (void)g;
+    return *n > 0 && init[0] ? 0 : -1;
+}
+
+/* FFmpeg's HLS muxer in fMP4 mode from a stream copy of ts: PREFIX.m3u8,
+ * PREFIX-init.mp4, PREFIX-N.m4s.  hls_time seconds a segment. */
+static int hls_fmp4_from_ts(struct dt_gen *g, const char *ts, const char *prefix, int hls_time, int vts,
+                            const char *vbsf, char *pl, size_t plsize)
+{
+    char init[DT_PATH_MAX], segname[DT_PATH_MAX];
+    const char *base = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
+    if (!dt_fmt(pl, plsize, "%s.m3u8", prefix) || !dt_fmt(init, sizeof init, "%s-init.mp4", base) ||
+        !dt_fmt(segname, sizeof segname, "%s-%%d.m4s", prefix))
+        return -1;
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "ffmpeg", "-y", "-nostdin", "-hide_banner", "-loglevel", "error", "-copyts",
+                 "-i", ts, "-map", "0", "-c", "copy", "-bsf:a", "aac_adtstoasc", "-fflags",
+                 "+bitexact", "-map_metadata", "-1", NULL);
+    if (vbsf)
+        dt_argv_addl(&x, "-bsf:v", vbsf, NULL);
+    dt_argv_addl(&x, "-f", "hls", "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", "-hls_time", NULL);
+    dt_argv_add(&x, "%d", hls_time);
+    if (vts > 0) {
+        dt_argv_addl(&x, "-hls_segment_options", NULL);
+        dt_argv_add(&x, "video_track_timescale=%d", vts);
+    }
+    dt_argv_addl(&x, "-hls_fmp4_init_filename", init, "-hls_segment_filename", segname, pl, NULL);
+    int rc = dt_run(g->env, &x, NULL, NULL);
+    dt_argv_free(&x);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The HLS candidate of FFmpeg's fMP4 playlist pl. */
+static int hls_fmp4_candidate(struct dt_gen *g, const char *pl)
+{
+    char init[DT_PATH_MAX];
+    struct dt_seg segs[DT_MAX_SEGS];
+    size_t n = 0;
+    if (read_fmp4_playlist(g, pl, segs + 1, &n, init, sizeof init) != 0)
+        return -1;
+    memset(&segs[0], 0, sizeof segs[0]);
+    dt_fmt(segs[0].path, sizeof segs[0].path, "%s", init);
+    memcpy(g->c->cand, segs, (n + 1) * sizeof *segs);
+    g->c->ncand = n + 1;
+    g->c->cand_kind = DT_CAND_HLS;
+    dt_fmt(g->c->playlist, sizeof g->c->playlist, "%s", pl);
+    return 0;
+}
+
+/* --time-offset from the concatenation of segs (with first before them
+ * when not NULL: an init segment), as the oracle joins an fMP4 playlist. */
+static int declare_joined_offset(struct dt_gen *g, const char *ref, const char *first, const struct dt_seg *segs,
+                                 size_t n)
+{
+    char joined[DT_PATH_MAX];
+    dt_gen_path(g, "joined-for-offset.mp4", joined, sizeof joined);
+    struct dt_argv x;
+    dt_argv_init(&x);
+    dt_argv_addl(&x, "cat", NULL);
+    if (first)
+        dt_argv_add(&x, "%s", first);
+    for (size_t i = 0; i < n; i++)
+        dt_argv_add(&x, "%s", segs[i].path);
+    int rc = dt_run(g->env, &x, joined, NULL);
+    dt_argv_free(&x);
+    return rc != 0 ? -1 : declare_key_offset(g, ref, joined);
+}
+
+/* Issue 20: an HLS candidate from FFmpeg's HLS muxer (-hls_segment_type
+ * fmp4: an init segment, EXT-X-MAP, and media segments of 1..2 s), the
+ * same encode as the TS reference, the video on a 90 kHz timescale (MATCH)
+ * or the muxer's own (no label, see below). */
+static int pack_hls_fmp4(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], hls_buf[DT_PATH_MAX], pl[DT_PATH_MAX];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0)
+        return -1;
+    int hls_time = (int)dt_rand_in(g, 1, 2), vts = dt_rand_in(g, 0, 1) ? 90000 : 0;
+    if (hls_fmp4_from_ts(g, ref, PX(hls), hls_time, vts, NULL, pl, sizeof pl) != 0 || hls_fmp4_candidate(g, pl) != 0)
+        return -1;
+    if (vts == 0) {
+        /* its own video timescale (15360 at 30 fps): the HLS muxer may then
+         * move the video about a millisecond plus a unit against the audio,
+         * more than the container's quantum (seed 17): the oracle decides */
+        g->c->labels = 0;
+        dt_note(g->env, "the HLS muxer's video timescale: no label");
+    }
+    if (declare_joined_offset(g, ref, NULL, g->c->cand, g->c->ncand) != 0)
+        return -1;
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
+/* Issue 20: GStreamer's mp4mux in fragmented mode (fragment-duration in
+ * ms), from tsdemux of the TS reference.  GStreamer restamps the timeline
+ * (from 0; declared as the offset between the first key frames) and its
+ * own timescales (video: 100 units a frame).  The oracle decides: an
+ * audio/video shift relative to each other is a timing difference. */
+static int pack_gst_mp4(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], cand_buf[DT_PATH_MAX], loc_in[DT_PATH_MAX + 16], loc_out[DT_PATH_MAX + 16], fd[32];
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    vary_specs(g, &v, &a);
+    if (dt_rand_in(g, 0, 1))
+        a.lead_ms = 0;
+    dt_gen_path(g, "ref.ts", ref, sizeof ref);
+    dt_fmt(fd, sizeof fd, "fragment-duration=%d", (int)dt_rand_in(g, 2, 10) * 100);
+    if (make_ts(g, &v, &a, NULL, ref) != 0 || !PE(cand, ".mp4") ||
+        !dt_fmt(loc_in, sizeof loc_in, "location=%s", ref) ||
+        !dt_fmt(loc_out, sizeof loc_out, "location=%s", cand_buf) ||
+        dt_gen_tool(g, "gst-launch-1.0", "-q", "filesrc", loc_in, "!", "tsdemux", "name=d", "d.", "!", "queue",
+                    "!", "h264parse", "!", "mp4mux", "name=m", fd, "!", "filesink", loc_out, "d.", "!", "queue",
+                    "!", "aacparse", "!", "m.", (char *)NULL) != 0)
+        return -1;
+    set_case_ref(g->c, ref);
+    set_case_cand(g->c, cand_buf);
+    if (declare_key_offset(g, ref, cand_buf) != 0)
+        return -1;
+    return dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ref) : 0;
+}
+
+/* ---- fMP4 edits and damage ---------------------------------------------------------- */
+
+struct box_count {
+    const char *type;
+    long n;
+};
+
+static bool count_visit(const struct mp4_box *b, void *ctx)
+{
+    struct box_count *c = ctx;
+    c->n += memcmp(b->type, c->type, 4) == 0;
+    return true;
+}
+
+/* Boxes of type in file (0 when unreadable). */
+static long count_boxes(const char *file, const char *type)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(file, 256u << 20, &len);
+    struct box_count c = {type, 0};
+    if (d)
+        mp4_walk(d, 0, len, 0, count_visit, &c);
+    free(d);
+    return c.n;
+}
+
+/* The n-th box of type in file; false when absent. */
+static bool box_at(const char *file, const char *type, long n, struct mp4_box *b, uint32_t field[2])
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(file, 256u << 20, &len);
+    bool ok = d && mp4_find(d, len, type, n, b);
+    if (ok && field) /* a trun's sample_count, field[1] its flags */
+        for (int i = 0; i < 2; i++)
+            field[i] = b->size >= b->hdr + 8 ? mp4_rd32(d + b->off + b->hdr + 4 * (size_t)(1 - i)) & (i ? 0xffffffu : ~0u) : 0;
+    free(d);
+    return ok;
+}
+
+/* The last fragment (0-based moof index) holding a traf of track id, -1: none. */
+struct track_frag {
+    const uint8_t *d;
+    uint32_t id;
+    long frag, last;
+};
+
+static bool track_frag_visit(const struct mp4_box *b, void *ctx)
+{
+    struct track_frag *t = ctx;
+    if (!memcmp(b->type, "moof", 4))
+        t->frag++;
+    else if (!memcmp(b->type, "tfhd", 4) && b->size >= b->hdr + 8 && mp4_rd32(t->d + b->off + b->hdr + 4) == t->id)
+        t->last = t->frag;
+    return true;
+}
+
+static long last_fragment_of(const char *file, uint32_t id)
+{
+    size_t len = 0;
+    uint8_t *d = (uint8_t *)dt_read_file(file, 256u << 20, &len);
+    struct track_frag t = {d, id, -1, -1};
+    if (d)
+        mp4_walk(d, 0, len, 0, track_frag_visit, &t);
+    free(d);
+    return t.last;
+}
+
+/* The TS reference from seeded settings and its fMP4 (fmp4_from_ts) as
+ * base.mp4, its offset declared; the candidate is set by the caller. */
+static int fmp4_base(struct dt_gen *g, int vts, int frag_us, char *ref, char *mp4, size_t size)
+{
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, size) != 0)
+        return -1;
+    dt_gen_path(g, "base.mp4", mp4, size);
+    return fmp4_from_ts(g, ref, frag_us, vts, NULL, mp4) != 0 || declare_key_offset(g, ref, mp4) != 0 ? -1 : 0;
+}
+
+/* mp4edit OP IN OUT then the numbers (nargs of a1..a3; type, when not
+ * NULL, before them). */
+static int mp4edit(struct dt_gen *g, const char *op, const char *in, const char *out, const char *type,
+                   int nargs, long a1, long a2, long a3)
+{
+    char s[3][24];
+    const long v[3] = {a1, a2, a3};
+    const char *arg[5] = {NULL, NULL, NULL, NULL, NULL};
+    int k = 0;
+    if (type)
+        arg[k++] = type;
+    for (int i = 0; i < nargs && i < 3; i++) {
+        dt_fmt(s[i], sizeof s[i], "%ld", v[i]);
+        arg[k++] = s[i];
+    }
+    return dt_gen_tool(g, "mp4edit", op, in, out, arg[0], arg[1], arg[2], arg[3], (char *)NULL);
+}
+
+/* Issue 20: one box's size field changed (a moof, traf, trun, tfhd, tfdt,
+ * mdat, trak or the moov; by a byte, a few, or 4 KiB; larger or smaller).
+ * What FFmpeg's mov demuxer makes of it decides: a complaint is damage, a
+ * clean decode is compared.  No label. */
+static int dmg_fmp4_box(struct dt_gen *g)
+{
+    static const char *const types[] = {"moof", "traf", "trun", "tfhd", "tfdt", "mdat", "trak", "moov"};
+    static const long deltas[] = {-8, -1, 1, 8, 4096};
+    char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    if (fmp4_base(g, 0, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
+        return -1;
+    const char *type = dt_pick(g, types, 8);
+    long n = count_boxes(mp4, type), delta = deltas[dt_rand_in(g, 0, 4)];
+    if (n == 0)
+        return -1;
+    long k = dt_rand_in(g, 0, n - 1);
+    dt_note(g->env, "box %s #%ld of %ld: size %+ld", type, k, n, delta);
+    if (mp4edit(g, "size", mp4, PE(cand, ".mp4"), type, 2, k, delta, 0) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Issue 20: a trun's sample_count changed (1..3 more or fewer entries than
+ * it holds), or one of its sample sizes (a byte or 100 more or less).  No
+ * label: FFmpeg's demuxer decides. */
+static int dmg_fmp4_trun(struct dt_gen *g)
+{
+    static const long size_deltas[] = {-100, -1, 1, 100};
+    char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    struct mp4_box b;
+    uint32_t tf[2] = {0, 0}, count;
+    if (fmp4_base(g, 0, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
+        return -1;
+    long n = count_boxes(mp4, "trun"), k = dt_rand_in(g, 0, n - 1);
+    if (n == 0 || !box_at(mp4, "trun", k, &b, tf) || (count = tf[0]) == 0)
+        return -1;
+    int rc;
+    bool by_count = dt_rand_in(g, 0, 1);
+    if (by_count || !(tf[1] & 0x200)) { /* sizes in the tfhd (one sample): the count then */
+        long d = dt_rand_in(g, 1, 3) * (dt_rand_in(g, 0, 1) ? 1 : -1);
+        if ((long)count + d < 0)
+            d = -d;
+        dt_note(g->env, "trun #%ld of %ld: sample_count %u%+ld", k, n, count, d);
+        rc = mp4edit(g, "trun-count", mp4, PE(cand, ".mp4"), NULL, 2, k, d, 0);
+    } else {
+        long i = dt_rand_in(g, 0, (int64_t)count - 1), d = size_deltas[dt_rand_in(g, 0, 3)];
+        dt_note(g->env, "trun #%ld of %ld: sample %ld of %u, its size %+ld", k, n, i, count, d);
+        rc = mp4edit(g, "trun-size", mp4, PE(cand, ".mp4"), NULL, 3, k, i, d);
+    }
+    if (rc != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    return 0;
+}
+
+/* Issue 20: a track's tfdt (baseMediaDecodeTime) shifted from fragment N on
+ * (N = 0: the whole track, not declared).  A whole frame (video, 90 kHz
+ * timescale: 3000; audio: 1024 samples) earlier or later is a timing
+ * difference, MISMATCH.  Less than a tick (video on a 900 kHz timescale,
+ * 1..9 units) is the same time (issue 18, class 5), MATCH. */
+static int edit_fmp4_tfdt(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX];
+    bool sub = dt_rand_in(g, 0, 2) == 0;
+    bool video = sub || dt_rand_in(g, 0, 1);
+    if (fmp4_base(g, sub ? 900000 : 90000, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
+        return -1;
+    long frags = count_boxes(mp4, "moof");
+    /* a fragment holding the track: FFmpeg's last one may hold only audio (seed 23) */
+    long last = last_fragment_of(mp4, video ? 1 : 2);
+    long from = dt_rand_in(g, 0, last > 0 ? last : 0);
+    long unit = sub ? dt_rand_in(g, 1, 9) : video ? 3000 : 1024;
+    long delta = dt_rand_in(g, 0, 1) ? unit : -unit;
+    /* FFmpeg's mp4 muxer: track 1 the video, 2 the audio (stream order) */
+    dt_note(g->env, "%s tfdt %+ld from fragment %ld of %ld", video ? "video" : "audio", delta, from, frags);
+    if (mp4edit(g, "tfdt", mp4, PE(cand, ".mp4"), NULL, 3, video ? 1 : 2, from, delta) != 0)
+        return -1;
+    set_case_cand(g->c, cand_buf);
+    g->c->labels = sub ? DT_VSET(DT_MATCH) : DT_VSET(DT_MISMATCH);
+    return 0;
+}
+
+/* Issue 20: an HLS fMP4 candidate whose init segment is another encode's
+ * (its avcC's SPS/PPS: another QP, or no 8x8 transform), missing (no
+ * EXT-X-MAP), or its own (a control, MATCH).  The media segments carry no
+ * SPS/PPS of their own (filter_units), so the init segment's are the ones
+ * every decoder uses.  Another init: no label (FFmpeg decides); missing:
+ * UNKNOWN.  The video on a 90 kHz timescale: on FFmpeg's own (15360 for
+ * 30 fps) the HLS muxer's shifts can move video against audio by more than
+ * the container's quantum (seed 10 did: 91 ticks), a timing difference. */
+static int dmg_fmp4_init(struct dt_gen *g)
+{
+    static const char *const modes[] = {"other", "other", "missing", "own"};
+    static const char *const strip = "filter_units=remove_types=7|8";
+    char ref[DT_PATH_MAX], other_buf[DT_PATH_MAX], hls_buf[DT_PATH_MAX], hlsb_buf[DT_PATH_MAX];
+    char pl[DT_PATH_MAX], plb[DT_PATH_MAX], cpl_buf[DT_PATH_MAX], init[DT_PATH_MAX], initb[DT_PATH_MAX];
+    struct dt_video_spec v, vb;
+    struct dt_audio_spec a;
+    struct dt_seg segs[DT_MAX_SEGS];
+    size_t n = 0, nb = 0;
+    const char *mode = dt_pick(g, modes, 4);
+    int hls_time = (int)dt_rand_in(g, 1, 2);
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        hls_fmp4_from_ts(g, ref, PX(hls), hls_time, 90000, strip, pl, sizeof pl) != 0 ||
+        read_fmp4_playlist(g, pl, segs, &n, init, sizeof init) != 0)
+        return -1;
+    const char *map = strcmp(mode, "own") == 0 ? init : NULL;
+    if (strcmp(mode, "other") == 0) {
+        vb = v;
+        if (dt_rand_in(g, 0, 1))
+            vb.qp = v.qp + 4;   /* the PPS's pic_init_qp: slices decode, other pictures */
+        else
+            dt_fmt(vb.x264_extra, sizeof vb.x264_extra, "8x8dct=0"); /* transform_8x8_mode_flag 0 */
+        struct dt_seg sb[DT_MAX_SEGS];
+        if (make_ts(g, &vb, &a, NULL, P(other)) != 0 ||
+            hls_fmp4_from_ts(g, other_buf, PX(hlsb), hls_time, 90000, strip, plb, sizeof plb) != 0 ||
+            read_fmp4_playlist(g, plb, sb, &nb, initb, sizeof initb) != 0)
+            return -1;
+        map = initb;
+        dt_note(g->env, "the init segment of another encode (%s)", vb.qp != v.qp ? "QP +4" : "8x8dct=0");
+    }
+    if (fmp4_playlist(g, PE(cpl, ".m3u8"), map, segs, n) != 0)
+        return -1;
+    size_t k = 0;
+    if (map) {
+        memset(&g->c->cand[0], 0, sizeof g->c->cand[0]);
+        dt_fmt(g->c->cand[0].path, sizeof g->c->cand[0].path, "%s", map);
+        k = 1;
+    }
+    memcpy(g->c->cand + k, segs, n * sizeof *segs);
+    g->c->ncand = n + k;
+    g->c->cand_kind = DT_CAND_HLS;
+    dt_fmt(g->c->playlist, sizeof g->c->playlist, "%s", cpl_buf);
+    if (declare_joined_offset(g, ref, init, segs, n) != 0) /* its own init: the offset */
+        return -1;
+    g->c->labels = !strcmp(mode, "own") ? DT_VSET(DT_MATCH) : !strcmp(mode, "missing") ? DT_VSET(DT_UNKNOWN) : 0;
+    return 0;
+}
+
+/* Issue 20: the fMP4 candidate cut: the single file inside a later
+ * fragment's moof or mdat, or one media segment of an HLS candidate (not
+ * the last; the video on a 90 kHz timescale, see dmg_fmp4_init).  UNKNOWN:
+ * lost data. */
+static int dmg_fmp4_trunc(struct dt_gen *g)
+{
+    char ref[DT_PATH_MAX], mp4[DT_PATH_MAX], cand_buf[DT_PATH_MAX], pl[DT_PATH_MAX], len[24];
+    char hls_buf[DT_PATH_MAX];
+    if (dt_rand_in(g, 0, 1)) {
+        if (fmp4_base(g, 0, seeded_frag(g), ref, mp4, sizeof mp4) != 0)
+            return -1;
+        long frags = count_boxes(mp4, "moof");
+        const char *type = dt_rand_in(g, 0, 3) ? "mdat" : "moof";
+        struct mp4_box b;
+        if (frags < 2 || !box_at(mp4, type, dt_rand_in(g, 1, frags - 1), &b, NULL) || b.size < 16)
+            return -1;
+        dt_fmt(len, sizeof len, "%zu", b.off + (size_t)dt_rand_in(g, 8, (int64_t)b.size - 1));
+        if (dt_gen_tool(g, "cp", mp4, PE(cand, ".mp4"), (char *)NULL) != 0 ||
+            dt_gen_tool(g, "truncate", "-s", len, cand_buf, (char *)NULL) != 0)
+            return -1;
+        dt_note(g->env, "the fMP4 file cut at byte %s, inside a %s", len, type);
+        set_case_cand(g->c, cand_buf);
+        return 0;
+    }
+    struct dt_video_spec v;
+    struct dt_audio_spec a;
+    if (make_ref(g, &v, &a, ref, sizeof ref) != 0 ||
+        hls_fmp4_from_ts(g, ref, PX(hls), 1, 90000, NULL, pl, sizeof pl) != 0 || hls_fmp4_candidate(g, pl) != 0 ||
+        g->c->ncand < 3)
+        return -1;
+    if (declare_joined_offset(g, ref, NULL, g->c->cand, g->c->ncand) != 0)
+        return -1;
+    size_t k = (size_t)dt_rand_in(g, 1, (int64_t)g->c->ncand - 2);
+    size_t flen = 0;
+    free(dt_read_file(g->c->cand[k].path, 64u << 20, &flen));
+    if (flen < 100)
+        return -1;
+    dt_fmt(len, sizeof len, "%zu", (size_t)dt_rand_in(g, 8, (int64_t)flen - 1));
+    if (dt_gen_tool(g, "truncate", "-s", len, g->c->cand[k].path, (char *)NULL) != 0)
+        return -1;
+    dt_note(g->env, "media segment %zu cut at byte %s of %zu", k - 1, len, flen);
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const struct dt_recipe recipes[] = {
@@ -1503,6 +2072,9 @@ static const struct dt_recipe recipes[] = {
     {"pack_byterange", "packaging", 7, L_MATCH, "EXT-X-BYTERANGE segments split inside video PES", pack_byterange},
     {"pack_bind_in_pes", "packaging", 7, L_MATCH, "reference bound as pieces cut inside video PES", pack_bind_in_pes},
     {"pack_live_window", "packaging", 3, L_MATCH, "one bound segment vs the whole live playlist", pack_live_window},
+    {"pack_fmp4", "packaging", 0, L_MATCH, "fragmented MP4 of the same encode (FFmpeg, -c copy): fragments by key frame or duration; candidate, reference or both", pack_fmp4},
+    {"pack_hls_fmp4", "packaging", 0, L_MATCH, "HLS candidate from FFmpeg's HLS muxer in fMP4 (EXT-X-MAP init segment, media segments)", pack_hls_fmp4},
+    {"pack_gst_mp4", "packaging", 0, L_ANY, "fragmented MP4 by GStreamer mp4mux (fragment-duration), its timeline restamped: the oracle decides", pack_gst_mp4},
     {"enc_gop", "encoder", 0, L_MATCH, "GOP length, B-frames, B-pyramid; default or mid-stream interval", enc_gop},
     {"enc_open_gop", "encoder", 8, L_MATCH, "open GOP, interval starting mid-stream", enc_open_gop},
     {"enc_intra_refresh", "encoder", 8, L_MATCH, "intra refresh, interval starting mid-stream", enc_intra_refresh},
@@ -1531,6 +2103,11 @@ static const struct dt_recipe recipes[] = {
     {"dmg_audio_edit_video", "edit", 0, L_MISMATCH, "a pixel differs in clean video while an audio packet is lost", dmg_audio_edit_video},
     {"dmg_outside_interval", "edit", 0, L_MATCH, "a packet lost before the decode boundary or after END", dmg_outside_interval},
     {"dmg_open_gop_i", "edit", 10, L_UNKNOWN, "byte flipped in an open-GOP I frame", dmg_open_gop_i},
+    {"edit_fmp4_tfdt", "edit", 0, L_MISMATCH, "fMP4: a track's tfdt shifted from a fragment on, a whole frame (MISMATCH) or under a tick (MATCH)", edit_fmp4_tfdt},
+    {"dmg_fmp4_box", "edit", 0, L_ANY, "fMP4: one box size changed (moof, traf, trun, tfhd, tfdt, mdat, trak, moov)", dmg_fmp4_box},
+    {"dmg_fmp4_trun", "edit", 0, L_ANY, "fMP4: a trun's sample count or one sample size changed", dmg_fmp4_trun},
+    {"dmg_fmp4_init", "edit", 0, L_ANY, "HLS fMP4: the init segment another encode's (other SPS/PPS), missing, or its own", dmg_fmp4_init},
+    {"dmg_fmp4_trunc", "edit", 0, L_UNKNOWN, "fMP4: the file or a media segment truncated", dmg_fmp4_trunc},
     {"usage_binding_scope", "edit", 14, L_USAGE, "binding scope overridden on the command line", usage_binding_scope},
     {"combo", "combined", 0, L_MATCH, "edit or damage, packaging chain, delivery, PTS wrap, declared shift, interval: combined by seed", combo},
 };

@@ -21,7 +21,9 @@
 #define DT_NOPTS INT64_MIN
 
 struct dt_pkt {
-    int64_t pts, dts; /* as ffprobe reports them (unwrapped by libavformat), DT_NOPTS: none */
+    int64_t pts, dts; /* as ffprobe reports them (unwrapped by libavformat), DT_NOPTS: none;
+                       * in 90 kHz ticks (an fMP4 track's timescale converted, dt_side.c) */
+    int sub;          /* the part of the PTS below a tick, 1/720000 s (0..7; 0 for TS) */
     bool key;
 };
 
@@ -34,6 +36,7 @@ struct dt_vframe {
 
 struct dt_aframe {
     int64_t pts;        /* of the packet it was decoded from, DT_NOPTS: not placed */
+    int sub;            /* below a tick, 1/720000 s (from its packet: dt_pkt.sub) */
     int64_t spts;       /* as ashowinfo printed it (1/rate units), DT_NOPTS: none */
     int channels, rate, nb;
     char fmt[16];
@@ -48,6 +51,8 @@ struct dt_pstream {
     unsigned pid;
     char chroma[32];
     unsigned tag;       /* the stream type the PMT announces (ffprobe's codec_tag) */
+    char tag_string[16];/* fMP4: the sample entry (avc1, mp4a, encv, ...) */
+    int64_t tb_num, tb_den; /* the stream's time base (fMP4: 1/timescale) */
 };
 
 struct dt_program {
@@ -60,6 +65,13 @@ struct dt_side {
     const char *label;              /* "reference" or "candidate" */
     char dir[DT_PATH_MAX];          /* scratch */
     char ts[DT_PATH_MAX];           /* the bytes decoded */
+    bool mp4;                       /* fMP4/CMAF bytes (an ISO BMFF box first), not MPEG-TS:
+                                     * no PIDs, programs nor transport scan (README, rule 16) */
+    bool unreadable;                /* fMP4: FFmpeg finds no stream in the bytes */
+    bool untrimmed;                 /* fMP4: starts before the reference, decoded from there */
+    int64_t a_quantum;              /* fMP4: the audio track's start quantum, 1/720000 s
+                                     * (an empty edit in the movie timescale), 0: none */
+    int64_t vtb_num, vtb_den, atb_num, atb_den; /* the selected tracks' time bases */
 
     struct dt_program prog[DT_MAX_PROGRAMS];
     int nprog;
@@ -94,6 +106,8 @@ struct dt_side {
     size_t nadeclared, adeclared_cap;
     bool a_multiblock;              /* an ADTS frame of several raw data blocks (dt_side_scan_pes) */
     bool v_retime;                  /* FFmpeg's parser lost some of them (dt_side_scan_pes) */
+    int64_t a_shift_units;          /* taken off the audio times (the container's quantum,
+                                     * dt_oracle.c), 1/720000 s */
     bool start_retimed;             /* candidate: no packet at the reference's first video
                                      * time, one within a frame of it (dt_oracle.c) */
 };
