@@ -284,28 +284,60 @@ static bool avcc_random_access(const uint8_t *p, size_t len, uint8_t ls)
     return i != len;
 }
 
-/* The sync samples of an H.264 trun are random access points (mp4box.h):
- * sample i's flags are the trun's first_sample_flags (i = 0), its own, the
- * tfhd's default or the trex's; none at any level claims nothing. */
-static void check_sync(struct scan *s, const struct box *b, const struct traf_state *ts, uint32_t flags,
-                       uint32_t count, size_t at, size_t per, uint64_t start)
+/* Whether AVCC sample bytes are exactly NAL units, each after its ls-byte
+ * length (ISO/IEC 14496-15 5.3.2): a sample whose lengths overrun it or
+ * leave bytes over was cut or resized (a trun sample size changed), and
+ * h264_mp4toannexb drops it whole ("Invalid NAL unit size"): damage, not a
+ * picture absent from a clean stream. */
+static bool avcc_fills(const uint8_t *p, size_t len, uint8_t ls)
+{
+    size_t i = 0;
+    while (i < len) {
+        if (ls > len - i)
+            return false;
+        size_t n = 0;
+        for (uint8_t k = 0; k < ls; k++)
+            n = n << 8 | p[i + k];
+        i += ls;
+        if (n > len - i)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+/* Every sample of an H.264 trun is whole NAL units (avcc_fills), and its
+ * sync samples are random access points (mp4box.h): sample i's flags are
+ * the trun's first_sample_flags (i = 0), its own, the tfhd's default or the
+ * trex's; none at any level claims nothing.  A sample outside the file is
+ * the run checks' to name (check_runs). */
+static void check_samples(struct scan *s, const struct box *b, const struct traf_state *ts, uint32_t flags,
+                          uint32_t count, size_t at, size_t per, uint64_t start)
 {
     const uint8_t *q = s->p + b->start + b->header;
     const struct mp4box_track *t = ts->track;
     bool first = flags & 4, own_flags = flags & 0x400, own_size = flags & 0x200;
-    if (!t->nal_length_size || (!first && !own_flags && !ts->has_default_flags && !t->has_default_flags))
+    if (!t->nal_length_size)
         return;
+    bool claims = first || own_flags || ts->has_default_flags || t->has_default_flags;
     uint32_t dflags = ts->has_default_flags ? ts->default_flags : t->has_default_flags ? t->default_flags : 0;
     uint32_t dsize = ts->has_default_size ? ts->default_size : t->default_size;
     size_t size_at = at + (flags & 0x100 ? 4 : 0), flags_at = size_at + (own_size ? 4 : 0);
     uint64_t off = start;
-    for (uint32_t i = 0; i < count && s->issue == TS_ISSUE_NONE; i++) {
+    /* Bounded by the file: without per-sample fields (per 0) count is not
+     * bounded by the box, and samples past the file's end are not read. */
+    for (uint32_t i = 0; i < count && s->issue == TS_ISSUE_NONE && off < s->n; i++) {
         uint32_t size = own_size ? rd32(q + size_at + (size_t)i * per) : dsize;
         uint32_t sf = own_flags ? rd32(q + flags_at + (size_t)i * per) : i == 0 && first ? rd32(q + at - 4) : dflags;
-        bool sync = !(sf & 0x01010000); /* is_non_sync, sample_depends_on = 1 */
-        if (sync && off <= s->n && size <= s->n - off &&
-            !avcc_random_access(s->p + off, size, t->nal_length_size))
-            fail(s, TS_ISSUE_MP4_FALSE_SYNC, b->start);
+        bool sync = claims && !(sf & 0x01010000); /* is_non_sync, sample_depends_on = 1 */
+        if (size == 0 && !own_size && i > 0)
+            break; /* every other sample is this empty one again */
+        if (off <= s->n && size <= s->n - off) {
+            if (!avcc_fills(s->p + off, size, t->nal_length_size))
+                fail(s, TS_ISSUE_MP4_SAMPLE_TABLE, b->start);
+            else if (sync && !avcc_random_access(s->p + off, size, t->nal_length_size))
+                fail(s, TS_ISSUE_MP4_FALSE_SYNC, b->start);
+        }
         off += size;
     }
 }
@@ -344,9 +376,21 @@ static void on_trun(struct scan *s, const struct box *b, struct traf_state *ts)
     }
     if (s->nruns == MP4BOX_MAX_RUNS)
         return fail(s, TS_ISSUE_MP4_SAMPLE_TABLE, b->start);
-    check_sync(s, b, ts, flags, count, at, per, start);
+    check_samples(s, b, ts, flags, count, at, per, start);
     s->runs[s->nruns++] = (struct run_range){start, total};
     ts->next = start + total;
+}
+
+/* tfdt (ISO/IEC 14496-12 8.8.12): a version 1 box holds a 64-bit time, a
+ * version 0 one 32 bits.  Shorter, FFmpeg reads the time anyway from the
+ * bytes after the box ("overread end of atom"): the fragment's times are
+ * garbage. */
+static void on_tfdt(struct scan *s, const struct box *b)
+{
+    const uint8_t *q = s->p + b->start + b->header;
+    size_t len = b->size - b->header;
+    if (len < 4 || len < 4 + (q[0] == 1 ? 8u : 4u))
+        fail(s, TS_ISSUE_MP4_TRUNCATED_BOX, b->start);
 }
 
 static void walk_traf(struct scan *s, const struct box *traf, int depth)
@@ -362,6 +406,8 @@ static void walk_traf(struct scan *s, const struct box *traf, int depth)
             on_tfhd(s, &b, &ts);
         else if (b.type == FOURCC('t', 'r', 'u', 'n'))
             on_trun(s, &b, &ts);
+        else if (b.type == FOURCC('t', 'f', 'd', 't'))
+            on_tfdt(s, &b);
         else if (b.type == FOURCC('s', 'e', 'n', 'c'))
             fail(s, TS_ISSUE_MP4_ENCRYPTED, b.start);
         off += b.size;

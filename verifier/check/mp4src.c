@@ -430,11 +430,19 @@ static void emit_audio(struct mp4src *m, const AVPacket *pkt, AVRational tb)
     emit(m, &au);
 }
 
+/* A packet the filter refuses (its NAL lengths do not fit it) is lost to
+ * damage: noted, and nothing more is read, never dropped unseen (a lost
+ * picture would read as one absent from a clean stream). */
 static void drain_bsf(struct mp4src *m, AVPacket *out, AVRational tb)
 {
-    while (!m->a->stopped && av_bsf_receive_packet(m->bsf, out) == 0) {
+    int rc = AVERROR(EAGAIN);
+    while (!m->a->stopped && (rc = av_bsf_receive_packet(m->bsf, out)) == 0) {
         emit_video(m, out, tb);
         av_packet_unref(out);
+    }
+    if (!m->a->stopped && rc != AVERROR(EAGAIN) && rc != AVERROR_EOF && !m->ended) {
+        tscheck_note_container_issue(m->b->ts, TS_ISSUE_MP4_SAMPLE_TABLE, m->offset + m->cur_pos);
+        m->ended = true;
     }
 }
 
