@@ -138,6 +138,11 @@ static int hmac_hex(const struct smac_key *k, const unsigned char *in, size_t n,
     return 0;
 }
 
+bool smac_hex_same(const char *a, const char *b)
+{
+    return a && b && strlen(a) == strlen(b) && CRYPTO_memcmp(a, b, strlen(a)) == 0;
+}
+
 int smac_row(const struct smac_key *k, const char *tbl, const char *chain, const char *prev,
              sqlite3_value **vals, int n, char hex[SMAC_HEX])
 {

@@ -56,6 +56,10 @@ int smac_attach(sqlite3 *db, const struct smac_key *k);
 int smac_row(const struct smac_key *k, const char *tbl, const char *chain, const char *prev,
              sqlite3_value **vals, int n, char hex[SMAC_HEX]);
 
+/* Two hex MACs (or key ids) equal, compared in constant time; false when
+ * either is NULL. */
+bool smac_hex_same(const char *a, const char *b);
+
 /* The key id: hex HMAC(key, "stepctl store key id v1"). */
 void smac_key_id(const struct smac_key *k, char hex[SMAC_HEX]);
 

@@ -4,25 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "smac_heads.h"
 #include "smac_tables.h"
-
-static int finding(struct vst_finding *f, const char *table, const char *row, const char *rule,
-                   const char *detail)
-{
-    snprintf(f->table, sizeof f->table, "%s", table);
-    snprintf(f->row, sizeof f->row, "%s", row ? row : "");
-    snprintf(f->rule, sizeof f->rule, "%s", rule);
-    snprintf(f->detail, sizeof f->detail, "%s", detail);
-    return 1;
-}
-
-static bool same(const char *a, const char *b)
-{
-    return a && b && strlen(a) == strlen(b) && CRYPTO_memcmp(a, b, strlen(a)) == 0;
-}
 
 /* 1 db has the table store_heads, 0 not, -1 error. */
 static int have_table(sqlite3 *db)
@@ -51,8 +34,8 @@ static int check_seeded(sqlite3 *db, const struct smac_key *k, struct vst_findin
         char hex[SMAC_HEX];
         if (smac_row(k, "store_heads", chain ? chain : "", "", &key, 1, hex) != 0)
             res = -1;
-        else if (!same(hex, (const char *)sqlite3_column_text(st, 2)))
-            res = finding(f, "store_macs", (const char *)sqlite3_column_text(st, 0),
+        else if (!smac_hex_same(hex, (const char *)sqlite3_column_text(st, 2)))
+            res = vst_found(f, "store_macs", (const char *)sqlite3_column_text(st, 0),
                           "head_mismatch", "the heads' seeding MAC does not verify");
     }
     if (res == 0 && rc != SQLITE_DONE)
@@ -103,7 +86,7 @@ static int check_missing(sqlite3 *db, struct vst_finding *f)
         return -1;
     int rc = sqlite3_step(st), res = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? 1 : -1;
     if (res == 1)
-        finding(f, "store_heads", (const char *)sqlite3_column_text(st, 0), "head_missing",
+        vst_found(f, "store_heads", (const char *)sqlite3_column_text(st, 0), "head_missing",
                 (const char *)sqlite3_column_text(st, 1));
     sqlite3_finalize(st);
     return res;
@@ -119,17 +102,17 @@ static int check_head(const struct smac_key *k, sqlite3_stmt *st, struct vst_fin
     char hex[SMAC_HEX];
     if (smac_row(k, "store_heads", tbl ? tbl : "", last ? last : "", vals, 2, hex) != 0)
         return -1;
-    if (!same(hex, (const char *)sqlite3_column_text(st, 5)))
-        return finding(f, "store_heads", key, "head_mismatch",
+    if (!smac_hex_same(hex, (const char *)sqlite3_column_text(st, 5)))
+        return vst_found(f, "store_heads", key, "head_mismatch",
                        "the head does not verify under the key (changed by hand)");
     if (sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
         sqlite3_column_int64(st, 3) != sqlite3_column_int64(st, 6) ||
-        !same(last, (const char *)sqlite3_column_text(st, 7))) {
+        !smac_hex_same(last, (const char *)sqlite3_column_text(st, 7))) {
         char detail[256];
         snprintf(detail, sizeof detail, "the head counts %lld MACs, the chain has %lld (its newest "
                  "MACs removed, or the head rolled back)", (long long)sqlite3_column_int64(st, 3),
                  (long long)sqlite3_column_int64(st, 6));
-        return finding(f, "store_heads", key, "head_mismatch", detail);
+        return vst_found(f, "store_heads", key, "head_mismatch", detail);
     }
     return 0;
 }
@@ -160,7 +143,7 @@ int smac_heads_verify(sqlite3 *db, const struct smac_key *k, struct vst_finding 
     if (res <= 0)
         return res; /* keyed before schema 9 and not written with the key since */
     if ((res = have_table(db)) <= 0)
-        return res < 0 ? -1 : finding(f, "store_heads", "", "head_missing",
+        return res < 0 ? -1 : vst_found(f, "store_heads", "", "head_missing",
                                       "the store must have chain heads, the table is gone");
     if ((res = check_seeded(db, k, f)) != 0)
         return res;

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "dbfile.h"
 #include "smac_heads.h"
 #include "smac_tables.h"
@@ -188,7 +186,7 @@ static int key_matches(sqlite3 *db, const struct smac_key *k)
         char id[SMAC_HEX];
         smac_key_id(k, id);
         const char *stored = (const char *)sqlite3_column_text(st, 0);
-        res = stored && strlen(stored) == strlen(id) && CRYPTO_memcmp(stored, id, strlen(id)) == 0;
+        res = smac_hex_same(stored, id);
     }
     sqlite3_finalize(st);
     return res;

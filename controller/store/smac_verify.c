@@ -4,36 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "record.h"
 #include "smac_heads_verify.h"
 #include "smac_keyed.h"
 #include "smac_tables.h"
-
-/* Copies src into dst[cap], cut to fit (a row key is at most 160 bytes shown). */
-static void cpy(char *dst, size_t cap, const char *src)
-{
-    size_t n = src ? strlen(src) : 0;
-    n = n < cap - 1 ? n : cap - 1;
-    memcpy(dst, src ? src : "", n);
-    dst[n] = '\0';
-}
-
-static int finding(struct vst_finding *f, const char *table, const char *row, const char *rule,
-                   const char *detail)
-{
-    cpy(f->table, sizeof f->table, table);
-    cpy(f->row, sizeof f->row, row);
-    cpy(f->rule, sizeof f->rule, rule);
-    cpy(f->detail, sizeof f->detail, detail);
-    return 1;
-}
-
-static bool same(const char *a, const char *b)
-{
-    return a && b && strlen(a) == strlen(b) && CRYPTO_memcmp(a, b, strlen(a)) == 0;
-}
 
 /* Every MAC of table t in order: its row exists and matches. */
 static int check_macs(sqlite3 *db, const struct smac_key *k, const struct smac_table *t,
@@ -54,7 +28,7 @@ static int check_macs(sqlite3 *db, const struct smac_key *k, const struct smac_t
     while (res == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *row = (const char *)sqlite3_column_text(st, 0);
         if (sqlite3_column_int(st, 4)) {
-            res = finding(f, t->name, row, "row_deleted", "its MAC is recorded, the row is gone");
+            res = vst_found(f, t->name, row, "row_deleted", "its MAC is recorded, the row is gone");
             break;
         }
         sqlite3_value *vals[64];
@@ -67,8 +41,8 @@ static int check_macs(sqlite3 *db, const struct smac_key *k, const struct smac_t
             res = -1;
             break;
         }
-        if (!same(hex, (const char *)sqlite3_column_text(st, 2)))
-            res = finding(f, t->name, row, "row_mac_mismatch",
+        if (!smac_hex_same(hex, (const char *)sqlite3_column_text(st, 2)))
+            res = vst_found(f, t->name, row, "row_mac_mismatch",
                           "the row, or its chain, is not what its MAC covers");
         else
             ++*macs;
@@ -94,7 +68,7 @@ static int check_missing(sqlite3 *db, const struct smac_table *t, struct vst_fin
         return -1;
     int rc = sqlite3_step(st), res = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? 1 : -1;
     if (res == 1)
-        finding(f, t->name, (const char *)sqlite3_column_text(st, 0), "row_mac_missing",
+        vst_found(f, t->name, (const char *)sqlite3_column_text(st, 0), "row_mac_missing",
                 "written after keying without a MAC (not by stepctl)");
     sqlite3_finalize(st);
     return res;
@@ -121,7 +95,7 @@ static int check_numbering(sqlite3 *db, struct vst_finding *f)
             snprintf(detail, sizeof detail, "%lld MACs numbered up to %lld, the sequence at %lld",
                      (long long)n, (long long)max, (long long)seq);
             snprintf(row, sizeof row, "%lld", (long long)(max < seq ? seq : max));
-            res = finding(f, "store_macs", row, "mac_deleted", detail);
+            res = vst_found(f, "store_macs", row, "mac_deleted", detail);
         }
     }
     sqlite3_finalize(st);
@@ -139,9 +113,9 @@ static int check_checkpoint(sqlite3 *db, const struct smac_key *k, struct vst_fi
         char hex[SMAC_HEX];
         const char *covered = (const char *)sqlite3_column_text(st, 1);
         if (smac_checkpoint(db, k, sqlite3_column_int64(st, 0), covered ? covered : "{}", hex) == 0)
-            res = same(hex, (const char *)sqlite3_column_text(st, 2))
+            res = smac_hex_same(hex, (const char *)sqlite3_column_text(st, 2))
                       ? 0
-                      : finding(f, "store_keying", "1", "checkpoint_mismatch",
+                      : vst_found(f, "store_keying", "1", "checkpoint_mismatch",
                                 "the rows that existed at keying are not what its checkpoint "
                                 "covers (one changed, added or removed)");
     }
@@ -158,7 +132,7 @@ static int check_keying(sqlite3 *db, struct vst_finding *f)
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_ROW    ? 0
-           : rc == SQLITE_DONE ? finding(f, "store_keying", "1", "keying_removed",
+           : rc == SQLITE_DONE ? vst_found(f, "store_keying", "1", "keying_removed",
                                          "MACs remain, their keying row is gone")
                                : -1;
 }
@@ -173,7 +147,7 @@ static int check_all(sqlite3 *db, const struct smac_key *k, struct vst_finding *
     res = ref ? smac_foreign_object(db, ref, name, sizeof name) : -1;
     sqlite3_close(ref);
     if (res > 0)
-        return finding(f, "sqlite_master", name, "foreign_schema_object",
+        return vst_found(f, "sqlite_master", name, "foreign_schema_object",
                        "not created by stepctl; it could make stepctl MAC rows of another's choosing");
     for (size_t i = 0; res == 0 && i < smac_n_tables; i++)
         res = check_macs(db, k, &smac_tables[i], f, macs);

@@ -108,6 +108,16 @@ static void col(sqlite3_stmt *st, int i, char *out, size_t cap)
 }
 
 /* 0 holds, 1 broken (f filled), -1 error. */
+int vst_found(struct vst_finding *f, const char *table, const char *row, const char *rule,
+              const char *detail)
+{
+    snprintf(f->table, sizeof f->table, "%s", table ? table : "");
+    snprintf(f->row, sizeof f->row, "%s", row ? row : "");
+    snprintf(f->rule, sizeof f->rule, "%s", rule ? rule : "");
+    snprintf(f->detail, sizeof f->detail, "%s", detail ? detail : "");
+    return 1;
+}
+
 static int check_rule(sqlite3 *db, const struct rule *r, struct vst_finding *f)
 {
     sqlite3_stmt *st = NULL;

@@ -28,6 +28,10 @@ struct vst_finding {
     char detail[256];
 };
 
+/* Fills f (each text cut to fit, NULL as ""); returns 1, "tampered". */
+int vst_found(struct vst_finding *f, const char *table, const char *row, const char *rule,
+              const char *detail);
+
 /* Checks every rule, in a read transaction of the caller's connection.
  * 0 every rule holds (*checked: the number of rules), 1 tampered (*f
  * filled), -1 an SQLite error.  A file of schema 1 (no grants) holds. */
