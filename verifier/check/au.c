@@ -8,19 +8,41 @@
 #include "bsrc.h"
 #include "mp4src.h"
 
-bool au_aac_payload_digest(const struct au *au, uint8_t out[AU_PAYLOAD_DIGEST])
+bool au_aac_payload(const struct au *au, const uint8_t **data, size_t *size)
 {
     size_t skip = 0;
     /* ADTS (ISO/IEC 13818-7 6.2): 7 bytes, 9 with the CRC (protection_absent 0) */
-    if (au->size >= 9 && au->data[0] == 0xFF && (au->data[1] & 0xF0) == 0xF0)
+    if (au->size >= 9 && au->data[0] == 0xFF && (au->data[1] & 0xF0) == 0xF0) {
+        /* Several raw data blocks with CRCs: block positions after the
+         * header and a CRC after each block (adts_header_error_check,
+         * adts_raw_data_block_error_check), so the blocks are not one
+         * run of bytes: not comparable. */
+        if (!(au->data[1] & 1) && (au->data[6] & 3))
+            return false;
         skip = (au->data[1] & 1) ? 7 : 9;
+    }
+    *data = au->data + skip;
+    *size = au->size - skip;
+    return true;
+}
+
+bool au_aac_payload_digest(const struct au *au, uint8_t out[AU_PAYLOAD_DIGEST])
+{
+    const uint8_t *p;
+    size_t n = 0;
     unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
+    unsigned int len = 0;
     memset(out, 0, AU_PAYLOAD_DIGEST);
-    if (!EVP_Digest(au->data + skip, au->size - skip, md, &n, EVP_sha256(), NULL) || n < AU_PAYLOAD_DIGEST)
+    if (!au_aac_payload(au, &p, &n) || !EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) ||
+        len < AU_PAYLOAD_DIGEST)
         return false;
     memcpy(out, md, AU_PAYLOAD_DIGEST);
     return true;
+}
+
+int au_aac_blocks(const struct au *au)
+{
+    return au->samples > 1024 && au->samples % 1024 == 0 ? au->samples / 1024 : 1;
 }
 
 int au_units_per_sample(int sample_rate)

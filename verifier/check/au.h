@@ -124,6 +124,15 @@ enum ts_issue au_transport_issue(const struct au_demux *a, uint64_t *offset, int
  * without memory (out is then zero). */
 bool au_aac_payload_digest(const struct au *au, uint8_t out[AU_PAYLOAD_DIGEST]);
 
+/* Those raw data blocks as one run of bytes (within au->data); false for
+ * an ADTS frame of several blocks with CRCs, whose blocks are interleaved
+ * with their positions and CRCs (then the digest is false as well). */
+bool au_aac_payload(const struct au *au, const uint8_t **data, size_t *size);
+
+/* The raw data blocks of an AAC access unit (ADTS: 1 to 4, 1024 samples
+ * each; one in MP4). */
+int au_aac_blocks(const struct au *au);
+
 /* 1/720000 s per sample at this rate (15 at 48 kHz); 0 when not whole. */
 int au_units_per_sample(int sample_rate);
 

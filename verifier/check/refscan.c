@@ -31,6 +31,18 @@ struct ainfo {
     int64_t u, end;              /* 1/720000 s from the anchor, NO_TIME when untimed */
     bool digest_ok;
     uint8_t payload[AU_PAYLOAD_DIGEST];   /* its raw data blocks (au_aac_payload_digest) */
+    int blocks;                  /* raw data blocks (au_aac_blocks) */
+    /* cat[j]: the raw data blocks of the j + 2 frames ending with this one,
+     * as one run (what one candidate ADTS frame of j + 2 blocks holds) */
+    bool cat_ok[REFSCAN_CAT];
+    uint8_t cat[REFSCAN_CAT][AU_PAYLOAD_DIGEST];
+};
+
+/* The raw data blocks of the last REFSCAN_CAT frames, newest first. */
+struct payload_tail {
+    uint8_t *data[REFSCAN_CAT];
+    size_t len[REFSCAN_CAT];
+    bool ok[REFSCAN_CAT];
 };
 
 struct scan {
@@ -44,6 +56,7 @@ struct scan {
     size_t nv, capv;
     struct ainfo *a;
     size_t na, capa;
+    struct payload_tail tail;
     bool oom;
     bool have_sps, have_pps;
     int pix_fmt, width, height;
@@ -67,6 +80,55 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t size)
         return false;
     *arr = p;
     *cap = c;
+    return true;
+}
+
+/* Digests of this frame's raw data blocks after those of the frames
+ * before it (ainfo.cat), then this frame's kept for the next ones.  A
+ * frame whose blocks are not one run breaks every run through it.  False
+ * without memory. */
+static bool concat_payloads(struct payload_tail *t, const struct au *au, struct ainfo *a)
+{
+    const uint8_t *p = NULL;
+    size_t n = 0;
+    bool ok = au_aac_payload(au, &p, &n);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md)
+        return false;
+    for (int j = 0; j < REFSCAN_CAT; j++) {
+        unsigned char out[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        bool all = ok;
+        for (int k = 0; k <= j; k++)
+            all &= t->ok[k];
+        a->cat_ok[j] = false;
+        if (!all || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+            continue;
+        bool fed = true;
+        for (int k = j; k >= 0; k--)
+            fed &= EVP_DigestUpdate(md, t->data[k], t->len[k]) == 1;
+        if (fed && EVP_DigestUpdate(md, p, n) && EVP_DigestFinal_ex(md, out, &len) && len >= AU_PAYLOAD_DIGEST) {
+            memcpy(a->cat[j], out, AU_PAYLOAD_DIGEST);
+            a->cat_ok[j] = true;
+        }
+    }
+    EVP_MD_CTX_free(md);
+    uint8_t *last = t->data[REFSCAN_CAT - 1];
+    memmove(&t->data[1], &t->data[0], (REFSCAN_CAT - 1) * sizeof t->data[0]);
+    memmove(&t->len[1], &t->len[0], (REFSCAN_CAT - 1) * sizeof t->len[0]);
+    memmove(&t->ok[1], &t->ok[0], (REFSCAN_CAT - 1) * sizeof t->ok[0]);
+    uint8_t *copy = ok ? realloc(last, n ? n : 1) : last;
+    if (!copy) {
+        free(last);
+        t->data[0] = NULL;
+        t->ok[0] = false;
+        return false;
+    }
+    if (ok)
+        memcpy(copy, p, n);
+    t->data[0] = copy;
+    t->len[0] = ok ? n : 0;
+    t->ok[0] = ok;
     return true;
 }
 
@@ -150,6 +212,9 @@ static bool on_au(void *opaque, const struct au *au)
             a->end = a->u + (int64_t)au->samples * (unit ? unit : 15);
         }
         a->digest_ok = au_aac_payload_digest(au, a->payload);
+        a->blocks = au_aac_blocks(au);
+        if (!concat_payloads(&s->tail, au, a))
+            s->oom = true;
         probe_audio(s, au);
     }
     return true;
@@ -401,24 +466,45 @@ static int64_t audio_access(const struct scan *s, int64_t start)
     return prev != SIZE_MAX ? s->a[prev].u : 0;
 }
 
-/* The timed frames from the one starting at u (the boundary's) on. */
+static void hold_frame(const struct scan *s, size_t i, struct refscan_aframe *f)
+{
+    f->units = ((s->anchor * AU_UNITS_PER_TICK + s->a[i].u) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
+    f->digest_ok = s->a[i].digest_ok;
+    memcpy(f->payload, s->a[i].payload, AU_PAYLOAD_DIGEST);
+    f->blocks = s->a[i].blocks;
+    memcpy(f->cat_ok, s->a[i].cat_ok, sizeof f->cat_ok);
+    memcpy(f->cat, s->a[i].cat, sizeof f->cat);
+}
+
+/* The timed frames from the one starting at u (the boundary's) on, after
+ * up to REFSCAN_AUDIO_BEFORE timed frames before it (a common boundary,
+ * verify.c). */
 static void hold_audio_window(const struct scan *s, int64_t u, struct refscan *r)
 {
-    r->audio_window_len = 0;
+    r->audio_window_len = r->audio_window_first = 0;
     r->audio_window_full = false;
-    bool from = false;
-    for (size_t i = 0; i < s->na; i++) {
-        if (s->a[i].u == NO_TIME || (!from && s->a[i].u != u))
+    size_t at = SIZE_MAX;
+    for (size_t i = 0; i < s->na && at == SIZE_MAX; i++)
+        if (s->a[i].u != NO_TIME && s->a[i].u == u)
+            at = i;
+    if (at == SIZE_MAX)
+        return;
+    size_t first = at;
+    for (size_t i = at, n = 0; i-- > 0 && n < REFSCAN_AUDIO_BEFORE;)
+        if (s->a[i].u != NO_TIME) {
+            first = i;
+            n++;
+        }
+    for (size_t i = first; i < s->na; i++) {
+        if (s->a[i].u == NO_TIME)
             continue;
-        from = true;
-        if (r->audio_window_len == REFSCAN_AUDIO_WINDOW) {
+        if (i > at && r->audio_window_len - r->audio_window_first == REFSCAN_AUDIO_WINDOW) {
             r->audio_window_full = true;
             return;
         }
-        struct refscan_aframe *f = &r->audio_window[r->audio_window_len++];
-        f->units = ((s->anchor * AU_UNITS_PER_TICK + s->a[i].u) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
-        f->digest_ok = s->a[i].digest_ok;
-        memcpy(f->payload, s->a[i].payload, AU_PAYLOAD_DIGEST);
+        if (i == at)
+            r->audio_window_first = r->audio_window_len;
+        hold_frame(s, i, &r->audio_window[r->audio_window_len++]);
     }
 }
 
@@ -479,6 +565,8 @@ static void scan_free(struct scan *s)
     bsrc_close(&s->b);
     free(s->v);
     free(s->a);
+    for (int j = 0; j < REFSCAN_CAT; j++)
+        free(s->tail.data[j]);
 }
 
 enum refscan_status refscan_run(struct bsrc_segment *segs, size_t nsegs, const struct profile *p,

@@ -39,12 +39,21 @@ enum refscan_status {
 
 /* The reference's AAC frames from the decode boundary on, as far as held:
  * what a candidate whose audio starts later is compared with (issue 18,
- * class 7).  units: 1/720000 s, reference timeline, mod AU_UNITS_MOD. */
+ * class 7), after the few frames before the boundary a candidate's ADTS
+ * frame of several raw data blocks may start at (a common boundary,
+ * verify.c).  units: 1/720000 s, reference timeline, mod AU_UNITS_MOD. */
 #define REFSCAN_AUDIO_WINDOW 64
+#define REFSCAN_AUDIO_BEFORE 3   /* an ADTS frame holds at most 4 raw data blocks */
+#define REFSCAN_CAT 3
 struct refscan_aframe {
     int64_t units;
     bool digest_ok;
     uint8_t payload[AU_PAYLOAD_DIGEST];   /* au_aac_payload_digest */
+    int blocks;                  /* au_aac_blocks */
+    /* cat[j]: a digest of the raw data blocks of the j + 2 frames ending
+     * with this one, as one run (what one ADTS frame of j + 2 blocks holds) */
+    bool cat_ok[REFSCAN_CAT];
+    uint8_t cat[REFSCAN_CAT][AU_PAYLOAD_DIGEST];
 };
 
 struct refscan {
@@ -61,8 +70,9 @@ struct refscan {
     int64_t video_units, audio_frames;   /* access units of each track */
     int64_t video_delay;         /* the largest PTS - DTS of a picture, ticks: how far apart a cut
                                   * by an IDR's DTS and one by its PTS lie (issue 18, class 7) */
-    struct refscan_aframe audio_window[REFSCAN_AUDIO_WINDOW];
-    int audio_window_len;        /* timed frames held from the boundary's on */
+    struct refscan_aframe audio_window[REFSCAN_AUDIO_BEFORE + REFSCAN_AUDIO_WINDOW];
+    int audio_window_len;        /* timed frames held */
+    int audio_window_first;      /* the index of the boundary's frame among them */
     bool audio_window_full;      /* more followed than were held */
     uint8_t input_digest[INDIGEST_LEN];  /* every access unit of the program (indigest.h) */
     bool input_digest_ok;        /* ... taken over a complete, undamaged transport */

@@ -559,6 +559,20 @@ static const struct au *quantum_aligned(struct decode_state *st, const struct au
     return copy;
 }
 
+/* Whether a frame starting d before the boundary has a later raw data
+ * block starting at it (within the tolerance): the boundary's frame is
+ * then inside this one, which is not a mistimed frame but one this side
+ * cannot start its decoder at (differential pack_adts_blocks:3156). */
+static bool straddles(const struct au *au, int64_t d, int64_t unit)
+{
+    int64_t block = 1024 * unit;
+    int blocks = au_aac_blocks(au);
+    if (blocks < 2 || d <= XFER_TOLERANCE_UNITS)
+        return false;
+    int64_t j = (d + block / 2) / block;
+    return j >= 1 && j < blocks && llabs(d - j * block) <= XFER_TOLERANCE_UNITS;
+}
+
 static void audio_au(struct decode_state *st, const struct au *in)
 {
     struct au aligned;
@@ -584,7 +598,9 @@ static void audio_au(struct decode_state *st, const struct au *in)
              * none of the interval's samples (issue 18, class 7: GStreamer's
              * hlssink2 segments as references) */
             t->skipped |= in_interval && rel + span - (unit ? unit : 15) >= 0;
-            st->a_skipped_overlap = au->timed && units_diff(au->units, boundary) + span > 0;
+            t->straddled = au->timed && straddles(au, units_diff(boundary, au->units), unit ? unit : 15);
+            t->straddle_units = au->units;
+            st->a_skipped_overlap = au->timed && units_diff(au->units, boundary) + span > 0 && !t->straddled;
             return;
         }
         st->adec = open_decoder(st, cfg->profile->audio_decoder, cfg->profile->audio_flags,
@@ -602,6 +618,7 @@ static void audio_au(struct decode_state *st, const struct au *in)
          * boundary's frame mistimed (more than a tick early), a timing
          * difference judged as such. */
         t->first_units = au->units;
+        t->first_blocks = au_aac_blocks(au);
         t->first_digest_ok = au_aac_payload_digest(au, t->first_payload);
         t->history_missing = units_diff(au->units, boundary) > XFER_TOLERANCE_UNITS && !st->a_skipped_overlap;
     }

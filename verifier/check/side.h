@@ -87,6 +87,15 @@ struct side_track {
      * noise state) the interval's samples depend on (issue 18, class 7) */
     bool history_missing;
     int64_t first_units;         /* audio: start of the first frame fed, 1/720000 s, side timeline */
+    int first_blocks;            /* audio: its raw data blocks (au_aac_blocks) */
+    /* audio: the frame skipped last before the boundary holds it on its own
+     * block grid (an ADTS frame of several raw data blocks, the boundary at
+     * one of its later blocks): this side cannot start where the other
+     * does; straddle_units is that frame's start, side timeline (verify.c
+     * moves both sides' boundary there when the other side has a frame
+     * starting there) */
+    bool straddled;
+    int64_t straddle_units;
     /* audio: the container's quantum (au.h quantum_units) and the constant
      * taken off every frame's time to put the track on the reference's
      * frame grid (less than one quantum; 0: none taken) */
