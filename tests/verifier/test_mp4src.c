@@ -129,8 +129,9 @@ static void t02_full_decode_across_containers(void **state)
     add_path(&pix, "cand_fmp4_pixels.mp4");
     expect(check(&ts, &mp4, FMP4_OFFSET, VERIFY_COMPARE_FULL), "MATCH", "identical", "full");
     expect(check(&ts, &pix, FMP4_OFFSET, VERIFY_COMPARE_AUTO), "MISMATCH", "video_pixels", "full");
-    /* the mapping is declared, never searched: 60 ticks off is not the same time */
-    json_t *rep = check(&ts, &mp4, 0, VERIFY_COMPARE_AUTO);
+    /* the mapping is declared, never searched: 2 ms off is not the same time
+     * (less than the container's millisecond quantum would be: t09) */
+    json_t *rep = check(&ts, &mp4, FMP4_OFFSET + 180, VERIFY_COMPARE_AUTO);
     assert_string_equal(str(rep, "verdict"), "MISMATCH");
     json_decref(rep);
     free_segs(&ts);
@@ -307,6 +308,33 @@ static struct segs one_file(const char *path)
     return g;
 }
 
+/* In a new folder dir: ref.ts (3 s of lavfi video and audio), cand.mp4
+ * (its fragmented MP4 remux) and late.mp4 (the same with the input given
+ * by late_input shifted 2 ms: "0" video, "1" audio).  Returns how early
+ * cand.mp4's first picture is, in ticks (under a millisecond). */
+static long long quantum_files(char *dir, char *ts, char *mp4, char *late, size_t len, const char *late_input)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(ts, len, "%s/ref.ts", dir);
+    snprintf(mp4, len, "%s/cand.mp4", dir);
+    snprintf(late, len, "%s/late.mp4", dir);
+    const char *ff = "ffmpeg -nostdin -hide_banner -loglevel error -y";
+    const char *frag = "-bsf:a aac_adtstoasc -f mp4 -movflags +frag_keyframe+empty_moov+default_base_moof+delay_moov";
+    assert_int_equal(test_shell("%s -f lavfi -i testsrc2=size=160x90:rate=30 -f lavfi -i "
+                                "sine=frequency=440:sample_rate=48000 -t 3 -map 0:v -map 1:a -c:v libx264 "
+                                "-threads 1 -c:a aac -ac 2 '%s'", ff, ts),
+                     0);
+    assert_int_equal(test_shell("%s -copyts -i '%s' -map 0 -c copy %s '%s'", ff, ts, frag, mp4), 0);
+    bool video = !strcmp(late_input, "0");
+    assert_int_equal(test_shell("%s -copyts %s -i '%s' %s -i '%s' -map 0:v -map 1:a -c copy %s '%s'", ff,
+                                video ? "-itsoffset 0.002" : "", ts, video ? "" : "-itsoffset 0.002", ts, frag,
+                                late),
+                     0);
+    long long off = first_vpts(mp4) - first_vpts(ts);
+    assert_true(off < 0 && off > -90);           /* under one millisecond early */
+    return off;
+}
+
 /* FFmpeg's mp4 muxer writes each track's start as an empty edit in
  * milliseconds, rounded on its own: a TS whose audio starts at 1.445333 s
  * and video at 1.466667 s becomes audio 30 ticks and video 60 ticks early.
@@ -318,22 +346,7 @@ static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **st
 {
     (void)state;
     char dir[] = "/tmp/exactav-quantum-XXXXXX", ts[80], mp4[80], late[80];
-    assert_non_null(mkdtemp(dir));
-    snprintf(ts, sizeof ts, "%s/ref.ts", dir);
-    snprintf(mp4, sizeof mp4, "%s/cand.mp4", dir);
-    snprintf(late, sizeof late, "%s/late.mp4", dir);
-    const char *ff = "ffmpeg -nostdin -hide_banner -loglevel error -y";
-    const char *frag = "-bsf:a aac_adtstoasc -f mp4 -movflags +frag_keyframe+empty_moov+default_base_moof+delay_moov";
-    assert_int_equal(test_shell("%s -f lavfi -i testsrc2=size=160x90:rate=30 -f lavfi -i "
-                                "sine=frequency=440:sample_rate=48000 -t 3 -map 0:v -map 1:a -c:v libx264 "
-                                "-threads 1 -c:a aac -ac 2 '%s'", ff, ts),
-                     0);
-    assert_int_equal(test_shell("%s -copyts -i '%s' -map 0 -c copy %s '%s'", ff, ts, frag, mp4), 0);
-    assert_int_equal(test_shell("%s -copyts -i '%s' -itsoffset 0.002 -i '%s' -map 0:v -map 1:a -c copy %s '%s'",
-                                ff, ts, ts, frag, late),
-                     0);
-    long long off = first_vpts(mp4) - first_vpts(ts);
-    assert_true(off < 0 && off > -90);           /* under one millisecond early */
+    long long off = quantum_files(dir, ts, mp4, late, sizeof ts, "1");
     struct segs r = one_file(ts), c = one_file(mp4), l = one_file(late);
     json_t *rep = check(&r, &c, off, VERIFY_COMPARE_FULL);
     json_t *q = json_object_get(json_object_get(rep, "audio"), "container_quantum");
@@ -348,6 +361,40 @@ static void t07_an_edit_list_in_milliseconds_is_the_containers_quantum(void **st
     assert_null(json_object_get(json_object_get(rep, "audio"), "container_quantum"));
     assert_string_equal(str(json_object_get(rep, "audio"), "verdict"), "MISMATCH");
     expect(rep, "MISMATCH", str(json_object_get(rep, "audio"), "reason"), "full");
+    free_segs(&r);
+    free_segs(&c);
+    free_segs(&l);
+    assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
+}
+
+/* The same for video (issue 20): the video track's start is an empty
+ * edit in milliseconds too, so the remux is under a millisecond early on
+ * each track, by its own amount.  Undeclared (offset 0), each track is put
+ * on the reference's grid by less than one quantum (video.container_quantum
+ * names the shift) and the remux MATCHes; video moved 2 ms (a quantum and
+ * more) is a timing difference, MISMATCH video_pts, not moved. */
+static void t09_the_video_track_has_its_quantum_too(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-vquantum-XXXXXX", ts[80], mp4[80], late[80];
+    long long off = quantum_files(dir, ts, mp4, late, sizeof ts, "0");
+    struct segs r = one_file(ts), c = one_file(mp4), l = one_file(late);
+    json_t *rep = check(&r, &c, 0, VERIFY_COMPARE_FULL);
+    json_t *q = json_object_get(json_object_get(rep, "video"), "container_quantum");
+    if (!q)
+        fail_msg("no video container_quantum: %s %s", str(rep, "verdict"), str(rep, "reason"));
+    assert_int_equal(json_integer_value(json_object_get(q, "quantum_units")), 720);
+    assert_int_equal(json_integer_value(json_object_get(q, "shift_units")), -off * 8);
+    expect(rep, "MATCH", "identical", "full");
+    /* the reference in fMP4 and the TS as the candidate: the reference's quantum */
+    rep = check(&c, &r, 0, VERIFY_COMPARE_FULL);
+    q = json_object_get(json_object_get(rep, "video"), "container_quantum");
+    assert_non_null(q);
+    assert_int_equal(json_integer_value(json_object_get(q, "shift_units")), off * 8);
+    expect(rep, "MATCH", "identical", "full");
+    rep = check(&r, &l, 0, VERIFY_COMPARE_FULL);
+    assert_null(json_object_get(json_object_get(rep, "video"), "container_quantum"));
+    expect(rep, "MISMATCH", "video_pts", "full");
     free_segs(&r);
     free_segs(&c);
     free_segs(&l);
@@ -409,6 +456,7 @@ int main(void)
         cmocka_unit_test(t06_single_byte_edits_never_match_unseen),
         cmocka_unit_test(t07_an_edit_list_in_milliseconds_is_the_containers_quantum),
         cmocka_unit_test(t08_a_false_sync_flag_is_unknown),
+        cmocka_unit_test(t09_the_video_track_has_its_quantum_too),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ struct au {
     int64_t units;               /* audio: first sample, 1/720000 s mod AU_UNITS_MOD */
     int samples;                 /* audio: per channel, at the header's rate: 1024 per raw data block */
     int sample_rate;             /* audio: of the ADTS header */
-    int64_t quantum_units;       /* audio: the container knows the track's start only to this, 1/720000 s
+    int64_t quantum_units;       /* the container knows the track's start only to this, 1/720000 s
                                   * (an fMP4 empty edit in a coarser movie timescale); 0: exact */
 };
 

@@ -46,6 +46,7 @@ struct mp4src {
     int map[MAX_STREAMS];        /* stream index -> track, -1: not read */
     struct aac_config aac;
     int64_t audio_quantum;       /* the audio track's start-time quantum (quantum_units), 1/720000 s */
+    int64_t video_quantum;       /* the video track's */
     uint8_t *frame;              /* an ADTS frame being built */
     bool first_epoch_done;
 };
@@ -343,8 +344,11 @@ static void map_streams(struct mp4src *m)
         if (!have[t]++) {
             m->map[i] = t;
             identify(m, t, st->codecpar);
-            if (t == TSD_AUDIO) /* the epoch's init segment is scanned before the demuxer reads it */
+            /* the epoch's init segment is scanned before the demuxer reads it */
+            if (t == TSD_AUDIO)
                 m->audio_quantum = quantum_units(m, st->id);
+            else
+                m->video_quantum = quantum_units(m, st->id);
         }
         if (first) {
             add_stream(p, st, t == TSD_VIDEO ? TSD_KIND_VIDEO : TSD_KIND_AUDIO,
@@ -394,6 +398,7 @@ static void emit_video(struct mp4src *m, const AVPacket *pkt, AVRational tb)
         au.pts = ts33_norm(rescale_floor(pkt->pts, 90000, tb));
     if (pkt->dts != AV_NOPTS_VALUE && pkt->dts != pkt->pts)
         au.dts = ts33_norm(rescale_floor(pkt->dts, 90000, tb));
+    au.quantum_units = m->video_quantum;
     struct au_track *tr = &m->a->t[TSD_VIDEO];
     h264_au_scan(au.data, au.size, &au.h264, &tr->ps);
     if (tr->parser) {            /* whole units: the parser only reads their format, as on TS */

@@ -61,6 +61,7 @@ struct scan {
     bool have_sps, have_pps;
     int pix_fmt, width, height;
     int64_t video_delay;         /* the largest PTS - DTS */
+    int64_t quantum[TSD_TRACKS]; /* the coarsest au.quantum_units per track */
     /* the audio's profile, from decoding its first frames */
     AVCodecContext *adec;
     AVFrame *frame;
@@ -69,6 +70,8 @@ struct scan {
     bool audio_known;
     int audio_profile, sample_rate, channels;
 };
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 static bool grow(void **arr, size_t *cap, size_t n, size_t size)
 {
@@ -189,6 +192,7 @@ static bool on_au(void *opaque, const struct au *au)
             s->height = pc->height;
         }
         struct vinfo *v = &s->v[s->nv++];
+        s->quantum[TSD_VIDEO] = max64(s->quantum[TSD_VIDEO], au->quantum_units);
         v->t = au->pts != AU_NO_TS ? rel_ticks(s, au->pts) : NO_TIME;
         if (au->pts != AU_NO_TS && au->dts != AU_NO_TS && ts33_diff(au->pts, au->dts) > s->video_delay)
             s->video_delay = ts33_diff(au->pts, au->dts);
@@ -199,6 +203,7 @@ static bool on_au(void *opaque, const struct au *au)
         s->have_pps |= au->h264.has_pps;
         v->ps_ready = s->have_sps && s->have_pps;
     } else if (au->track == TSD_AUDIO && s->ad.t[TSD_AUDIO].codec == AU_CODEC_AAC) {
+        s->quantum[TSD_AUDIO] = max64(s->quantum[TSD_AUDIO], au->quantum_units);
         if (!grow((void **)&s->a, &s->capa, s->na, sizeof *s->a)) {
             s->oom = true;
             return false;
@@ -431,7 +436,6 @@ static bool starts_with_unmarked_intra(const struct scan *s, int64_t rap_at)
 
 /* ---- the interval ---- */
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static void extent(const struct scan *s, int64_t *vfirst, int64_t *vend, int64_t *afirst, int64_t *aend)
@@ -549,6 +553,8 @@ static enum refscan_status place(struct scan *s, bool have_interval, int64_t sta
     r->audio_boundary = ((s->anchor * AU_UNITS_PER_TICK + au) % AU_UNITS_MOD + AU_UNITS_MOD) % AU_UNITS_MOD;
     if (r->has_audio)
         hold_audio_window(s, au, r);
+    r->video_quantum = s->quantum[TSD_VIDEO];
+    r->audio_quantum = s->quantum[TSD_AUDIO];
     r->video_units = (int64_t)s->nv;
     r->video_delay = s->video_delay;
     r->audio_frames = (int64_t)s->na;

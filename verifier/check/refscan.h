@@ -67,6 +67,8 @@ struct refscan {
     int64_t video_boundary;      /* PTS of the access unit video decoding starts at */
     int64_t video_recovery;      /* PTS from which pictures decoded from there are valid */
     int64_t audio_boundary;      /* start of the AAC frame audio decoding starts at, 1/720000 s */
+    int64_t video_quantum, audio_quantum;   /* the coarsest start-time quantum of each track's
+                                  * access units (au.h quantum_units), 1/720000 s; 0: exact */
     int64_t video_units, audio_frames;   /* access units of each track */
     int64_t video_delay;         /* the largest PTS - DTS of a picture, ticks: how far apart a cut
                                   * by an IDR's DTS and one by its PTS lie (issue 18, class 7) */

@@ -49,6 +49,7 @@ struct decode_state {
     int64_t a_last_serial;       /* the unit of the last decoded frame */
     bool a_skipped_overlap;      /* the last frame skipped before the boundary overlaps it */
     bool a_quantum_seen;         /* the first timed frame decided the residual (quantum_aligned) */
+    int64_t v_residual;          /* ticks taken off every video unit's times (video_quantum_aligned) */
     int64_t a_residual;          /* 1/720000 s taken off every frame's time */
 };
 
@@ -336,8 +337,43 @@ static void feed_video(struct decode_state *st, const struct au *au, int64_t ref
     receive_video(st);
 }
 
-static void video_au(struct decode_state *st, const struct au *au)
+/* The container's quantum for video (as quantum_aligned for audio): the
+ * random access point at which this side's decoding would start, the
+ * counterpart of the reference's boundary unit, lies more than the
+ * tolerance and less than one quantum from the boundary; that distance
+ * is taken off every unit's PTS and DTS.  Decided once, before decoding
+ * starts, from that one unit (never a search: a side whose decoding
+ * starts without one, at the boundary or at a later random access point,
+ * is not moved); a video shift of a quantum or more is judged as a timing
+ * difference. */
+static const struct au *video_quantum_aligned(struct decode_state *st, const struct au *au, struct au *copy)
 {
+    struct side_track *t = &st->s->res.video;
+    const struct side_config *cfg = &st->s->cfg;
+    int64_t quantum = au->quantum_units > cfg->ref_video_quantum ? au->quantum_units : cfg->ref_video_quantum;
+    if (!t->started && !st->v_residual && au->pts != AU_NO_TS && random_access_point(au) &&
+        quantum / AU_UNITS_PER_TICK > XFER_TOLERANCE_TICKS) {
+        int64_t from = ts33_diff(ts33_sub(au->pts, cfg->offset), cfg->video_boundary);
+        if (llabs(from) > XFER_TOLERANCE_TICKS && llabs(from) * AU_UNITS_PER_TICK < quantum) {
+            st->v_residual = from;
+            t->quantum_units = quantum;
+            t->quantum_residual_units = from * AU_UNITS_PER_TICK;
+        }
+    }
+    if (!st->v_residual)
+        return au;
+    *copy = *au;
+    if (copy->pts != AU_NO_TS)
+        copy->pts = ts33_sub(copy->pts, st->v_residual);
+    if (copy->dts != AU_NO_TS)
+        copy->dts = ts33_sub(copy->dts, st->v_residual);
+    return copy;
+}
+
+static void video_au(struct decode_state *st, const struct au *in)
+{
+    struct au aligned;
+    const struct au *au = video_quantum_aligned(st, in, &aligned);
     struct side *s = st->s;
     const struct side_config *cfg = &s->cfg;
     struct side_track *t = &s->res.video;
@@ -536,7 +572,9 @@ static int64_t audio_boundary(const struct side_config *cfg)
 static const struct au *quantum_aligned(struct decode_state *st, const struct au *au, struct au *copy)
 {
     struct side_track *t = &st->s->res.audio;
-    if (!au->timed || au->quantum_units <= XFER_TOLERANCE_UNITS)
+    int64_t quantum = au->quantum_units > st->s->cfg.ref_audio_quantum ? au->quantum_units
+                                                                         : st->s->cfg.ref_audio_quantum;
+    if (!au->timed || quantum <= XFER_TOLERANCE_UNITS)
         return au;
     if (!st->a_quantum_seen) {
         st->a_quantum_seen = true;
@@ -547,8 +585,8 @@ static const struct au *quantum_aligned(struct decode_state *st, const struct au
             d -= frame;
         else if (d < -frame / 2)
             d += frame;
-        t->quantum_units = au->quantum_units;
-        if (llabs(d) > XFER_TOLERANCE_UNITS && llabs(d) < au->quantum_units)
+        t->quantum_units = quantum;
+        if (llabs(d) > XFER_TOLERANCE_UNITS && llabs(d) < quantum)
             st->a_residual = t->quantum_residual_units = d;
     }
     if (!st->a_residual)

@@ -52,6 +52,9 @@ struct side_config {
     int64_t video_recovery;      /* PTS from which decoded pictures are valid */
     int64_t audio_boundary;      /* start of the AAC frame decoding starts at, 1/720000 s */
     bool want_audio;             /* the reference has audio */
+    /* the reference's containers' quanta (refscan.h): a candidate's track is
+     * put on the reference's grid under the coarser of the two */
+    int64_t ref_video_quantum, ref_audio_quantum;
     struct xfer *xfer;
     int64_t deadline_ms;         /* wall clock UTC ms to stop by (deadline_exceeded); 0: none */
     bool digest_only;            /* decode nothing: only the decoder input's digest (indigest.h) */
@@ -96,9 +99,10 @@ struct side_track {
      * starting there) */
     bool straddled;
     int64_t straddle_units;
-    /* audio: the container's quantum (au.h quantum_units) and the constant
-     * taken off every frame's time to put the track on the reference's
-     * frame grid (less than one quantum; 0: none taken) */
+    /* the container's quantum (au.h quantum_units; the coarser of the two
+     * sides') and the constant taken off every unit's time to put the track
+     * on the reference's grid (less than one quantum; 0: none taken),
+     * 1/720000 s */
     int64_t quantum_units, quantum_residual_units;
     bool first_digest_ok;
     uint8_t first_payload[AU_PAYLOAD_DIGEST];   /* audio: its raw data blocks (au_aac_payload_digest) */

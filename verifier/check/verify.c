@@ -403,6 +403,22 @@ static json_t *constant_offset_json(const struct run *r, struct track_verdict tv
                      "suggested_time_offset", sure ? json_integer((json_int_t)suggested) : json_null());
 }
 
+/* What the candidate's times of one track were put on the reference's
+ * grid by (side.c quantum_aligned, video_quantum_aligned;
+ * docs/exact-av-v1.md "the container's quantum"). */
+static json_t *quantum_json(const struct side_track *t, bool video)
+{
+    char detail[400];
+    snprintf(detail, sizeof detail,
+             "the candidate's or the reference's container knows the %s track's start only to %lld/720000 s "
+             "(an fMP4 empty edit in a coarser movie timescale); every %s time of the candidate was moved "
+             "by %lld/720000 s onto the reference's %s, less than that quantum",
+             video ? "video" : "audio", (long long)t->quantum_units, video ? "picture" : "audio frame",
+             (long long)-t->quantum_residual_units, video ? "boundary picture" : "frame grid");
+    return json_pack("{s:I, s:I, s:s}", "quantum_units", (json_int_t)t->quantum_units, "shift_units",
+                     (json_int_t)-t->quantum_residual_units, "detail", detail);
+}
+
 static json_t *video_json(const struct run *r, struct track_verdict tv)
 {
     const struct video_diff *d = &r->v.confirmed;
@@ -419,6 +435,9 @@ static json_t *video_json(const struct run *r, struct track_verdict tv)
                           "compared_frames", (json_int_t)r->v.compared_frames,
                           "first_mismatch", fm, "unconfirmed_differences", r->v.unconfirmed,
                           "reference_size", "width", r->ref.width, "height", r->ref.height);
+    const struct side_track *vt = &r->sides[1].res.video;
+    if (o && vt->quantum_residual_units) /* only where it was taken */
+        json_object_set_new(o, "container_quantum", quantum_json(vt, true));
     json_t *co = constant_offset_json(r, tv);
     if (o && co)
         json_object_set_new(o, "constant_offset", co);
@@ -479,21 +498,6 @@ static json_t *common_boundary_json(const struct run *r)
                      (json_int_t)to, "detail", detail);
 }
 
-/* What the candidate's audio times were put on the reference's frame grid
- * by (side.c quantum_aligned, docs/exact-av-v1.md "the container's
- * quantum"). */
-static json_t *quantum_json(const struct side_track *t)
-{
-    char detail[320];
-    snprintf(detail, sizeof detail,
-             "the candidate's container knows its audio track's start only to %lld/720000 s (an fMP4 empty "
-             "edit in a coarser movie timescale); every audio frame's time was moved by %lld/720000 s onto "
-             "the reference's frame grid, less than that quantum",
-             (long long)t->quantum_units, (long long)-t->quantum_residual_units);
-    return json_pack("{s:I, s:I, s:s}", "quantum_units", (json_int_t)t->quantum_units, "shift_units",
-                     (json_int_t)-t->quantum_residual_units, "detail", detail);
-}
-
 static json_t *audio_json(const struct run *r, struct track_verdict tv)
 {
     const struct audio_diff *d = &r->a.confirmed;
@@ -521,7 +525,7 @@ static json_t *audio_json(const struct run *r, struct track_verdict tv)
     if (o && r->boundary_moved)        /* only where it was moved */
         json_object_set_new(o, "common_boundary", common_boundary_json(r));
     if (o && t->quantum_residual_units) /* only where it was taken */
-        json_object_set_new(o, "container_quantum", quantum_json(t));
+        json_object_set_new(o, "container_quantum", quantum_json(t, false));
     return o;
 }
 
@@ -750,6 +754,7 @@ static int start_sides(struct run *r, int from, int to, bool digest_only)
             .video = r->ref.video, .audio = r->ref.audio,
             .video_boundary = r->ref.video_boundary, .video_recovery = r->ref.video_recovery,
             .audio_boundary = r->ref.audio_boundary,
+            .ref_video_quantum = r->ref.video_quantum, .ref_audio_quantum = r->ref.audio_quantum,
             .want_audio = r->ref.has_audio, .xfer = &r->x, .deadline_ms = rq->deadline_ms,
             .digest_only = digest_only,
         };
