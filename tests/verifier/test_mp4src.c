@@ -401,6 +401,32 @@ static void t09_the_video_track_has_its_quantum_too(void **state)
     assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
 }
 
+/* A segment index (sidx) is honoured as players honour it in HLS: not for
+ * timing or bytes (hls.js reads it only for a duration when no trun says
+ * one; the playlist's EXT-X-BYTERANGE gives the bytes; FFmpeg's mov
+ * demuxer times fragments from tfdt, use_tfdt): ref.ts remuxed with a
+ * global sidx (one per track before the first moof) MATCHes, with the
+ * TS's decoder input. */
+static void t10_a_segment_index_changes_nothing(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/exactav-sidx-XXXXXX", mp4[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(mp4, sizeof mp4, "%s/sidx.mp4", dir);
+    assert_int_equal(test_shell("ffmpeg -nostdin -hide_banner -loglevel error -y -copyts -i '%s' -map 0 -c copy "
+                                "-bsf:a aac_adtstoasc -fflags +bitexact -f mp4 -movflags "
+                                "+frag_keyframe+empty_moov+default_base_moof+delay_moov+global_sidx '%s'",
+                                FX "ref.ts", mp4),
+                     0);
+    assert_int_equal(test_shell("grep -c sidx '%s' >/dev/null", mp4), 0);
+    struct segs ts = ts_ref(), c = one_file(mp4);
+    expect(check(&ts, &c, FMP4_OFFSET, VERIFY_COMPARE_FULL), "MATCH", "identical", "full");
+    expect(check(&ts, &c, FMP4_OFFSET, VERIFY_COMPARE_AUTO), "MATCH", "identical", "decoder-input");
+    free_segs(&ts);
+    free_segs(&c);
+    assert_int_equal(test_shell("rm -rf '%s'", dir), 0);
+}
+
 /* A sample the container flags as sync that is no random access point is
  * where a player would start on pictures it cannot decode: UNKNOWN
  * mp4_false_sync_sample, both ways, though FFmpeg decodes the same
@@ -457,6 +483,7 @@ int main(void)
         cmocka_unit_test(t07_an_edit_list_in_milliseconds_is_the_containers_quantum),
         cmocka_unit_test(t08_a_false_sync_flag_is_unknown),
         cmocka_unit_test(t09_the_video_track_has_its_quantum_too),
+        cmocka_unit_test(t10_a_segment_index_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
