@@ -8,6 +8,7 @@
 
 #include "cliutil.h"
 #include "record.h"
+#include "smac_anchor.h"
 #include "smac_cli.h"
 #include "smac_keyed.h"
 #include "smac_verify.h"
@@ -17,7 +18,7 @@
 #define VST_TAMPERED 3 /* a row breaks a rule (docs/cli.md) */
 
 static const char vstore_help[] =
-    "usage: stepctl verify-store [--db control.db] [--store-key-file F] [--json]\n"
+    "usage: stepctl verify-store [--db control.db] [--store-key-file F] [--anchor FILE] [--json]\n"
     "\n"
     "Checks every rule a row of control.db keeps when stepctl wrote it: a grant's decision\n"
     "exists and proposed the grant's path, for its cohort, program and policy, with caps within\n"
@@ -35,21 +36,48 @@ static const char vstore_help[] =
     "\n"
     "--store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE);\n"
     "        read only: verify-store never keys a store\n"
-    "--json  {\"kind\": \"store_ok\", \"rules\": N[, \"macs\": M]} or {\"kind\": \"store_tampered\", \"table\",\n"
+    "--anchor FILE  keep the chains' heads outside control.db (a keyed store only): FILE, when\n"
+    "        it exists, is checked first (every anchored chain still holds the MAC it had:\n"
+    "        rule head_rollback names a chain rolled back to an older copy of the file);\n"
+    "        when every check holds, FILE is written anew (0600, MACed under the key).\n"
+    "        Keep it off control.db's disk and backups; run this before every start\n"
+    "        of the service (docs/security.md#tamper-evidence)\n"
+    "--json  {\"kind\": \"store_ok\", \"rules\": N[, \"macs\": M][, \"anchor\": {\"checked\", \"written\"}]} or\n"
+    "        {\"kind\": \"store_tampered\", \"table\",\n"
     "        \"row\", \"rule\", \"detail\"}\n"
     "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage (or a\n"
-    "      keyed store without --store-key-file), 65 the key is not the store's (or its file\n"
-    "      is readable by others, or too short), 66 control.db or the key file cannot be\n"
-    "      opened (missing, not ours, another schema), 70 internal\n";
+    "      keyed store without --store-key-file, --anchor on an unkeyed one), 65 the key is not\n"
+    "      the store's (or its file is readable by others, or too short; or the anchor is not\n"
+    "      this key's or was edited), 66 control.db, the key file or the anchor cannot be\n"
+    "      opened or written (missing, not ours, another schema), 70 internal\n";
+
+struct anchor_result {
+    bool had;                    /* an anchor existed and was checked */
+    size_t checked, written;     /* its chains; the chains of the one written */
+};
+
+/* --anchor: the old anchor checked, then (everything holding) a new one
+ * written.  0, 1 a finding (f), -1 SQLite, or 65/66 after printing why. */
+static int anchor_step(sqlite3 *db, const char *path, struct vst_finding *f, struct anchor_result *ar)
+{
+    char err[256] = "";
+    int rc = smac_anchor_check(db, path, &ar->had, &ar->checked, f, err, sizeof err);
+    if (rc == 0)
+        rc = smac_anchor_write(db, path, &ar->written, f, err, sizeof err);
+    if (rc > 1)
+        fprintf(stderr, "stepctl verify-store: --anchor %s: %s\n", path, err);
+    return rc;
+}
 
 int stepctl_cmd_verify_store(int argc, char **argv)
 {
-    const char *db_path = NULL, *key_file = NULL;
+    const char *db_path = NULL, *key_file = NULL, *anchor = NULL;
     bool json = false, help, have_key = false;
     struct cli_opt opts[] = {
-        {"--db", &db_path, NULL}, {"--json", NULL, &json}, {"--store-key-file", &key_file, NULL}};
+        {"--db", &db_path, NULL}, {"--json", NULL, &json}, {"--store-key-file", &key_file, NULL},
+        {"--anchor", &anchor, NULL}};
     size_t npos;
-    int rc = cli_parse(argc, argv, opts, 3, &help, NULL, 0, &npos);
+    int rc = cli_parse(argc, argv, opts, 4, &help, NULL, 0, &npos);
     if (rc != CLI_OK || help) {
         bool ok = rc == CLI_OK && help;
         fputs(vstore_help, ok ? stdout : stderr);
@@ -76,6 +104,13 @@ int stepctl_cmd_verify_store(int argc, char **argv)
         sqlite3_close(db);
         return CLI_USAGE;
     }
+    if (anchor && keyed == 0) {
+        fprintf(stderr, "stepctl verify-store: --anchor keeps a keyed store's chain heads: control.db "
+                        "is not keyed (docs/security.md#tamper-evidence)\n");
+        smac_key_wipe(&key);
+        sqlite3_close(db);
+        return CLI_USAGE;
+    }
     struct vst_finding f;
     size_t rules = 0, macs = 0;
     /* the keyed check first: it names what changed, where a rule names
@@ -94,6 +129,11 @@ int stepctl_cmd_verify_store(int argc, char **argv)
     }
     if (r == 0)
         r = vst_check(db, &f, &rules);
+    struct anchor_result ar = {0};
+    if (r == 0 && anchor && (r = anchor_step(db, anchor, &f, &ar)) > 1) {
+        sqlite3_close(db);
+        return r;
+    }
     if (r < 0) {
         fprintf(stderr, "stepctl verify-store: control.db: %s\n", sqlite3_errmsg(db));
         sqlite3_close(db);
@@ -106,12 +146,23 @@ int stepctl_cmd_verify_store(int argc, char **argv)
                     : r == 0 ? json_pack("{s:s,s:I}", "kind", "store_ok", "rules", (json_int_t)rules)
                            : json_pack("{s:s,s:s,s:s,s:s,s:s}", "kind", "store_tampered", "table",
                                        f.table, "row", f.row, "rule", f.rule, "detail", f.detail);
+        if (o && r == 0 && anchor)
+            json_object_set_new(o, "anchor", json_pack("{s:o, s:I}", "checked", ar.had ?
+                                                       json_integer((json_int_t)ar.checked) : json_null(),
+                                                       "written", (json_int_t)ar.written));
         char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(o);
         if (!text)
             return CLI_SOFTWARE;
         printf("%s\n", text);
         free(text);
+    } else if (r == 0 && keyed && anchor) {
+        printf("store_ok: %zu MACs and %zu rules hold; anchor %s: ", macs, rules, anchor);
+        if (ar.had)
+            printf("%zu chains checked, ", ar.checked);
+        else
+            printf("none before, ");
+        printf("%zu written\n", ar.written);
     } else if (r == 0 && keyed) {
         printf("store_ok: %zu MACs and %zu rules hold\n", macs, rules);
     } else if (r == 0) {

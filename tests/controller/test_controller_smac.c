@@ -63,17 +63,23 @@ static void world_end(struct ctl_world *w)
     ctl_world_end(w);
 }
 
-/* n allocations a-1 .. a-n through a keyed serve. */
-static void allocate(struct ctl_world *w, int n)
+/* Allocations a-FIRST .. a-LAST through a keyed serve. */
+static void allocate_range(struct ctl_world *w, int first, int last)
 {
     struct server s;
     server_start(w, &s);
-    for (int i = 1; i <= n; i++) {
+    for (int i = first; i <= last; i++) {
         char id[16];
         snprintf(id, sizeof id, "a-%d", i);
         json_decref(serve_allocate(s.port, id));
     }
     assert_int_equal(server_stop(&s, SIGTERM), 0);
+}
+
+/* n allocations a-1 .. a-n through a keyed serve. */
+static void allocate(struct ctl_world *w, int n)
+{
+    allocate_range(w, 1, n);
 }
 
 /* verify-store --json: exit 3 naming rule on a row of table (and row when
@@ -678,6 +684,91 @@ static void ctl_216_grants_before_keying_get_heads(void **state)
     world_end(&w);
 }
 
+/* The anchor at path with the count of its first allocation chain lowered
+ * by one, as someone editing it by hand would (the MAC left as it was). */
+static void edit_anchor(const char *path)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    json_t *heads = json_object_get(o, "heads"), *h;
+    size_t i;
+    bool done = false;
+    json_array_foreach(heads, i, h) {
+        if (!done && !strcmp(json_string_value(json_array_get(h, 0)), "allocations")) {
+            json_array_set_new(h, 2, json_integer(json_integer_value(json_array_get(h, 2)) - 1));
+            done = true;
+        }
+    }
+    assert_true(done);
+    assert_int_equal(json_dump_file(o, path, JSON_COMPACT | JSON_SORT_KEYS), 0);
+    json_decref(o);
+}
+
+/* The anchor (verify-store --anchor, smac_anchor.h): the hole the heads
+ * leave, closed for whoever keeps the anchor.  control.db copied after two
+ * allocations, two more made, the anchor taken; the old copy put back: the
+ * store verifies on its own (every MAC and head of the copy is genuine),
+ * but not against the anchor: head_rollback on the grant's allocation
+ * chain, and the anchor is not rewritten.  An anchor edited by hand is 65,
+ * and --anchor on an unkeyed store is a usage error. */
+static void ctl_217_anchor_finds_a_rollback_to_an_older_copy(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    char g[33], key[80], anchor[300], old[300], cmd[1024];
+    keyed_world(&w, g);
+    allocate(&w, 2);
+    snprintf(anchor, sizeof anchor, "%s.anchor", w.db);
+    snprintf(old, sizeof old, "%s.old", w.db);
+    assert_int_equal(ctl_sql(w.db, "PRAGMA wal_checkpoint(TRUNCATE)"), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", w.db, old);
+    assert_int_equal(system(cmd), 0);
+    allocate_range(&w, 3, 4);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s' --json", w.db, anchor), 0);
+    json_t *o = ctl_out_json(&w.t);
+    assert_true(json_is_null(json_object_get(json_object_get(o, "anchor"), "checked")));
+    json_int_t written = json_integer_value(json_object_get(json_object_get(o, "anchor"), "written"));
+    assert_true(written >= 3);   /* the grant's two chains, the single-chain tables */
+    json_decref(o);
+    struct stat sb;
+    assert_int_equal(stat(anchor, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s' --json", w.db, anchor), 0);
+    o = ctl_out_json(&w.t);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "anchor"), "checked")), written);
+    json_decref(o);
+    /* the rollback: the older copy back in place */
+    assert_int_equal(ctl_sql(w.db, "PRAGMA wal_checkpoint(TRUNCATE)"), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && rm -f '%s-wal' '%s-shm'", old, w.db, w.db, w.db);
+    assert_int_equal(system(cmd), 0);
+    expect(&w, NULL, NULL);                      /* on its own, it verifies */
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s' --json", w.db, anchor), 3);
+    o = ctl_out_json(&w.t);
+    head_key("allocations", g, key, sizeof key);
+    assert_string_equal(json_string_value(json_object_get(o, "rule")), "head_rollback");
+    assert_string_equal(json_string_value(json_object_get(o, "row")), key);
+    json_decref(o);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s'", w.db, anchor), 3);
+    /* an anchor edited by hand: 65, never a verdict on the store */
+    edit_anchor(anchor);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s'", w.db, anchor), 65);
+    char *err = ctl_out(&w.t, "err");
+    assert_non_null(strstr(err, "does not verify"));
+    free(err);
+    world_end(&w);
+    /* an unkeyed store has no keyed heads to anchor */
+    ctl_world_begin(&w);
+    ctl_world_evidence(&w, "ev-d-pre", "D", "MATCH", w.now - 300000, true);
+    json_t *sit = serve_situation(&w, SERVE_ORDER_CDE);
+    char d[33];
+    assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
+    json_decref(sit);
+    snprintf(anchor, sizeof anchor, "%s.anchor", w.db);
+    assert_int_equal(ctl_run(&w.t, "verify-store --db '%s' --anchor '%s'", w.db, anchor), 64);
+    world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +789,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_214_store_keyed_at_schema_8_is_seeded_by_the_next_keyed_writer),
         cmocka_unit_test_teardown(ctl_215_unkeyed_store_has_no_heads, kill_leftovers),
         cmocka_unit_test(ctl_216_grants_before_keying_get_heads),
+        cmocka_unit_test_teardown(ctl_217_anchor_finds_a_rollback_to_an_older_copy, kill_leftovers),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
