@@ -97,6 +97,8 @@ struct pos {
     uint64_t params;    /* hash of what gives the content its meaning */
     uint64_t content;   /* video: a 64-bit hash of the frame's MD5; audio: L and R bit patterns */
     bool margin;        /* outside I but within a tick of it (issue 18, class 5) */
+    int64_t frame;      /* audio: its decoded frame's start (as at); video: at */
+    int index;          /* audio: its index in that frame; video: 0 */
 };
 
 /* Issue 18, class 5: a time within one 90 kHz tick of the other side's is
@@ -141,11 +143,11 @@ static struct pos *video_positions(const struct dt_side *s, int64_t start, int64
             *unobs = 0; /* a frame that cannot be placed: the whole track is unobserved */
             continue;
         }
-        int64_t r = rel_signed(f->pts - offset, start);
+        int64_t r = rel_signed(f->pts - offset, start) - s->v_shift_ticks;
         if (r < -TOL_TICKS || r >= len + TOL_TICKS)
             continue;
         bool margin = r < 0 || r >= len;
-        v[(*n)++] = (struct pos){r, fnv(f->params), fnv(f->md5), margin};
+        v[(*n)++] = (struct pos){r, fnv(f->params), fnv(f->md5), margin, r, 0};
         if (!f->clean && !margin && r < *horizon)
             *horizon = r;
     }
@@ -201,7 +203,7 @@ static struct pos *audio_positions(const struct dt_side *s, int64_t start, int64
                 memcpy(&l, &s->pcm[at], sizeof l);
                 memcpy(&rr, &s->pcm[at + (out_ch > 1 ? 1 : 0)], sizeof rr);
             }
-            v[(*n)++] = (struct pos){u, params, ((uint64_t)l << 32) | rr, margin};
+            v[(*n)++] = (struct pos){u, params, ((uint64_t)l << 32) | rr, margin, u0, k};
         }
     }
     for (size_t k = 0; k < s->napk; k++) { /* packets in I whose frame did not come out */
@@ -256,7 +258,17 @@ static void compare_track(positions_fn positions, const struct dt_side *r, const
     while (pr && pc && (i < nr || j < nc)) {
         bool same = i < nr && j < nc && llabs(pr[i].at - pc[j].at) <= tol;
         bool ref_first = j >= nc || (i < nr && pr[i].at < pc[j].at);
-        if (same && pr[i].margin) { /* outside I on the reference */
+        /* a margin sample "at the same time" as the other side's sample of
+         * another frame or index is its neighbour (a tick is more than half
+         * a 48 kHz sample), not its partner: dropped (rule 19) */
+        bool neighbours = same && (pr[i].margin || pc[j].margin) &&
+                          (llabs(pr[i].frame - pc[j].frame) > tol || pr[i].index != pc[j].index);
+        if (neighbours) {
+            if (pc[j].margin && (!pr[i].margin || pc[j].at <= pr[i].at))
+                j++;
+            else
+                i++;
+        } else if (same && pr[i].margin) { /* outside I on the reference */
             i++, j++;
         } else if (!same && ref_first && pr[i].margin) {
             i++;
@@ -490,6 +502,29 @@ static int64_t quantum_shift(const struct dt_side *r, const struct dt_side *c, i
     return best != INT64_MAX && llabs(best) > TOL_UNITS && llabs(best) < q ? best : 0;
 }
 
+/* The same for video (rule 17, stop 34): the candidate's first picture's
+ * distance to the nearest reference picture, in ticks, taken off all its
+ * video when more than a tick and less than one quantum of either side. */
+static int64_t video_quantum_shift(const struct dt_side *r, const struct dt_side *c, int64_t offset)
+{
+    int64_t q = r->v_quantum > c->v_quantum ? r->v_quantum : c->v_quantum;
+    const struct dt_vframe *f = NULL;
+    for (size_t i = 0; i < c->nvf && !f; i++)
+        if (c->vf[i].pts != DT_NOPTS)
+            f = &c->vf[i];
+    if (q <= TOL_UNITS || f == NULL)
+        return 0;
+    int64_t best = INT64_MAX;
+    for (size_t i = 0; i < r->nvf; i++) {
+        if (r->vf[i].pts == DT_NOPTS)
+            continue;
+        int64_t d = rel_signed(f->pts - offset, r->vf[i].pts);
+        if (llabs(d) < llabs(best))
+            best = d;
+    }
+    return best != INT64_MAX && llabs(best) > TOL_TICKS && 8 * llabs(best) < q ? best : 0;
+}
+
 /* Rule 18 (docs/exact-av-v1.md, audio_segment_end_cut): audio samples
  * missing only at the end of the candidate's audio, over at most the
  * reference video's reorder delay (largest PTS - DTS) plus one AAC frame,
@@ -637,6 +672,10 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
         vend = aend = (int64_t)c->end;
     }
     s.a_shift_units = quantum_shift(&r, &s, (int64_t)c->offset);
+    s.v_shift_ticks = video_quantum_shift(&r, &s, (int64_t)c->offset);
+    if (s.v_shift_ticks)
+        dt_note(env, "oracle: the candidate's video is %" PRId64 " ticks off the reference's pictures, "
+                     "under the container's quantum: taken off (rule 17)", s.v_shift_ticks);
     if (s.a_shift_units)
         dt_note(env, "oracle: the candidate's audio is %" PRId64 "/720000 s off the reference's frames, "
                      "under the container's quantum: taken off (rule 17)", s.a_shift_units);
@@ -661,9 +700,18 @@ int dt_oracle_judge(struct dt_env *env, const struct dt_case *c, struct dt_oracl
     if (silent && !r.xerror_failed && !s.xerror_failed) {
         /* damage FFmpeg's decode does not show (in the transport, or decoder
          * errors `-xerror` passes on): UNKNOWN is honest too, and a difference
-         * it may have caused is not preferred over UNKNOWN */
+         * it may have caused is not preferred over UNKNOWN.  One it cannot
+         * have caused is: a track that differs while none of its packets,
+         * on either side, is damaged (the damage on the other track's PID;
+         * SPEC: a MISMATCH wins over the other track's UNKNOWN; combo:641198,
+         * a pixel edit with an audio packet lost) */
         out->allowed |= DT_VSET(DT_UNKNOWN);
-        if (out->primary == DT_MISMATCH)
+        bool quiet = !r.silent_errors && !s.silent_errors;
+        bool video_own = quiet && out->video == DT_MISMATCH && !dt_side_damage_on(&r, r.vpid) &&
+                         !dt_side_damage_on(&s, s.vpid);
+        bool audio_own = quiet && out->audio == DT_MISMATCH && !dt_side_damage_on(&r, r.apid) &&
+                         !dt_side_damage_on(&s, s.apid);
+        if (out->primary == DT_MISMATCH && !video_own && !audio_own)
             out->primary = DT_UNKNOWN;
     }
     if (s.start_retimed)

@@ -1586,7 +1586,7 @@ static int declare_key_offset(struct dt_gen *g, const char *ref, const char *can
  * (the fixtures: -60), declared as the offset between the first key frames;
  * each track's start is rounded to a millisecond on its own (the
  * container's quantum, oracle rule 17).  MATCH. */
-static int pack_fmp4(struct dt_gen *g)
+static int fmp4_pair(struct dt_gen *g, bool declare)
 {
     char ts_buf[DT_PATH_MAX], mp4_buf[DT_PATH_MAX], mp4b_buf[DT_PATH_MAX];
     struct dt_video_spec v;
@@ -1606,9 +1606,24 @@ static int pack_fmp4(struct dt_gen *g)
     dt_note(g->env, "reference %s, candidate %s", mode >= 2 ? "fMP4" : "TS", mode == 2 ? "TS" : "fMP4");
     set_case_ref(g->c, ref);
     set_case_cand(g->c, cand);
-    if (declare_key_offset(g, ref, cand) != 0)
+    if (declare && declare_key_offset(g, ref, cand) != 0)
         return -1;
+    if (!declare)
+        dt_note(g->env, "no --time-offset: each track put on the reference's grid under the quantum");
     return mode < 2 && dt_rand_in(g, 0, 2) == 0 ? mid_interval(g, ts_buf) : 0;
+}
+
+static int pack_fmp4(struct dt_gen *g)
+{
+    return fmp4_pair(g, true);
+}
+
+/* The same with no offset declared: the muxer's shift of each track is
+ * under the container's millisecond quantum, taken off video and audio on
+ * their own (docs/exact-av-v1.md, oracle rule 17).  MATCH. */
+static int pack_fmp4_undeclared(struct dt_gen *g)
+{
+    return fmp4_pair(g, false);
 }
 
 /* An fMP4 media playlist: EXT-X-MAP init (NULL: none), then segs. */
@@ -2086,6 +2101,7 @@ static const struct dt_recipe recipes[] = {
     {"pack_bind_in_pes", "packaging", 7, L_MATCH, "reference bound as pieces cut inside video PES", pack_bind_in_pes},
     {"pack_live_window", "packaging", 3, L_MATCH, "one bound segment vs the whole live playlist", pack_live_window},
     {"pack_fmp4", "packaging", 0, L_MATCH, "fragmented MP4 of the same encode (FFmpeg, -c copy): fragments by key frame or duration; candidate, reference or both", pack_fmp4},
+    {"pack_fmp4_undeclared", "packaging", 0, L_MATCH, "pack_fmp4 with no --time-offset: each track under the container's quantum, taken off on its own", pack_fmp4_undeclared},
     {"pack_hls_fmp4", "packaging", 0, L_MATCH, "HLS candidate from FFmpeg's HLS muxer in fMP4 (EXT-X-MAP init segment, media segments)", pack_hls_fmp4},
     {"pack_gst_mp4", "packaging", 0, L_ANY, "fragmented MP4 by GStreamer mp4mux (fragment-duration), its timeline restamped: the oracle decides", pack_gst_mp4},
     {"enc_gop", "encoder", 0, L_MATCH, "GOP length, B-frames, B-pyramid; default or mid-stream interval", enc_gop},

@@ -155,12 +155,35 @@ static void keep_stream_types(struct dt_side *s, const uint8_t *sec, size_t sl)
     }
 }
 
+/* Transport damage found on pid (-1: not tied to one PID). */
+static void damage_at(struct dt_side *s, int pid)
+{
+    for (int i = 0; pid >= 0 && i < s->ndamaged_pids; i++)
+        if (s->damaged_pid[i] == (unsigned)pid)
+            return;
+    if (pid < 0 || s->ndamaged_pids == (int)(sizeof s->damaged_pid / sizeof s->damaged_pid[0]))
+        s->damage_unplaced = true;
+    else
+        s->damaged_pid[s->ndamaged_pids++] = (unsigned)pid;
+}
+
+bool dt_side_damage_on(const struct dt_side *s, unsigned pid)
+{
+    if (s->damage_unplaced || (s->transport_damage && s->ndamaged_pids == 0))
+        return true;
+    for (int i = 0; i < s->ndamaged_pids; i++)
+        if (s->damaged_pid[i] == pid)
+            return true;
+    return false;
+}
+
 static void transport_scan(struct dt_side *s)
 {
     size_t len = 0;
     uint8_t *d = (uint8_t *)dt_read_file(s->ts, (size_t)MAX_INPUT_BYTES, &len);
     if (d == NULL) {
         s->transport_damage = true;
+        damage_at(s, -1);
         dt_fmt(s->transport_why, sizeof s->transport_why, "unreadable");
         return;
     }
@@ -185,6 +208,7 @@ static void transport_scan(struct dt_side *s)
         }
         if (p[1] & 0x80) {
             dt_fmt(why, wsz, "transport_error_indicator at offset %zu", i);
+            damage_at(s, -1);
             break;
         }
         if (info.pid == TS_NULL_PID)
@@ -193,14 +217,17 @@ static void transport_scan(struct dt_side *s)
         if (info.afc & 0x1) {
             int last = last_cc[info.pid];
             if (last != no_cc && !disc && (unsigned)info.cc != ((unsigned)last + 1) % 16) {
-                if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid] &&
-                    same_but_pcr(d + last_off[info.pid], p))
+                bool dup = (unsigned)info.cc == (unsigned)last && !dup_used[info.pid];
+                if (dup && same_but_pcr(d + last_off[info.pid], p)) {
                     dup_used[info.pid] = true;
-                else if ((unsigned)info.cc == (unsigned)last && !dup_used[info.pid])
-                    dt_fmt(why, wsz, "a packet repeating the counter with other bytes on PID %u at offset %zu",
-                           info.pid, i);
-                else
-                    dt_fmt(why, wsz, "continuity gap on PID %u at offset %zu", info.pid, i);
+                } else {
+                    if (dup)
+                        dt_fmt(why, wsz, "a packet repeating the counter with other bytes on PID %u at offset %zu",
+                               info.pid, i);
+                    else
+                        dt_fmt(why, wsz, "continuity gap on PID %u at offset %zu", info.pid, i);
+                    damage_at(s, is_pmt[info.pid] || info.pid == 0 ? -1 : (int)info.pid);
+                }
             } else {
                 dup_used[info.pid] = false;
             }
@@ -218,6 +245,7 @@ static void transport_scan(struct dt_side *s)
                 continue; /* sections across packets are not checked */
             if (ts_crc32(sec, sl) != 0) { /* the CRC over a whole section is 0 */
                 dt_fmt(why, wsz, "PSI CRC error on PID %u at offset %zu", info.pid, i);
+                damage_at(s, -1);
                 break;
             }
             if (is_pmt[info.pid] && sec[0] == 2)
@@ -233,6 +261,8 @@ static void transport_scan(struct dt_side *s)
         }
     }
     s->transport_damage = why[0] != '\0';
+    if (s->transport_damage && s->ndamaged_pids == 0)
+        damage_at(s, -1);
     free(d);
 }
 
@@ -341,6 +371,7 @@ static void lost_video_times(struct dt_side *s, bool tail, size_t lost, size_t l
     if (lost == 0)
         return;
     s->transport_damage = true;
+    damage_at(s, (int)s->vpid);
     dt_fmt(s->transport_why, sizeof s->transport_why,
            "a PES declaring a PTS no access unit carries (a unit swallowed) on PID %u at offset %zu",
            s->vpid, lost_at);
@@ -358,6 +389,7 @@ static void retime_video(struct dt_side *s)
         return;
     if (s->nvf != s->nvdeclared || s->nvf == 0) {
         s->transport_damage = true;
+        damage_at(s, (int)s->vpid);
         dt_fmt(s->transport_why, sizeof s->transport_why, "video times lost by FFmpeg's parser, not placed");
         return;
     }
@@ -442,6 +474,7 @@ void dt_side_scan_pes(struct dt_side *s)
             }
             if (fault) {
                 s->transport_damage = true;
+                damage_at(s, (int)p->pid);
                 dt_fmt(why, sizeof s->transport_why, "%s on PID %u at offset %zu", fault, p->pid, i);
             }
         }
@@ -470,7 +503,7 @@ struct quantum_scan {
     const uint8_t *d;
     uint32_t movie_ts;
     char handler[5];
-    bool empty_edit, audio_empty_edit;
+    bool empty_edit, audio_empty_edit, video_empty_edit;
 };
 
 static bool quantum_visit(const struct mp4_box *b, void *ctx)
@@ -495,6 +528,8 @@ static bool quantum_visit(const struct mp4_box *b, void *ctx)
         q->handler[4] = '\0';
         if (!strcmp(q->handler, "soun") && q->empty_edit)
             q->audio_empty_edit = true;
+        if (!strcmp(q->handler, "vide") && q->empty_edit)
+            q->video_empty_edit = true;
     }
     return true;
 }
@@ -509,6 +544,8 @@ static void mp4_quantum(struct dt_side *s)
     if (d)
         mp4_walk(d, 0, len, 0, quantum_visit, &q);
     s->a_quantum = q.audio_empty_edit && q.movie_ts > 0 && q.movie_ts < 720000
+                       ? (720000 + q.movie_ts - 1) / q.movie_ts : 0;
+    s->v_quantum = q.video_empty_edit && q.movie_ts > 0 && q.movie_ts < 720000
                        ? (720000 + q.movie_ts - 1) / q.movie_ts : 0;
     free(d);
 }
@@ -588,6 +625,7 @@ static void mp4_integrity(struct dt_side *s)
         mp4_walk(d, 0, len, 0, integrity_visit, &q);
     if (q.why[0]) {
         s->transport_damage = true;
+        damage_at(s, -1);
         dt_fmt(s->transport_why, sizeof s->transport_why, "%s", q.why);
     }
     free(d);
@@ -951,6 +989,7 @@ int dt_side_trim(struct dt_env *env, struct dt_side *s, size_t vskip, size_t ask
     if (text && strstr(text, "corrupt input packet")) {
         /* the kept packets were damaged before the cut lost that information */
         s->transport_damage = true;
+        damage_at(s, -1);
         dt_fmt(s->transport_why, sizeof s->transport_why, "corrupt packets while trimming");
     }
     free(text);
@@ -1119,6 +1158,7 @@ static void container_line(struct dt_side *s, const char *line)
         dt_fmt(s->transport_why, sizeof s->transport_why, "the mov demuxer: %.*s",
                (int)strcspn(line + sizeof mov, "\n"), line + sizeof mov);
     s->transport_damage = true;
+    damage_at(s, -1);
 }
 
 static void parse_line(struct dt_side *s, struct parse_state *ps, const char *line)

@@ -71,6 +71,7 @@ struct dt_side {
     bool untrimmed;                 /* fMP4: starts before the reference, decoded from there */
     int64_t a_quantum;              /* fMP4: the audio track's start quantum, 1/720000 s
                                      * (an empty edit in the movie timescale), 0: none */
+    int64_t v_quantum;              /* the same for the video track */
     int64_t vtb_num, vtb_den, atb_num, atb_den; /* the selected tracks' time bases */
 
     struct dt_program prog[DT_MAX_PROGRAMS];
@@ -96,6 +97,13 @@ struct dt_side {
     bool v_damaged, a_damaged;      /* the track has damage somewhere (-xerror failed and the
                                      * log places it in that track, or places nothing) */
     bool transport_damage;          /* found by the oracle's own scan */
+    /* where it lies: the PIDs of the damaged packets (of the gaps, of the
+     * faulty PES), or unplaced (a PSI, a transport error, the fMP4 boxes):
+     * a difference on a track none of whose packets is damaged is not
+     * the damage's doing (dt_oracle.c) */
+    unsigned damaged_pid[4];
+    int ndamaged_pids;
+    bool damage_unplaced;
     bool silent_errors;             /* the decoder logged damage, yet -xerror passed */
     char transport_why[192];
     bool inconsistent;              /* FFmpeg's outputs disagree among themselves */
@@ -108,6 +116,7 @@ struct dt_side {
     bool v_retime;                  /* FFmpeg's parser lost some of them (dt_side_scan_pes) */
     int64_t a_shift_units;          /* taken off the audio times (the container's quantum,
                                      * dt_oracle.c), 1/720000 s */
+    int64_t v_shift_ticks;          /* the same for video, ticks */
     bool start_retimed;             /* candidate: no packet at the reference's first video
                                      * time, one within a frame of it (dt_oracle.c) */
 };
@@ -129,6 +138,10 @@ int dt_side_select(struct dt_side *s, const struct dt_side *ref);
  * findings (transport_damage, transport_why): sound headers and lengths, and
  * every declared PTS carried by a packet (after dt_side_probe_packets). */
 void dt_side_scan_pes(struct dt_side *s);
+
+/* Whether transport damage may lie on pid's packets: found there, or not
+ * placed on any one PID. */
+bool dt_side_damage_on(const struct dt_side *s, unsigned pid);
 
 /* ffprobe: packets of the selected tracks. */
 int dt_side_probe_packets(struct dt_env *env, struct dt_side *s);

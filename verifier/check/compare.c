@@ -382,6 +382,23 @@ static bool audio_margin(struct acmp *a, struct ring *ref, struct ring *cand, co
 {
     bool rm = r && in_margin(r, a->roff), cm = c && in_margin(c, a->coff);
     bool same_time = r && c && llabs(tr - tc) <= XFER_TOLERANCE_UNITS;
+    /* Samples pair by their index in one frame (its starts on both sides
+     * within the tolerance).  A margin sample at "the same time" as the
+     * other side's sample of another frame or another index is that
+     * sample's neighbour, not its partner: a frame a tick late has sample k
+     * 8/720000 s after the reference's sample k, so its sample k-1 only 7
+     * before it (differential pack_subtick:23689).  Its own partner lies
+     * outside the interval: it is dropped unseen (both in the margin: the
+     * earlier). */
+    if (same_time && (rm || cm)) {
+        bool one_frame = llabs(r->frame_units - c->frame_units) <= XFER_TOLERANCE_UNITS;
+        int64_t ri = r->first_index + (int64_t)a->roff, ci = c->first_index + (int64_t)a->coff;
+        if (!one_frame || ri != ci) {
+            bool drop_cand = cm && (!rm || tc <= tr);
+            advance_by(a, drop_cand ? cand : ref, drop_cand ? 1 : 0, 1, false);
+            return true;
+        }
+    }
     if (same_time && rm) {
         advance_by(a, ref, 0, 1, false);
         advance_by(a, cand, 1, 1, false);

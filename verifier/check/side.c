@@ -473,6 +473,7 @@ static void handle_audio_frame(struct decode_state *st, AVFrame *f)
     struct aitem it = {.nb_samples = (int)n, .channels = channels, .sample_rate = f->sample_rate,
                        .pts = abs_units / AU_UNITS_PER_TICK, .rel_units = d + i0 * unit,
                        .head_margin = (int)(in0 - i0), .tail_margin = (int)(i1 - in1),
+                       .frame_units = d, .first_index = (int)i0,
                        .valid = !st->audio_taint, .pcm = malloc(n * (size_t)channels * sizeof(float))};
     if (!it.pcm) {
         s->res.internal_error = st->failed = true;

@@ -53,6 +53,13 @@ struct aitem {
     int64_t rel_units;           /* first sample's time since START in 1/720000 s */
     bool valid;                  /* decoded without any error on this side so far */
     int head_margin, tail_margin;   /* samples at each end outside the interval, in the margin */
+    /* the decoded frame's start since START, 1/720000 s, and the index in
+     * it of the item's first sample: two sides' frames within the
+     * tolerance of each other are one frame, whose samples pair by index
+     * (a tick is more than half a 48 kHz sample: by time alone a sample
+     * may seem to pair with its neighbour, compare.c audio_margin) */
+    int64_t frame_units;
+    int first_index;
 };
 
 struct ring {
