@@ -1335,8 +1335,8 @@ static int combo_packaging(struct dt_gen *g, char *path, size_t size, unsigned *
                 op = "nulls";    /* drawn twice: the second time, null packets */
             /* tsrepack's PMT rewrites read the first program of the PAT, which
              * after addprog is the added one (combo:554320 failed to generate) */
-            if (strcmp(op, "stype") == 0 && prog_added)
-                op = "nulls";
+            if ((strcmp(op, "stype") == 0 || strcmp(op, "addprog") == 0) && prog_added)
+                op = "nulls";    /* and a second addprog would reuse its PIDs (combo:12652) */
             pcr_moved |= strcmp(op, "pcrpid") == 0;
             prog_added |= strcmp(op, "addprog") == 0;
             dt_fmt(pid, sizeof pid, "%u", *vpid);
