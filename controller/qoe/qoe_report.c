@@ -1,6 +1,8 @@
 /* qoe_report.c - QoE from stored sessions (see qoe_report.h). */
 #include "qoe_report.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,6 @@ static void row_of(sqlite3_stmt *st, struct qoe_row *r, struct cmcd_record *scra
     snprintf(r->e, sizeof r->e, "%s", e ? e : "");
     snprintf(r->sta, sizeof r->sta, "%s", sta ? sta : "");
     r->received_at_ms = sqlite3_column_int64(st, 7);
-    r->elsewhere = sqlite3_column_int(st, 9) != 0;
     const char *text = (const char *)sqlite3_column_text(st, 6);
     if (!text || (!strstr(text, "cen=") && !strstr(text, "com.exactav-rvfc-ms")))
         return;
@@ -80,11 +81,19 @@ static void row_of(sqlite3_stmt *st, struct qoe_row *r, struct cmcd_record *scra
     "WHEN ?3 IS NOT NULL THEN s.grant_id = ?3 ELSE s.channel = ?4 AND s.region = ?5 AND "      \
     "s.isp = ?6 AND s.client = ?7 AND s.build = ?8 AND s.rendition = ?9 AND s.path_id = ?10 END)"
 
+/* The scope's sessions in id order, each with the rowids of its first and
+ * last record (the primary key's index holds them: no table lookup). */
 static const char sessions_sql[] =
-    "SELECT s.id, s.master_fetched_at_ms IS NOT NULL, r.sn, r.ts, r.event, r.sta, r.record, "
-    "r.received_at_ms, r.session_id IS NOT NULL, r.served_by IS NOT NULL AND r.served_by != s.path_id "
-    "FROM sessions s LEFT JOIN session_reports r ON "
-    "r.session_id = s.id" SCOPE_WHERE " ORDER BY s.id"; /* records: sorted by sn in C */
+    "SELECT s.id, s.master_fetched_at_ms IS NOT NULL, s.path_id, "
+    "(SELECT r.rowid FROM session_reports r WHERE r.session_id = s.id ORDER BY r.seq LIMIT 1), "
+    "(SELECT r.rowid FROM session_reports r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1) "
+    "FROM sessions s" SCOPE_WHERE " ORDER BY s.id";
+
+/* The records between two rowids, in the order stored; the columns as
+ * row_of reads them (1 and 8 unused, 9 the path that served an rr). */
+static const char records_sql[] =
+    "SELECT session_id, NULL, sn, ts, event, sta, record, received_at_ms, NULL, served_by "
+    "FROM session_reports WHERE rowid BETWEEN ?1 AND ?2";
 
 static sqlite3_stmt *prepare_scope(sqlite3 *db, const char *sql, const struct qoe_scope *sc)
 {
@@ -112,7 +121,7 @@ static int push(struct rows *r)
 {
     if (r->n < r->cap)
         return 0;
-    size_t cap = r->cap ? 2 * r->cap : 256;
+    size_t cap = r->cap ? 2 * r->cap : 16;
     struct qoe_row *p = realloc(r->p, cap * sizeof *p);
     if (!p)
         return -1;
@@ -121,48 +130,116 @@ static int push(struct rows *r)
     return 0;
 }
 
-static int close_session(struct qoe_agg *a, const struct qoe_rules *rules, bool fetched,
-                         struct rows *r)
+/* One session of the scope and the records read for it. */
+struct sess {
+    char id[80], path[SIT_STR];
+    bool fetched;
+    struct rows rows;
+};
+
+struct sessions {
+    struct sess *p;
+    size_t n, cap;
+    int64_t lo, hi;   /* the rowids of every record of theirs lie in [lo, hi]; lo > hi: none */
+};
+
+static int list_sessions(sqlite3 *db, const struct qoe_scope *sc, struct sessions *out)
 {
-    struct qoe_session s;
-    qoe_session_outcome(fetched, r->p, r->n, &s);
-    r->n = 0;
-    return qoe_agg_add(a, rules, &s);
+    sqlite3_stmt *st = prepare_scope(db, sessions_sql, sc);
+    if (!st)
+        return -1;
+    int rc, bad = 0;
+    out->lo = INT64_MAX;
+    out->hi = INT64_MIN;
+    while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? 2 * out->cap : 64;
+            struct sess *p = realloc(out->p, cap * sizeof *p);
+            if (!p) {
+                bad = -1;
+                break;
+            }
+            out->p = p;
+            out->cap = cap;
+        }
+        struct sess *e = &out->p[out->n++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->id, sizeof e->id, "%s", (const char *)sqlite3_column_text(st, 0));
+        e->fetched = sqlite3_column_int(st, 1) != 0;
+        const char *path = (const char *)sqlite3_column_text(st, 2);
+        snprintf(e->path, sizeof e->path, "%s", path ? path : "");
+        if (sqlite3_column_type(st, 3) == SQLITE_INTEGER) {
+            int64_t first = sqlite3_column_int64(st, 3), last = sqlite3_column_int64(st, 4);
+            out->lo = first < out->lo ? first : out->lo;
+            out->hi = last > out->hi ? last : out->hi;
+        }
+    }
+    if (!bad && rc != SQLITE_DONE)
+        bad = -1;
+    sqlite3_finalize(st);
+    return bad;
 }
 
-/* Every session of the scope into a; 0 or -1. */
+static int by_id(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct sess *)elem)->id);
+}
+
+/* Every record of the listed sessions, read once in the order stored (a
+ * sequential read of the table between their first and last rowid:
+ * reading each session's records through the key's index cost one table
+ * lookup per record, most of the time over a million records), handed to
+ * its session; other sessions' records in that range are passed over. */
+static int read_records(sqlite3 *db, struct sessions *ss)
+{
+    if (ss->lo > ss->hi)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, records_sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, ss->lo);
+    sqlite3_bind_int64(st, 2, ss->hi);
+    struct cmcd_record *scratch = malloc(sizeof *scratch);
+    int rc, bad = scratch ? 0 : -1;
+    while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct sess *e = bsearch(sqlite3_column_text(st, 0), ss->p, ss->n, sizeof *ss->p, by_id);
+        if (!e || (bad = push(&e->rows)) != 0)
+            continue;
+        struct qoe_row *r = &e->rows.p[e->rows.n++];
+        row_of(st, r, scratch);
+        const char *served = (const char *)sqlite3_column_text(st, 9);
+        r->elsewhere = served && strcmp(served, e->path) != 0;
+    }
+    if (!bad && rc != SQLITE_DONE)
+        bad = -1;
+    free(scratch);
+    sqlite3_finalize(st);
+    return bad;
+}
+
+/* Every session of the scope into a, in id order, in one read
+ * transaction; 0 or -1. */
 static int aggregate(sqlite3 *db, const struct qoe_scope *sc, const struct qoe_rules *rules,
                      struct qoe_agg *a)
 {
     /* Reading a million records: mapped pages instead of a read() each. */
     sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL);
-    sqlite3_stmt *st = prepare_scope(db, sessions_sql, sc);
-    if (!st)
-        return -1;
-    struct rows rows = {0};
-    struct cmcd_record *scratch = malloc(sizeof *scratch);
-    char current[80] = "";
-    bool fetched = false, open = false;
-    int rc, bad = scratch ? 0 : -1;
-    while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        if (!open || strcmp(id, current)) {
-            if (open && close_session(a, rules, fetched, &rows) != 0)
-                bad = -1;
-            snprintf(current, sizeof current, "%s", id);
-            fetched = sqlite3_column_int(st, 1) != 0;
-            open = true;
+    bool own = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    struct sessions ss = {0};
+    int bad = list_sessions(db, sc, &ss);
+    if (!bad)
+        bad = read_records(db, &ss);
+    for (size_t i = 0; i < ss.n; i++) {
+        struct qoe_session out;
+        if (!bad) {
+            qoe_session_outcome(ss.p[i].fetched, ss.p[i].rows.p, ss.p[i].rows.n, &out);
+            bad = qoe_agg_add(a, rules, &out) != 0 ? -1 : 0;
         }
-        if (sqlite3_column_int(st, 8) && (bad = push(&rows)) == 0)
-            row_of(st, &rows.p[rows.n++], scratch);
+        free(ss.p[i].rows.p);
     }
-    if (!bad && rc != SQLITE_DONE)
-        bad = -1;
-    if (!bad && open && close_session(a, rules, fetched, &rows) != 0)
-        bad = -1;
-    free(rows.p);
-    free(scratch);
-    sqlite3_finalize(st);
+    free(ss.p);
+    if (own)
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     return bad;
 }
 

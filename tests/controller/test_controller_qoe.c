@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -830,6 +831,49 @@ static void ctl_89_qoe_media_from_another_path_is_out_of_context(void **state)
     ctl_world_end(&w);
 }
 
+/* `stepctl qoe` reads the records once in the order stored and hands each
+ * to its session (docs/qoe.md, Benchmark): records of sessions sent
+ * interleaved are grouped right, and the records of a session outside the
+ * scope (allocated after --until) that lie between the scope's are passed
+ * over.  A: a success (startup 500 ms); B: a failure, allocated later. */
+static void ctl_218_interleaved_sessions_are_read_apart(void **state)
+{
+    (void)state;
+    struct ctl_world w;
+    struct server s;
+    char g[33];
+    start_with_classes(&w, &s, g, "failure");
+    char *a = played(s.port, "i-a", "e=ps,sn=1,sta=s,ts=1000");
+    usleep(20000);
+    char *b = played(s.port, "i-b", "e=ps,sn=1,sta=s,ts=0");
+    struct answer ans;
+    assert_int_equal(report(s.port, a, "e=ps,sn=2,sta=p,ts=1500", &ans), 204);
+    assert_int_equal(report(s.port, b, "e=ps,sn=2,sta=f,ts=300", &ans), 204);
+    assert_int_equal(report(s.port, a, "e=t,sn=3,sta=p,ts=11500", &ans), 204);
+    assert_int_equal(server_stop(&s, SIGTERM), 0);
+    char args[200];
+    snprintf(args, sizeof args, "--grant %s", g);
+    json_t *j = qoe_json(&w, args);
+    assert_int_equal(member(j, "attempts"), 2);
+    assert_int_equal(member(j, "successes"), 1);
+    assert_int_equal(member(j, "failures"), 1);
+    assert_int_equal(member(j, "provenance.startup.p50_ms"), 500);
+    json_decref(j);
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT created_at_ms FROM sessions WHERE id = '%s'", b);
+    long long until = ctl_query_int(w.db, sql);
+    snprintf(args, sizeof args, "--cohort news-1,eu-west,isp-x,web-hlsjs,2026.11.3,720p --path C --until %lld",
+             until);
+    j = qoe_json(&w, args);
+    assert_int_equal(member(j, "attempts"), 1);
+    assert_int_equal(member(j, "successes"), 1);
+    assert_int_equal(member(j, "failures"), 0);
+    json_decref(j);
+    free(a);
+    free(b);
+    ctl_world_end(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -841,6 +885,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctl_95_qoe_gaps_never_yield_an_unobserved_success_or_completeness),
         cmocka_unit_test_teardown(ctl_93_qoe_command_computes_the_step_from_its_sessions,
                                   kill_leftovers),
+        cmocka_unit_test_teardown(ctl_218_interleaved_sessions_are_read_apart, kill_leftovers),
         cmocka_unit_test_teardown(ctl_96_qoe_next_decides_from_the_steps_own_sessions,
                                   kill_leftovers),
         cmocka_unit_test_teardown(ctl_97_qoe_decide_fills_a_missing_qoe_from_sessions_and_replays,
