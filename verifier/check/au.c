@@ -294,8 +294,15 @@ int au_demux_run(struct au_demux *a)
     if ((a->fmp4 = mp4src_detect(a->src)))   /* the second container: by content, never by name */
         return mp4src_run(a);
     int rc = bsrc_run(a->src, tsdemux_packet, &a->td);
+    /* The PES still open at the end (a video PES of no declared length) may
+     * have lost its end only when the stream's end was lost: a read that
+     * failed, or bytes ending inside a packet or in garbage.  Damage
+     * elsewhere (an audio packet lost mid-stream) says nothing about the
+     * last picture's bytes (differential combo:714749: its last picture
+     * was taken for damaged, and a pixel difference in it unconfirmed);
+     * packets lost inside that PES are gaps in it already (tsdemux). */
     if (!a->stopped)
-        tsdemux_finish(&a->td, rc != 0 || !au_transport_complete(a));
+        tsdemux_finish(&a->td, rc != 0 || a->src->io_error || a->src->ts->end_cut || !a->src->ts->finished);
     for (int t = 0; t < TSD_TRACKS; t++)
         if (a->t[t].parser && !a->stopped)
             parse(a, t, NULL, 0, -1);

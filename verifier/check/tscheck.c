@@ -240,6 +240,7 @@ void tscheck_finish(struct tscheck *ts)
 {
     if (ts->finished)
         return;
+    ts->end_cut = ts->partial_len > 0 || ts->lost_sync;
     tscheck_segment_boundary(ts);
     for (unsigned i = 0; i < ts->n_seen; i++)
         check_pes_complete(ts, ts->seen_pids[i], ts->bytes);

@@ -75,6 +75,8 @@ struct tscheck {
     uint64_t packets;
     bool lost_sync;              /* after a sync loss nothing more is checked */
     bool finished;
+    bool end_cut;                /* finished inside a TS packet or after a sync loss: the
+                                  * stream's last bytes are not whole (set by tscheck_finish) */
     enum ts_issue issue;         /* the first issue */
     uint64_t issue_offset;       /* byte offset of the first issue */
     int issue_pid;               /* -1 when not tied to a PID */
