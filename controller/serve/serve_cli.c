@@ -311,7 +311,7 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     struct srv_config c;
     memset(&c, 0, sizeof c);
-    struct smac_key store_key;
+    struct store_key store_key;
     bool have_key = false;
     memset(&store_key, 0, sizeof store_key);
     int64_t n_threads = 2, n_batch = 256, drain_s = 30, request_s = 10, n_per_ip = 64;

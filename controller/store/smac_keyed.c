@@ -76,7 +76,7 @@ int smac_foreign_object(sqlite3 *db, sqlite3 *ref, char *name, size_t cap)
 }
 
 /* One MAC of the checkpoint chain over the values of st's current row. */
-static int chain_step(const struct smac_key *k, const char *tbl, sqlite3_stmt *st, char prev[SMAC_HEX])
+static int chain_step(const struct store_key *k, const char *tbl, sqlite3_stmt *st, char prev[SMAC_HEX])
 {
     sqlite3_value *vals[64];
     int n = sqlite3_column_count(st);
@@ -91,7 +91,7 @@ static int chain_step(const struct smac_key *k, const char *tbl, sqlite3_stmt *s
     return 0;
 }
 
-static int checkpoint_table(sqlite3 *db, const struct smac_key *k, const struct smac_table *t,
+static int checkpoint_table(sqlite3 *db, const struct store_key *k, const struct smac_table *t,
                             const char *covered, char prev[SMAC_HEX])
 {
     char cols[1024], sql[1400];
@@ -113,7 +113,7 @@ static int checkpoint_table(sqlite3 *db, const struct smac_key *k, const struct 
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int smac_checkpoint(sqlite3 *db, const struct smac_key *k, int64_t keyed_at_ms,
+int smac_checkpoint(sqlite3 *db, const struct store_key *k, int64_t keyed_at_ms,
                     const char *covered, char hex[SMAC_HEX])
 {
     sqlite3_stmt *st = NULL;
@@ -153,7 +153,7 @@ static int covered_now(sqlite3 *db, char *out, size_t cap)
     return len < cap ? 0 : -1;
 }
 
-static int key_store(sqlite3 *db, const struct smac_key *k, int64_t now_ms)
+static int key_store(sqlite3 *db, const struct store_key *k, int64_t now_ms)
 {
     char covered[1024], cp[SMAC_HEX], id[SMAC_HEX];
     if (covered_now(db, covered, sizeof covered) != 0 ||
@@ -174,7 +174,7 @@ static int key_store(sqlite3 *db, const struct smac_key *k, int64_t now_ms)
 }
 
 /* 1 the key is the store's, 0 not, 2 no keying row (removed), -1 error. */
-static int key_matches(sqlite3 *db, const struct smac_key *k)
+static int key_matches(sqlite3 *db, const struct store_key *k)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT key_id FROM store_keying", -1, &st, NULL) != SQLITE_OK)
@@ -204,7 +204,7 @@ static int heads_enter(sqlite3 *db, int keyed)
     return required ? SQLITE_OK : smac_heads_seed(db, keyed != 0);
 }
 
-enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *k, bool writer,
+enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct store_key *k, bool writer,
                               int64_t now_ms, char *err, size_t errlen)
 {
     if (dbfile_user_version(db) < 7)
