@@ -230,7 +230,11 @@ enum evidence_rc evidence_prune(struct evidence_db *db, const struct evidence_pr
                      NULL, NULL, NULL) != SQLITE_OK)
         return sql_fail(db->sql, "temp table", err, errlen);
     r->bytes_before = file_bytes(db->sql);
-    enum evidence_rc rc = prune_all(db->sql, &o, r, err, errlen);
+    /* keyed (schema v8): what is deleted is counted by a checkpoint */
+    enum evidence_rc rc = db->keyed ? evidence_keyed_checkpoint(db, o.now_ms, err, errlen)
+                                    : EVIDENCE_OK;
+    if (rc == EVIDENCE_OK)
+        rc = prune_all(db->sql, &o, r, err, errlen);
     if (rc == EVIDENCE_OK)
         rc = reclaim(db->sql, r, err, errlen);
     count_kept(db->sql, &o, r);

@@ -1637,7 +1637,7 @@ static void store_34_v6_rows_kept_whole_new_rows_split(void **state)
                                      " name = 'evidence'"), 1);
     assert_stored_as(t->db, "old", old);
     db = ev_open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 7);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION); /* v7, then v8 */
     char *fresh = ev_sample_report("new", "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
     import_ok(db, fresh, now, 1);
     evidence_close(db);
