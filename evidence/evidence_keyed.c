@@ -523,7 +523,13 @@ static int check_deleted(sqlite3 *sql, struct evidence_mac_check *c, const struc
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return -1;
-    if (!c->tampered && (seen->n != head->n || memcmp(seen->sum, head->sum, SUM_BYTES) != 0))
+    if (c->tampered || (seen->n == head->n && memcmp(seen->sum, head->sum, SUM_BYTES) == 0))
+        return 0;
+    if (seen->n > head->n) /* more MACs than the head counts: it was set back */
+        finding(c, "evidence_head", "1", "head_mismatch",
+                "the head counts %lld row MACs, the rows and checkpoints %lld: an older head "
+                "(put back by hand)", (long long)head->n, (long long)seen->n);
+    else
         finding(c, "evidence_head", "1", "row_deleted",
                 "the head counts %lld row MACs, the rows and checkpoints %lld%s: rows were "
                 "removed without the key", (long long)head->n, (long long)seen->n,
