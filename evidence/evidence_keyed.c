@@ -18,6 +18,7 @@
  * anyone without the key breaks that; a head or checkpoint changed by them
  * no longer verifies. */
 #include "evidence_internal.h"
+#include "dbfile.h"
 #include "store_key.h"
 
 #include <stdarg.h>
@@ -46,24 +47,11 @@ static const char *const VIEW_COLS[] = {
 
 static void mac_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const struct store_key *k = sqlite3_user_data(ctx);
-    if (!k) {
-        sqlite3_result_error(ctx, "evidence.db is keyed (docs/security.md#tamper-evidence): "
-                                  "--store-key-file is needed to write it", -1);
-        return;
-    }
-    if (argc < 1) {
-        sqlite3_result_error(ctx, "exactav_mac(tbl, val...)", -1);
-        return;
-    }
-    const char *tbl = (const char *)sqlite3_value_text(argv[0]);
+    const char *tbl = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
     const char *const heads[] = {tbl ? tbl : ""};
-    char hex[STORE_KEY_HEX];
-    if (store_key_mac(k, heads, 1, argv + 1, argc - 1, hex) != 0) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
+    store_key_sql_mac(ctx, "evidence.db is keyed (docs/security.md#tamper-evidence): "
+                           "--store-key-file is needed to write it",
+                      heads, 1, argv + (argc > 0), argc > 0 ? argc - 1 : -1);
 }
 
 static int hex_val(char c)
@@ -116,26 +104,9 @@ static void sum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
 }
 
-static void free_key(void *p)
-{
-    if (p) {
-        store_key_wipe(p);
-        free(p);
-    }
-}
-
 int evidence_keyed_attach(sqlite3 *sql, const struct store_key *key)
 {
-    struct store_key *copy = NULL;
-    if (key) {
-        if (!(copy = malloc(sizeof *copy)))
-            return SQLITE_NOMEM;
-        memcpy(copy, key, sizeof *copy);
-    }
-    /* Not deterministic, not innocuous: SQLite refuses it in CHECK
-     * constraints, generated columns and indexes (as stepctl_mac, smac.c). */
-    int rc = sqlite3_create_function_v2(sql, "exactav_mac", -1, SQLITE_UTF8, copy, mac_fn, NULL,
-                                        NULL, free_key);
+    int rc = store_key_attach(sql, "exactav_mac", key, mac_fn);
     return rc == SQLITE_OK ? sqlite3_create_function_v2(sql, "exactav_sum", 2, SQLITE_UTF8, NULL,
                                                         sum_fn, NULL, NULL, NULL)
                            : rc;
@@ -209,12 +180,8 @@ int evidence_keyed_probe(sqlite3 *sql, int version)
         "OR EXISTS (SELECT 1 FROM evidence_head) OR EXISTS (SELECT 1 FROM evidence_checkpoints) "
         "OR EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name IN "
         "('evidence_mac_insert', 'evidence_mac_delete'))";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int res = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : -1;
-    sqlite3_finalize(st);
-    return res;
+    int64_t v = dbfile_query_int(sql, q);
+    return v < 0 ? -1 : v != 0;
 }
 
 /* The number of MACs q selects (one column) and their sum.  0 or -1. */
@@ -287,19 +254,7 @@ static int key_store(sqlite3 *sql, const struct store_key *k, int64_t now_ms)
 /* 1 the key is the store's, 0 not, 2 no keying row, -1 error. */
 static int key_matches(sqlite3 *sql, const struct store_key *k)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, "SELECT key_id FROM evidence_keying", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int res = -1, rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        res = 2;
-    if (rc == SQLITE_ROW) {
-        char id[STORE_KEY_HEX];
-        store_key_id(k, KEY_ID_LABEL, id);
-        res = store_key_hex_same((const char *)sqlite3_column_text(st, 0), id);
-    }
-    sqlite3_finalize(st);
-    return res;
+    return store_key_matches(sql, "SELECT key_id FROM evidence_keying", k, KEY_ID_LABEL);
 }
 
 #define WRONG_KEY "--store-key-file: the key does not match evidence.db's key id"
@@ -384,197 +339,201 @@ static void finding(struct evidence_mac_check *c, const char *table, const char 
     va_end(ap);
 }
 
-/* What the checks read so far: the checkpoints' n and sum. */
+/* A count of MACs and their sum. */
 struct tally {
     int64_t n;
     unsigned char sum[SUM_BYTES];
 };
 
-/* The keying row: 0 checked (c->tampered when it does not hold), 1 the key
- * is not the store's, -1 error. */
-static int check_keying(sqlite3 *sql, const struct store_key *k, struct evidence_mac_check *c)
+/* One check as it goes: the finding, the key's id, what was read. */
+struct checking {
+    struct evidence_mac_check *c;
+    char key_id[STORE_KEY_HEX];
+    bool wrong_key;
+    struct tally head, seen; /* seen: the checkpoints', then the rows' added */
+};
+
+typedef void (*row_fn)(sqlite3_stmt *st, struct checking *k);
+
+static const char *col(sqlite3_stmt *st, int i)
 {
-    static const char q[] = "SELECT key_id, mac, exactav_mac('evidence_keying', key_id, "
-                            "keyed_at_ms, rows, sum) FROM evidence_keying";
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+static bool stop(const struct checking *k)
+{
+    return k->c->tampered || k->wrong_key;
+}
+
+/* Hands every row of q to each until a finding (or a wrong key); none,
+ * when q has no row at all, is called with st NULL.  0 or -1. */
+static int each_row(sqlite3 *sql, const char *q, struct checking *k, row_fn each, row_fn none)
+{
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    int rc = sqlite3_step(st), res = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
-    char id[STORE_KEY_HEX];
-    store_key_id(k, KEY_ID_LABEL, id);
-    if (rc == SQLITE_DONE)
-        finding(c, "evidence_keying", "1", "keying_removed",
-                "the store is keyed (MACs, head or triggers remain) but its keying row is gone");
-    else if (rc == SQLITE_ROW && !store_key_hex_same((const char *)sqlite3_column_text(st, 0), id))
-        res = 1;
-    else if (rc == SQLITE_ROW && !store_key_hex_same((const char *)sqlite3_column_text(st, 1),
-                                                     (const char *)sqlite3_column_text(st, 2)))
-        finding(c, "evidence_keying", "1", "checkpoint_mismatch",
+    int rc = SQLITE_DONE;
+    int64_t n = 0;
+    while (!stop(k) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        each(st, k);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (!stop(k) && rc == SQLITE_DONE && n == 0 && none)
+        none(NULL, k);
+    return stop(k) || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* SELECT key_id, mac, its MAC now FROM evidence_keying */
+static void keying_row(sqlite3_stmt *st, struct checking *k)
+{
+    if (!store_key_hex_same(col(st, 0), k->key_id))
+        k->wrong_key = true;
+    else if (!store_key_hex_same(col(st, 1), col(st, 2)))
+        finding(k->c, "evidence_keying", "1", "checkpoint_mismatch",
                 "the keying row does not verify under the key (changed by hand)");
-    sqlite3_finalize(st);
-    return res;
 }
 
-/* The head: *n and sum filled; c->tampered when it does not verify. */
-static int check_head(sqlite3 *sql, struct evidence_mac_check *c, struct tally *head)
+static void keying_none(sqlite3_stmt *st, struct checking *k)
 {
-    static const char q[] = "SELECT n, sum, head_mac, exactav_mac('evidence_head', n, sum) FROM "
-                            "evidence_head";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = sqlite3_step(st), res = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
-    if (rc == SQLITE_DONE)
-        finding(c, "evidence_head", "1", "head_mismatch", "the keyed head is missing");
-    else if (rc == SQLITE_ROW &&
-             (!store_key_hex_same((const char *)sqlite3_column_text(st, 2),
-                                  (const char *)sqlite3_column_text(st, 3)) ||
-              !sum_parse((const char *)sqlite3_column_text(st, 1), head->sum)))
-        finding(c, "evidence_head", "1", "head_mismatch",
+    (void)st;
+    finding(k->c, "evidence_keying", "1", "keying_removed",
+            "the store is keyed (MACs, head or triggers remain) but its keying row is gone");
+}
+
+/* SELECT n, sum, head_mac, its MAC now FROM evidence_head */
+static void head_row(sqlite3_stmt *st, struct checking *k)
+{
+    if (!store_key_hex_same(col(st, 2), col(st, 3)) || !sum_parse(col(st, 1), k->head.sum))
+        finding(k->c, "evidence_head", "1", "head_mismatch",
                 "the keyed head does not verify under the key (changed by hand)");
-    else if (rc == SQLITE_ROW)
-        head->n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return res;
+    k->head.n = sqlite3_column_int64(st, 0);
 }
 
-/* Every checkpoint, seq 1, 2, ... without a gap; their n and sums. */
-static int check_checkpoints(sqlite3 *sql, struct evidence_mac_check *c, struct tally *cp)
+static void head_none(sqlite3_stmt *st, struct checking *k)
 {
-    static const char q[] = "SELECT seq, n, sum, mac, exactav_mac('evidence_checkpoints', seq, "
-                            "at_ms, n, sum) FROM evidence_checkpoints ORDER BY seq";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc;
-    int64_t want = 1;
-    while (!c->tampered && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t seq = sqlite3_column_int64(st, 0);
-        char row[32];
-        unsigned char v[SUM_BYTES];
-        snprintf(row, sizeof row, "%lld", (long long)seq);
-        if (seq != want)
-            finding(c, "evidence_checkpoints", row, "checkpoint_mismatch",
-                    "checkpoint %lld is missing", (long long)want);
-        else if (!store_key_hex_same((const char *)sqlite3_column_text(st, 3),
-                                     (const char *)sqlite3_column_text(st, 4)) ||
-                 !sum_parse((const char *)sqlite3_column_text(st, 2), v))
-            finding(c, "evidence_checkpoints", row, "checkpoint_mismatch",
-                    "the checkpoint does not verify under the key (changed by hand)");
-        else {
-            sum_add(cp->sum, v);
-            cp->n += sqlite3_column_int64(st, 1);
-            c->checkpoints++;
-            want++;
-        }
+    (void)st;
+    finding(k->c, "evidence_head", "1", "head_mismatch", "the keyed head is missing");
+}
+
+/* SELECT seq, n, sum, mac, its MAC now FROM evidence_checkpoints ORDER BY
+ * seq: 1, 2, ... without a gap, each verifying. */
+static void checkpoint_row(sqlite3_stmt *st, struct checking *k)
+{
+    int64_t seq = sqlite3_column_int64(st, 0), want = (int64_t)k->c->checkpoints + 1;
+    char row[32];
+    unsigned char v[SUM_BYTES];
+    snprintf(row, sizeof row, "%lld", (long long)seq);
+    if (seq != want)
+        finding(k->c, "evidence_checkpoints", row, "checkpoint_mismatch",
+                "checkpoint %lld is missing", (long long)want);
+    else if (!store_key_hex_same(col(st, 3), col(st, 4)) || !sum_parse(col(st, 2), v))
+        finding(k->c, "evidence_checkpoints", row, "checkpoint_mismatch",
+                "the checkpoint does not verify under the key (changed by hand)");
+    else {
+        sum_add(k->seen.sum, v);
+        k->seen.n += sqlite3_column_int64(st, 1);
+        k->c->checkpoints++;
     }
-    if (!c->tampered && rc == SQLITE_DONE && want == 1)
-        finding(c, "evidence_checkpoints", "1", "checkpoint_mismatch",
-                "checkpoint 1 (made at keying) is missing");
-    sqlite3_finalize(st);
-    return c->tampered || rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Every row as the view returns it, in the order stored, against its MAC;
- * the verified ones added to rows. */
-static int check_rows(sqlite3 *sql, struct evidence_mac_check *c, struct tally *rows)
+static void checkpoint_none(sqlite3_stmt *st, struct checking *k)
 {
-    char cols[1024], q[1600];
-    if (cols_sql("e", NULL, cols, sizeof cols) != 0)
-        return -1;
-    snprintf(q, sizeof q, "SELECT e.id, (SELECT mac FROM evidence_macs m WHERE m.id = e.id), "
-                          "exactav_mac('evidence', %s) FROM evidence e ORDER BY e.rowid", cols);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc;
-    while (!c->tampered && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        const char *stored = (const char *)sqlite3_column_text(st, 1);
-        unsigned char v[SUM_BYTES];
-        if (!stored)
-            finding(c, "evidence", id, "row_mac_missing",
-                    "the row has no MAC: added without the key");
-        else if (!store_key_hex_same(stored, (const char *)sqlite3_column_text(st, 2)) ||
-                 !sum_parse(stored, v))
-            finding(c, "evidence", id, "row_mac_mismatch",
-                    "the row does not match its MAC: a column or the report changed");
-        else {
-            sum_add(rows->sum, v);
-            rows->n++;
-        }
+    (void)st;
+    finding(k->c, "evidence_checkpoints", "1", "checkpoint_mismatch",
+            "checkpoint 1 (made at keying) is missing");
+}
+
+/* SELECT id, its stored MAC, its MAC now FROM evidence (every row as the
+ * view returns it, in the order stored) */
+static void evidence_row(sqlite3_stmt *st, struct checking *k)
+{
+    unsigned char v[SUM_BYTES];
+    if (!col(st, 1))
+        finding(k->c, "evidence", col(st, 0), "row_mac_missing",
+                "the row has no MAC: added without the key");
+    else if (!store_key_hex_same(col(st, 1), col(st, 2)) || !sum_parse(col(st, 1), v))
+        finding(k->c, "evidence", col(st, 0), "row_mac_mismatch",
+                "the row does not match its MAC: a column or the report changed");
+    else {
+        sum_add(k->seen.sum, v);
+        k->seen.n++;
+        k->c->rows++;
     }
-    sqlite3_finalize(st);
-    return c->tampered || rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* A MAC whose row is gone, then the head against the rows and checkpoints. */
-static int check_deleted(sqlite3 *sql, struct evidence_mac_check *c, const struct tally *head,
-                         struct tally *seen)
+/* SELECT id FROM evidence_macs whose row is gone */
+static void orphan_row(sqlite3_stmt *st, struct checking *k)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(sql, "SELECT id FROM evidence_macs WHERE id NOT IN (SELECT id FROM "
-                                "evidence_rows) LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        finding(c, "evidence", (const char *)sqlite3_column_text(st, 0), "row_deleted",
-                "the row was deleted without the key: its MAC remains");
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return -1;
-    if (c->tampered || (seen->n == head->n && memcmp(seen->sum, head->sum, SUM_BYTES) == 0))
-        return 0;
-    if (seen->n > head->n) /* more MACs than the head counts: it was set back */
-        finding(c, "evidence_head", "1", "head_mismatch",
+    finding(k->c, "evidence", col(st, 0), "row_deleted",
+            "the row was deleted without the key: its MAC remains");
+}
+
+/* The head against what the rows and checkpoints hold. */
+static void check_totals(struct checking *k)
+{
+    const struct tally *h = &k->head, *s = &k->seen;
+    if (stop(k) || (s->n == h->n && memcmp(s->sum, h->sum, SUM_BYTES) == 0))
+        return;
+    if (s->n > h->n) /* more MACs than the head counts: it was set back */
+        finding(k->c, "evidence_head", "1", "head_mismatch",
                 "the head counts %lld row MACs, the rows and checkpoints %lld: an older head "
-                "(put back by hand)", (long long)head->n, (long long)seen->n);
+                "(put back by hand)", (long long)h->n, (long long)s->n);
     else
-        finding(c, "evidence_head", "1", "row_deleted",
+        finding(k->c, "evidence_head", "1", "row_deleted",
                 "the head counts %lld row MACs, the rows and checkpoints %lld%s: rows were "
-                "removed without the key", (long long)head->n, (long long)seen->n,
-                seen->n == head->n ? " (their sums differ)" : "");
-    return 0;
+                "removed without the key", (long long)h->n, (long long)s->n,
+                s->n == h->n ? " (their sums differ)" : "");
 }
 
 enum evidence_rc evidence_check_macs(struct evidence_db *db, struct evidence_mac_check *c,
                                      char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
+    char cols[1024], rows_q[1600];
     if (!db->key) {
         evidence_seterr(err, errlen, "the MACs need --store-key-file");
         return EVIDENCE_E_KEY;
     }
-    if (sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+    if (cols_sql("e", NULL, cols, sizeof cols) != 0 ||
+        sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         evidence_seterr(err, errlen, "BEGIN: %s", sqlite3_errmsg(db->sql));
         return EVIDENCE_E_INTERNAL;
     }
-    struct tally head = {0}, seen = {0}, rows = {0};
+    snprintf(rows_q, sizeof rows_q, "SELECT e.id, (SELECT mac FROM evidence_macs m WHERE m.id = "
+                                    "e.id), exactav_mac('evidence', %s) FROM evidence e ORDER BY "
+                                    "e.rowid", cols);
+    const struct {
+        const char *q;
+        row_fn each, none;
+    } steps[] = {
+        {"SELECT key_id, mac, exactav_mac('evidence_keying', key_id, keyed_at_ms, rows, sum) "
+         "FROM evidence_keying", keying_row, keying_none},
+        {"SELECT n, sum, head_mac, exactav_mac('evidence_head', n, sum) FROM evidence_head",
+         head_row, head_none},
+        {"SELECT seq, n, sum, mac, exactav_mac('evidence_checkpoints', seq, at_ms, n, sum) FROM "
+         "evidence_checkpoints ORDER BY seq", checkpoint_row, checkpoint_none},
+        {rows_q, evidence_row, NULL},
+        {"SELECT id FROM evidence_macs WHERE id NOT IN (SELECT id FROM evidence_rows) LIMIT 1",
+         orphan_row, NULL},
+    };
+    struct checking k = {.c = c};
+    store_key_id(db->key, KEY_ID_LABEL, k.key_id);
     int keyed = evidence_keyed_probe(db->sql, db->schema_version), res = keyed < 0 ? -1 : 0;
     c->keyed = keyed > 0;
     if (keyed == 0)
         finding(c, "evidence_keying", "1", "store_not_keyed",
                 "a key was given but the store is not keyed (never, or everything of its keying "
                 "was removed)");
-    if (keyed > 0)
-        res = check_keying(db->sql, db->key, c);
-    if (res == 0 && !c->tampered)
-        res = check_head(db->sql, c, &head);
-    if (res == 0 && !c->tampered)
-        res = check_checkpoints(db->sql, c, &seen);
-    if (res == 0 && !c->tampered)
-        res = check_rows(db->sql, c, &rows);
-    if (res == 0 && !c->tampered) {
-        sum_add(seen.sum, rows.sum);
-        seen.n += rows.n;
-        res = check_deleted(db->sql, c, &head, &seen);
-    }
-    c->rows = (size_t)rows.n;
+    for (size_t i = 0; res == 0 && !stop(&k) && i < sizeof steps / sizeof steps[0]; i++)
+        res = each_row(db->sql, steps[i].q, &k, steps[i].each, steps[i].none);
+    if (res == 0)
+        check_totals(&k);
     if (res < 0)
         evidence_seterr(err, errlen, "keyed check: %s", sqlite3_errmsg(db->sql));
-    else if (res == 1)
+    else if (k.wrong_key)
         evidence_seterr(err, errlen, WRONG_KEY);
     evidence_rollback(db->sql); /* a read transaction */
-    enum evidence_rc rc = res < 0 ? EVIDENCE_E_INTERNAL : res == 1 ? EVIDENCE_E_KEY : EVIDENCE_OK;
+    enum evidence_rc rc = res < 0 ? EVIDENCE_E_INTERNAL : k.wrong_key ? EVIDENCE_E_KEY : EVIDENCE_OK;
     return rc == EVIDENCE_OK ? evidence_read_done(db, err, errlen) : rc;
 }

@@ -74,12 +74,7 @@ static enum evidence_rc sql_fail(sqlite3 *sql, const char *what, char *err, size
 
 static int64_t pragma_int(sqlite3 *sql, const char *stmt)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(sql, stmt, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return dbfile_query_int(sql, stmt);
 }
 
 static int64_t file_bytes(sqlite3 *sql)

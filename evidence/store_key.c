@@ -184,6 +184,58 @@ int store_key_mac(const struct store_key *k, const char *const *heads, size_t nh
     return rc;
 }
 
+static void free_key(void *p)
+{
+    if (p) {
+        store_key_wipe(p);
+        free(p);
+    }
+}
+
+int store_key_attach(sqlite3 *db, const char *name, const struct store_key *k,
+                     void (*fn)(sqlite3_context *, int, sqlite3_value **))
+{
+    struct store_key *copy = NULL;
+    if (k) {
+        if (!(copy = malloc(sizeof *copy)))
+            return SQLITE_NOMEM;
+        memcpy(copy, k, sizeof *copy);
+    }
+    return sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, copy, fn, NULL, NULL, free_key);
+}
+
+void store_key_sql_mac(sqlite3_context *ctx, const char *keyless, const char *const *heads,
+                       size_t nheads, sqlite3_value **vals, int n)
+{
+    const struct store_key *k = sqlite3_user_data(ctx);
+    char hex[STORE_KEY_HEX];
+    if (!k)
+        sqlite3_result_error(ctx, keyless, -1);
+    else if (n < 0)
+        sqlite3_result_error(ctx, "a MAC function called with too few arguments", -1);
+    else if (store_key_mac(k, heads, nheads, vals, n, hex) != 0)
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
+}
+
+int store_key_matches(sqlite3 *db, const char *sql, const struct store_key *k, const char *label)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int res = -1, rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        res = 2;
+    if (rc == SQLITE_ROW) {
+        char id[STORE_KEY_HEX];
+        store_key_id(k, label, id);
+        res = store_key_hex_same((const char *)sqlite3_column_text(st, 0), id);
+    }
+    sqlite3_finalize(st);
+    return res;
+}
+
 void store_key_id(const struct store_key *k, const char *label, char hex[STORE_KEY_HEX])
 {
     if (hmac_hex(k, (const unsigned char *)label, strlen(label), hex) != 0)

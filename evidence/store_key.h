@@ -56,6 +56,25 @@ int store_key_mac(const struct store_key *k, const char *const *heads, size_t nh
 /* The key id: hex HMAC(key, label). */
 void store_key_id(const struct store_key *k, const char *label, char hex[STORE_KEY_HEX]);
 
+/* Registers the SQL function name(...) = fn on db with a copy of k as its
+ * user data (NULL: none, fn then fails), wiped and freed with the
+ * function.  Not deterministic and not innocuous: SQLite then refuses it
+ * in CHECK constraints, generated columns and indexes a hand-made schema
+ * could use to make the program MAC rows of its choosing.  SQLITE_OK or
+ * an SQLite error. */
+int store_key_attach(sqlite3 *db, const char *name, const struct store_key *k,
+                     void (*fn)(sqlite3_context *, int, sqlite3_value **));
+
+/* The body of such a function: the hex MAC of heads and vals[0..n) under
+ * the key of ctx's user data as its result; without a key the error
+ * keyless; n < 0 (too few arguments): an error naming the arguments. */
+void store_key_sql_mac(sqlite3_context *ctx, const char *keyless, const char *const *heads,
+                       size_t nheads, sqlite3_value **vals, int n);
+
+/* Whether the key id that sql (one row, one column) reads is k's under
+ * label: 1 yes, 0 no, 2 no row, -1 an SQLite error. */
+int store_key_matches(sqlite3 *db, const char *sql, const struct store_key *k, const char *label);
+
 /* Two hex MACs (or key ids) equal, compared in constant time; false when
  * either is NULL. */
 bool store_key_hex_same(const char *a, const char *b);

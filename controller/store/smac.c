@@ -37,55 +37,29 @@ int smac_row(const struct store_key *k, const char *tbl, const char *chain, cons
 
 void smac_key_id(const struct store_key *k, char hex[SMAC_HEX])
 {
-    store_key_id(k, "stepctl store key id v1", hex);
+    store_key_id(k, SMAC_KEY_ID_LABEL, hex);
 }
 
 /* stepctl_mac(tbl, chain, col..., prev): the MAC of a row as its trigger
  * writes it (smac_tables.c). */
 static void mac_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const struct store_key *k = sqlite3_user_data(ctx);
-    if (!k) {
-        sqlite3_result_error(ctx, "control.db is keyed (docs/security.md#tamper-evidence): "
-                                  "--store-key-file is needed to write it", -1);
-        return;
-    }
+    static const char keyless[] = "control.db is keyed (docs/security.md#tamper-evidence): "
+                                  "--store-key-file is needed to write it";
     if (argc < 3) {
-        sqlite3_result_error(ctx, "stepctl_mac(tbl, chain, col..., prev)", -1);
+        store_key_sql_mac(ctx, keyless, NULL, 0, NULL, -1); /* the keyless error first */
         return;
     }
     const char *tbl = (const char *)sqlite3_value_text(argv[0]);
     const char *chain = (const char *)sqlite3_value_text(argv[1]);
     const char *prev = (const char *)sqlite3_value_text(argv[argc - 1]);
-    char hex[SMAC_HEX];
-    if (smac_row(k, tbl ? tbl : "", chain ? chain : "", prev ? prev : "", argv + 2, argc - 3,
-                 hex) != 0) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
-}
-
-static void free_key(void *p)
-{
-    if (p) {
-        smac_key_wipe(p);
-        free(p);
-    }
+    const char *const heads[] = {tbl ? tbl : "", chain ? chain : "", prev ? prev : ""};
+    store_key_sql_mac(ctx, keyless, heads, 3, argv + 2, argc - 3);
 }
 
 int smac_attach(sqlite3 *db, const struct store_key *k)
 {
-    struct store_key *copy = NULL;
-    if (k) {
-        if (!(copy = malloc(sizeof *copy)))
-            return SQLITE_NOMEM;
-        memcpy(copy, k, sizeof *copy);
-    }
-    /* Not deterministic and not innocuous: SQLite then refuses it in CHECK
-     * constraints, generated columns and indexes a hand-made schema could
-     * use to make stepctl MAC rows of its choosing (smac_keyed.c checks
-     * triggers and defaults). */
-    return sqlite3_create_function_v2(db, "stepctl_mac", -1, SQLITE_UTF8, copy, mac_fn, NULL,
-                                      NULL, free_key);
+    /* not deterministic, not innocuous (store_key_attach); smac_keyed.c
+     * checks triggers and defaults */
+    return store_key_attach(db, "stepctl_mac", k, mac_fn);
 }

@@ -28,6 +28,7 @@
 
 #define SMAC_HEX STORE_KEY_HEX /* 64 hex digits + NUL */
 #define SMAC_ENV "STEPCTL_STORE_KEY_FILE"
+#define SMAC_KEY_ID_LABEL "stepctl store key id v1" /* store_keying.key_id = HMAC(key, this) */
 
 /* The key file to use: given (the option), else $STEPCTL_STORE_KEY_FILE,
  * else NULL (no key). */

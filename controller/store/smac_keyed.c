@@ -176,20 +176,7 @@ static int key_store(sqlite3 *db, const struct store_key *k, int64_t now_ms)
 /* 1 the key is the store's, 0 not, 2 no keying row (removed), -1 error. */
 static int key_matches(sqlite3 *db, const struct store_key *k)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT key_id FROM store_keying", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int res = -1, rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        res = 2;
-    if (rc == SQLITE_ROW) {
-        char id[SMAC_HEX];
-        smac_key_id(k, id);
-        const char *stored = (const char *)sqlite3_column_text(st, 0);
-        res = smac_hex_same(stored, id);
-    }
-    sqlite3_finalize(st);
-    return res;
+    return store_key_matches(db, "SELECT key_id FROM store_keying", k, SMAC_KEY_ID_LABEL);
 }
 
 /* The chain heads of a store just keyed (keyed 0), or of one keyed before
