@@ -27,6 +27,11 @@ int evidence_keyed_attach(sqlite3 *sql, const struct store_key *key);
  * dropped MAC trigger. */
 enum evidence_rc evidence_keyed_enter(struct evidence_db *db, const struct store_key *key,
                                       char *err, size_t errlen);
+/* The schema this build creates, with the MAC triggers, in a new
+ * in-memory database (for store_key_foreign_object); NULL on failure. */
+sqlite3 *evidence_reference_schema(void);
+/* Creates the MAC triggers (IF NOT EXISTS).  SQLITE_OK or not. */
+int evidence_keyed_triggers(sqlite3 *sql);
 /* 1 keyed, 0 not (or older than v8), -1 SQLite error. */
 int evidence_keyed_probe(sqlite3 *sql, int version);
 /* prune on a keyed store: a new checkpoint (its own transaction) that the

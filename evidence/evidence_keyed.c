@@ -148,7 +148,7 @@ static const char DELETE_TRIGGER[] =
     "exactav_mac('evidence_checkpoints', seq, at_ms, n, sum); "
     "DELETE FROM evidence_macs WHERE id = OLD.id; END";
 
-static int create_triggers(sqlite3 *sql)
+int evidence_keyed_triggers(sqlite3 *sql)
 {
     char cols[2048], ins[4096];
     if (cols_sql("NEW", REPORT_OF_NEW, cols, sizeof cols) != 0)
@@ -229,7 +229,7 @@ static int key_store(sqlite3 *sql, const struct store_key *k, int64_t now_ms)
     char cols[1024], q[1400], id[STORE_KEY_HEX], sum[STORE_KEY_HEX];
     unsigned char total[SUM_BYTES];
     int64_t n = 0;
-    if (create_triggers(sql) != SQLITE_OK || cols_sql("e", NULL, cols, sizeof cols) != 0)
+    if (evidence_keyed_triggers(sql) != SQLITE_OK || cols_sql("e", NULL, cols, sizeof cols) != 0)
         return SQLITE_ERROR;
     snprintf(q, sizeof q, "INSERT INTO evidence_macs (id, mac) SELECT e.id, "
                           "exactav_mac('evidence', %s) FROM evidence e ORDER BY e.rowid", cols);
@@ -257,6 +257,16 @@ static int key_matches(sqlite3 *sql, const struct store_key *k)
     return store_key_matches(sql, "SELECT key_id FROM evidence_keying", k, KEY_ID_LABEL);
 }
 
+/* The first trigger (or anything naming exactav_mac) of sql that this
+ * build does not create: 1 (its name), 0 none, -1 error. */
+static int foreign_object(sqlite3 *sql, char *name, size_t cap)
+{
+    sqlite3 *ref = evidence_reference_schema();
+    int res = ref ? store_key_foreign_object(sql, ref, "exactav_mac", name, cap) : -1;
+    sqlite3_close(ref);
+    return res;
+}
+
 #define WRONG_KEY "--store-key-file: the key does not match evidence.db's key id"
 
 enum evidence_rc evidence_keyed_enter(struct evidence_db *db, const struct store_key *key,
@@ -266,9 +276,17 @@ enum evidence_rc evidence_keyed_enter(struct evidence_db *db, const struct store
     if (rc != EVIDENCE_OK)
         return rc;
     int keyed = evidence_keyed_probe(db->sql, db->schema_version), m = 1;
-    if (keyed < 0 || (keyed && (m = key_matches(db->sql, key)) < 0)) {
+    char name[256] = "";
+    int foreign = 0;
+    if (keyed < 0 || (keyed && (m = key_matches(db->sql, key)) < 0) ||
+        (m == 1 && (foreign = foreign_object(db->sql, name, sizeof name)) < 0)) {
         evidence_seterr(err, errlen, "keying: %s", sqlite3_errmsg(db->sql));
         rc = EVIDENCE_E_INTERNAL;
+    } else if (foreign) {
+        evidence_seterr(err, errlen, "store_tampered: %s: not exactav's, it could make exactav MAC "
+                                     "rows of another's choosing; refusing to write (exactav "
+                                     "evidence verify-store)", name);
+        rc = EVIDENCE_E_OPEN;
     } else if (m == 0) {
         evidence_seterr(err, errlen, WRONG_KEY);
         rc = EVIDENCE_E_KEY;
@@ -276,7 +294,7 @@ enum evidence_rc evidence_keyed_enter(struct evidence_db *db, const struct store
         evidence_seterr(err, errlen, "store_tampered: evidence_keying was removed, its MACs "
                                      "remain; refusing to write (exactav evidence verify-store)");
         rc = EVIDENCE_E_OPEN;
-    } else if ((keyed ? create_triggers(db->sql) /* a dropped trigger comes back */
+    } else if ((keyed ? evidence_keyed_triggers(db->sql) /* a dropped trigger comes back */
                       : key_store(db->sql, key, evidence_now_ms())) != SQLITE_OK) {
         evidence_seterr(err, errlen, "keying: %s", sqlite3_errmsg(db->sql));
         rc = EVIDENCE_E_INTERNAL;
@@ -525,8 +543,15 @@ enum evidence_rc evidence_check_macs(struct evidence_db *db, struct evidence_mac
         finding(c, "evidence_keying", "1", "store_not_keyed",
                 "a key was given but the store is not keyed (never, or everything of its keying "
                 "was removed)");
-    for (size_t i = 0; res == 0 && !stop(&k) && i < sizeof steps / sizeof steps[0]; i++)
-        res = each_row(db->sql, steps[i].q, &k, steps[i].each, steps[i].none);
+    char name[256];
+    for (size_t i = 0; res == 0 && !stop(&k) && i < sizeof steps / sizeof steps[0]; i++) {
+        int foreign = i == 1 ? foreign_object(db->sql, name, sizeof name) : 0; /* after the key */
+        if (foreign > 0)
+            finding(c, "sqlite_master", name, "foreign_schema_object",
+                    "not created by exactav; it could make exactav MAC rows of another's choosing");
+        res = foreign < 0 ? -1 : foreign ? 0 : each_row(db->sql, steps[i].q, &k, steps[i].each,
+                                                         steps[i].none);
+    }
     if (res == 0)
         check_totals(&k);
     if (res < 0)

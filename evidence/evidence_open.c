@@ -165,6 +165,19 @@ static enum evidence_rc apply_migrations(sqlite3 *sql, int from, char *err, size
     return EVIDENCE_OK;
 }
 
+sqlite3 *evidence_reference_schema(void)
+{
+    sqlite3 *ref = NULL;
+    char err[256];
+    if (sqlite3_open(":memory:", &ref) != SQLITE_OK ||
+        apply_migrations(ref, 0, err, sizeof err) != EVIDENCE_OK ||
+        evidence_keyed_triggers(ref) != SQLITE_OK) {
+        sqlite3_close(ref);
+        return NULL;
+    }
+    return ref;
+}
+
 static enum evidence_rc from_dbfile(enum dbfile_rc rc)
 {
     switch (rc) {

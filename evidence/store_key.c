@@ -236,6 +236,47 @@ int store_key_matches(sqlite3 *db, const char *sql, const struct store_key *k, c
     return res;
 }
 
+static bool in_ref(sqlite3 *ref, const char *name, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    bool yes = false;
+    if (sqlite3_prepare_v2(ref, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?1 "
+                                "AND sql = ?2", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, sql, -1, SQLITE_STATIC);
+        yes = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return yes;
+}
+
+int store_key_foreign_object(sqlite3 *db, sqlite3 *ref, const char *fn, char *name, size_t cap)
+{
+    /* LIKE is case-insensitive for ASCII, as SQL names are: "STEPCTL_MAC"
+     * and "stepctl_mac" are one function (and '_' matches any character:
+     * more is suspect, never less). */
+    static const char sql[] = "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                              "AND (type = 'trigger' OR sql LIKE '%' || ?1 || '%') ORDER BY rowid";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, fn, -1, SQLITE_STATIC);
+    int rc, found = 0;
+    while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(st, 0);
+        const char *n = (const char *)sqlite3_column_text(st, 1);
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        if (strcmp(type, "trigger") || !in_ref(ref, n, text)) {
+            snprintf(name, cap, "%s %s", type, n);
+            found = 1;
+        }
+    }
+    if (!found && rc != SQLITE_DONE)
+        found = -1;
+    sqlite3_finalize(st);
+    return found;
+}
+
 void store_key_id(const struct store_key *k, const char *label, char hex[STORE_KEY_HEX])
 {
     if (hmac_hex(k, (const unsigned char *)label, strlen(label), hex) != 0)

@@ -75,6 +75,13 @@ void store_key_sql_mac(sqlite3_context *ctx, const char *keyless, const char *co
  * label: 1 yes, 0 no, 2 no row, -1 an SQLite error. */
 int store_key_matches(sqlite3 *db, const char *sql, const struct store_key *k, const char *label);
 
+/* The first schema object of db that ref (the schema the program creates,
+ * with its MAC triggers) has not, and that could make the program MAC a
+ * row: any trigger not in ref exactly, anything else naming the SQL
+ * function fn.  1 found ("type name" into name), 0 none, -1 SQLite
+ * error. */
+int store_key_foreign_object(sqlite3 *db, sqlite3 *ref, const char *fn, char *name, size_t cap);
+
 /* Two hex MACs (or key ids) equal, compared in constant time; false when
  * either is NULL. */
 bool store_key_hex_same(const char *a, const char *b);

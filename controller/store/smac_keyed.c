@@ -36,43 +36,9 @@ int smac_create_triggers(sqlite3 *db)
     return smac_heads_triggers(db); /* the heads: schema 9 (smac_heads.h) */
 }
 
-static bool in_ref(sqlite3 *ref, const char *name, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    bool yes = false;
-    if (sqlite3_prepare_v2(ref, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?1 "
-                                "AND sql = ?2", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, sql, -1, SQLITE_STATIC);
-        yes = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return yes;
-}
-
 int smac_foreign_object(sqlite3 *db, sqlite3 *ref, char *name, size_t cap)
 {
-    /* LIKE is case-insensitive for ASCII, as SQL names are: "STEPCTL_MAC"
-     * and "stepctl_mac" are one function. */
-    static const char sql[] = "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-                              "AND (type = 'trigger' OR sql LIKE '%stepctl_mac%') ORDER BY rowid";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc, found = 0;
-    while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *type = (const char *)sqlite3_column_text(st, 0);
-        const char *n = (const char *)sqlite3_column_text(st, 1);
-        const char *text = (const char *)sqlite3_column_text(st, 2);
-        if (strcmp(type, "trigger") || !in_ref(ref, n, text)) {
-            snprintf(name, cap, "%s %s", type, n);
-            found = 1;
-        }
-    }
-    if (!found && rc != SQLITE_DONE)
-        found = -1;
-    sqlite3_finalize(st);
-    return found;
+    return store_key_foreign_object(db, ref, "stepctl_mac", name, cap);
 }
 
 /* One MAC of the checkpoint chain over the values of st's current row. */

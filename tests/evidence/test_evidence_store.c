@@ -1976,6 +1976,33 @@ static void store_42_key_file_rules(void **state)
     assert_false(have);
 }
 
+/* A trigger exactav did not create could make a keyed writer MAC rows of
+ * another's choosing: the writer refuses the store, the check names it.  A
+ * store migrated from v6 holds only exactav's own and is keyed. */
+static void store_43_foreign_trigger_is_refused_and_named(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = ev_open_rw(t->db);
+    char *r = ev_sample_report("old", "MATCH", evidence_now_ms() - 20, "cdn-a", "ch1", "360p", "pv7");
+    import_ok(db, r, evidence_now_ms(), 1);
+    free(r);
+    evidence_close(db);
+    exec_raw(t->db, EV_V7_UNDONE "PRAGMA user_version=6;");
+    keyed_store(t->db, evidence_now_ms());
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_false(c.tampered);
+    assert_int_equal(c.rows, 5);
+    exec_raw(t->db, "CREATE TRIGGER sneaky AFTER INSERT ON evidence_rows BEGIN SELECT 1; END;");
+    struct store_key k = test_key('k');
+    char err[512] = "";
+    assert_int_equal(evidence_open_keyed(t->db, EVIDENCE_OPEN_RW, &k, &db, err, sizeof err),
+                     EVIDENCE_E_OPEN);
+    assert_non_null(strstr(err, "trigger sneaky"));
+    c = check_keyed(t->db);
+    assert_string_equal(c.rule, "foreign_schema_object");
+    assert_string_equal(c.row, "trigger sneaky");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
 
 int main(int argc, char **argv)
@@ -2023,6 +2050,7 @@ int main(int argc, char **argv)
         T(store_40_wrong_key_is_a_key_error),
         T(store_41_unkeyed_store_is_unchanged),
         T(store_42_key_file_rules),
+        T(store_43_foreign_trigger_is_refused_and_named),
     };
     return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }
