@@ -258,10 +258,12 @@ int store_key_foreign_object(sqlite3 *db, sqlite3 *ref, const char *fn, char *na
     static const char sql[] = "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
                               "AND (type = 'trigger' OR sql LIKE '%' || ?1 || '%') ORDER BY rowid";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, fn, -1, SQLITE_STATIC);
     int rc, found = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(st, 1, fn, -1, SQLITE_STATIC) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return -1;
+    }
     while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *type = (const char *)sqlite3_column_text(st, 0);
         const char *n = (const char *)sqlite3_column_text(st, 1);

@@ -1920,17 +1920,23 @@ static void store_40_wrong_key_is_a_key_error(void **state)
     assert_rule(t->db, "");
 }
 
+/* A new store holding one valid MATCH report of id (cdn-a). */
+static void one_row_store(const char *path, const char *id)
+{
+    struct evidence_db *db = ev_open_rw(path);
+    char *r = ev_sample_report(id, "MATCH", evidence_now_ms() - 20, "cdn-a", "ch1", "360p", "pv7");
+    import_ok(db, r, evidence_now_ms(), 1);
+    free(r);
+    assert_false(evidence_is_keyed(db));
+    evidence_close(db);
+}
+
 /* An unkeyed store keeps schema v8's tables empty and no MAC trigger;
  * checked with a key it is store_not_keyed. */
 static void store_41_unkeyed_store_is_unchanged(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = ev_open_rw(t->db);
-    char *r = ev_sample_report("u0", "MATCH", evidence_now_ms() - 5, "cdn-a", "ch1", "360p", "pv7");
-    import_ok(db, r, evidence_now_ms(), 1);
-    free(r);
-    assert_false(evidence_is_keyed(db));
-    evidence_close(db);
+    one_row_store(t->db, "u0");
     assert_int_equal(ev_count(t->db, "SELECT (SELECT count(*) FROM evidence_keying) + (SELECT count(*) "
                                      "FROM evidence_macs) + (SELECT count(*) FROM evidence_head) + "
                                      "(SELECT count(*) FROM evidence_checkpoints)"), 0);
@@ -1982,11 +1988,8 @@ static void store_42_key_file_rules(void **state)
 static void store_43_foreign_trigger_is_refused_and_named(void **state)
 {
     struct ev_tmp *t = *state;
-    struct evidence_db *db = ev_open_rw(t->db);
-    char *r = ev_sample_report("old", "MATCH", evidence_now_ms() - 20, "cdn-a", "ch1", "360p", "pv7");
-    import_ok(db, r, evidence_now_ms(), 1);
-    free(r);
-    evidence_close(db);
+    struct evidence_db *db = NULL;
+    one_row_store(t->db, "old");
     exec_raw(t->db, EV_V7_UNDONE "PRAGMA user_version=6;");
     keyed_store(t->db, evidence_now_ms());
     struct evidence_mac_check c = check_keyed(t->db);
