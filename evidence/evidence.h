@@ -131,7 +131,7 @@ struct evidence_db; /* opaque: one SQLite connection */
 enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
                                struct evidence_db **db, char *err, size_t errlen);
 
-/* ---- schema v8: keyed tamper evidence (evidence_keyed.c; docs/evidence.md#keyed) ----
+/* ---- schema v8: keyed tamper evidence (evidence_keyed.c; docs/evidence.md, schema version 8) ----
  * With a key (store_key.h), a writer keys an unkeyed store in one write
  * transaction (every row present gets its MAC, the head, the keying row,
  * checkpoint 1, the MAC triggers) and checks a keyed store's key id; from
