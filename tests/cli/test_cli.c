@@ -1237,6 +1237,16 @@ static void case_28_keyed_evidence_store_names_deleted_rows(void **state)
     o = run(e, "%s evidence verify-store --evidence ev.db", EXACTAV); /* the rules alone see nothing */
     assert_int_equal(o.rc, 0);
     out_free(&o);
+    /* stepctl serve --evidence-key-file: the same check at start, 66 for a tampered store, the
+     * clean one served (still running when timeout stops it) */
+    o = run(e, "printf '{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://127.0.0.1:9/a.m3u8\"}, "
+            "\"auth\": {\"type\": \"none\"}}}}' > paths.json; for ev in ev.db before.db; do timeout 3 %s serve "
+            "--db c.db --listen 127.0.0.1:0 --paths paths.json --evidence $ev --evidence-key-file key 2>>serve.err; "
+            "echo $?; done; %s serve --db c.db --listen 127.0.0.1:0 --paths paths.json --evidence before.db "
+            "--evidence-key-file open 2>/dev/null; echo $?; grep -c 'store_tampered: evidence_head 1 breaks "
+            "row_deleted' serve.err", STEPCTL_BIN, STEPCTL_BIN);
+    assert_string_equal(o.out, "66\n124\n65\n1\n");
+    out_free(&o);
     /* a column changed: row_mac_mismatch naming the row */
     assert_int_equal(sh("cd %s && sqlite3 edit.db \"UPDATE evidence_rows SET observed_end_ms = observed_end_ms "
                         "+ 1 WHERE path_id = 'cdn-b'\"", e->dir), 0);
