@@ -356,6 +356,16 @@ enum dbfile_rc dbfile_open_ro(const char *path, const struct dbfile_spec *spec, 
     return DBFILE_OK;
 }
 
+int64_t dbfile_query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 int dbfile_user_version(sqlite3 *db)
 {
     int v = -1;

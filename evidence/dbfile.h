@@ -92,6 +92,10 @@ enum dbfile_rc dbfile_classify(sqlite3 *db, const struct dbfile_spec *spec,
 /* PRAGMA user_version of db, or -1 when it cannot be read. */
 int dbfile_user_version(sqlite3 *db);
 
+/* The first column of the first row of sql (a statement without
+ * parameters) as an integer, or -1 when it cannot be run or has no row. */
+int64_t dbfile_query_int(sqlite3 *db, const char *sql);
+
 /* Marks the file as ours: PRAGMA application_id (inside the caller's
  * transaction, with the schema it creates or adopts).  SQLITE_OK or not. */
 int dbfile_mark(sqlite3 *db, const struct dbfile_spec *spec);

@@ -27,10 +27,11 @@
  * never migrates) accepts every version from EVIDENCE_OLDEST_READABLE to
  * this one: v2 only adds a column and a table, v3 only a table, v4 to v6
  * only columns, v7 keeps `evidence` as a view of the same columns (the rows
- * in `evidence_rows`, each profile once in `profiles`), and the queries read
+ * in `evidence_rows`, each profile once in `profiles`), v8 only adds the
+ * tables of keyed tamper evidence (empty until a store is keyed), and the queries read
  * an older store as v6 would show it (media_sequence, container, part_index,
  * allocation_id and pathway NULL, no probes, no stored reference decodes). */
-#define EVIDENCE_SCHEMA_VERSION 7
+#define EVIDENCE_SCHEMA_VERSION 8
 #define EVIDENCE_OLDEST_READABLE 1
 /* The only check kind this build stores. */
 #define EVIDENCE_CHECK_KIND "exact-av-v1"
@@ -53,6 +54,7 @@ enum evidence_rc {
     EVIDENCE_E_CONFLICT,     /* id already stored with different content */
     EVIDENCE_E_OPEN,         /* cannot open / not an evidence database */
     EVIDENCE_E_VERSION,      /* schema version newer (or other) than this build */
+    EVIDENCE_E_KEY,          /* v8: the key does not match, or a keyed store written without it */
 };
 
 enum evidence_open_mode {
@@ -128,6 +130,46 @@ struct evidence_db; /* opaque: one SQLite connection */
 
 enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
                                struct evidence_db **db, char *err, size_t errlen);
+
+/* ---- schema v8: keyed tamper evidence (evidence_keyed.c; docs/evidence.md, schema version 8) ----
+ * With a key (store_key.h), a writer keys an unkeyed store in one write
+ * transaction (every row present gets its MAC, the head, the keying row,
+ * checkpoint 1, the MAC triggers) and checks a keyed store's key id; from
+ * then on every row inserted gets its MAC and advances the keyed head, and
+ * every row deleted adds its MAC to the newest checkpoint, all by triggers
+ * that need the key.  A keyed store opened read-write without a key is
+ * EVIDENCE_E_KEY (nothing is written: a writer without the key fails
+ * closed), as is a key that does not match (never tampering).  A reader
+ * with the key can check the MACs (evidence_check_macs); without one it
+ * reads as before.  key NULL: evidence_open. */
+struct store_key;
+#define EVIDENCE_KEY_ENV "EXACTAV_STORE_KEY_FILE"
+enum evidence_rc evidence_open_keyed(const char *path, enum evidence_open_mode mode,
+                                     const struct store_key *key, struct evidence_db **db,
+                                     char *err, size_t errlen);
+/* The key file of given (an option) or $EXACTAV_STORE_KEY_FILE loaded into
+ * k (*have: one was named).  0, 65, 66 after printing "WHO: --store-key-file
+ * FILE: why" (store_key_load). */
+int evidence_key_load(const char *who, const char *given, struct store_key *k, bool *have);
+/* Whether the store is keyed (any row in the tables of schema v8). */
+bool evidence_is_keyed(const struct evidence_db *db);
+/* The keyed check (`evidence verify-store --store-key-file`): the keying
+ * row, the head, every checkpoint and every row's MAC, and that the head
+ * counts and sums every row MAC ever added: the surviving rows' and the
+ * checkpoints'.  db was opened with the key.  EVIDENCE_OK with *c filled
+ * (c->tampered and the first finding: table, row, rule, detail), or
+ * EVIDENCE_E_KEY when the key is not the store's.  Rules: store_not_keyed,
+ * keying_removed, checkpoint_mismatch, head_mismatch, row_mac_missing,
+ * row_mac_mismatch, row_deleted.  One read snapshot. */
+struct evidence_mac_check {
+    bool keyed;             /* the store is keyed */
+    size_t rows;            /* rows whose MAC verified */
+    size_t checkpoints;     /* checkpoints that verified */
+    bool tampered;
+    char table[32], row[256], rule[48], detail[320];
+};
+enum evidence_rc evidence_check_macs(struct evidence_db *db, struct evidence_mac_check *c,
+                                     char *err, size_t errlen);
 void evidence_close(struct evidence_db *db);
 /* The schema version found in the file (after migration for RW). */
 int evidence_schema_version(const struct evidence_db *db);

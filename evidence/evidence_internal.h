@@ -15,7 +15,29 @@ struct evidence_db {
     int schema_version;
     char *path;
     struct dbfile_found found; /* how the file was recognised and opened */
+    bool keyed;                /* v8: keyed (evidence_keyed.c) */
+    struct store_key *key;     /* a copy of the key opened with (NULL: none), wiped at close */
 };
+
+/* evidence_keyed.c: registers exactav_mac (with a copy of key, or failing
+ * when NULL) and exactav_sum on the connection. */
+int evidence_keyed_attach(sqlite3 *sql, const struct store_key *key);
+/* After migration, with the key, in its own write transaction: keys an
+ * unkeyed store, else checks the key id (EVIDENCE_E_KEY) and re-creates a
+ * dropped MAC trigger. */
+enum evidence_rc evidence_keyed_enter(struct evidence_db *db, const struct store_key *key,
+                                      char *err, size_t errlen);
+/* The schema this build creates, with the MAC triggers, in a new
+ * in-memory database (for store_key_foreign_object); NULL on failure. */
+sqlite3 *evidence_reference_schema(void);
+/* Creates the MAC triggers (IF NOT EXISTS).  SQLITE_OK or not. */
+int evidence_keyed_triggers(sqlite3 *sql);
+/* 1 keyed, 0 not (or older than v8), -1 SQLite error. */
+int evidence_keyed_probe(sqlite3 *sql, int version);
+/* prune on a keyed store: a new checkpoint (its own transaction) that the
+ * rows deleted next are added to. */
+enum evidence_rc evidence_keyed_checkpoint(struct evidence_db *db, int64_t now_ms, char *err,
+                                           size_t errlen);
 
 /* After the reads of one query: EVIDENCE_E_OPEN when the store was read
  * through an immutable connection and a writer has started since. */

@@ -2,6 +2,7 @@
  * and the transaction helpers every writer uses. */
 #include "evidence_internal.h"
 #include "dbfile.h"
+#include "store_key.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@ extern const char evidence_schema_v4_sql[];
 extern const char evidence_schema_v5_sql[];
 extern const char evidence_schema_v6_sql[];
 extern const char evidence_schema_v7_sql[];
+extern const char evidence_schema_v8_sql[];
 
 /* The file's identity (dbfile.h): our application_id, the versions this
  * build knows, and the tables of schema v1 (a store made before
@@ -36,6 +38,7 @@ static const char *const MIGRATIONS[] = {
     evidence_schema_v5_sql, /* 4 -> 5: evidence.part_index (schema_v5.sql) */
     evidence_schema_v6_sql, /* 5 -> 6: evidence.allocation_id, pathway (schema_v6.sql) */
     evidence_schema_v7_sql, /* 6 -> 7: profiles stored once, evidence a view (schema_v7.sql) */
+    evidence_schema_v8_sql, /* 7 -> 8: keyed tamper evidence, empty until keyed (schema_v8.sql) */
 };
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == EVIDENCE_SCHEMA_VERSION,
@@ -162,6 +165,19 @@ static enum evidence_rc apply_migrations(sqlite3 *sql, int from, char *err, size
     return EVIDENCE_OK;
 }
 
+sqlite3 *evidence_reference_schema(void)
+{
+    sqlite3 *ref = NULL;
+    char err[256];
+    if (sqlite3_open(":memory:", &ref) != SQLITE_OK ||
+        apply_migrations(ref, 0, err, sizeof err) != EVIDENCE_OK ||
+        evidence_keyed_triggers(ref) != SQLITE_OK) {
+        sqlite3_close(ref);
+        return NULL;
+    }
+    return ref;
+}
+
 static enum evidence_rc from_dbfile(enum dbfile_rc rc)
 {
     switch (rc) {
@@ -203,8 +219,43 @@ static enum evidence_rc migrate(struct evidence_db *db, char *err, size_t errlen
     return rc;
 }
 
-enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
-                               struct evidence_db **out, char *err, size_t errlen)
+/* After the file is open (and, for a writer, migrated): the MAC functions,
+ * with the key or failing without it, and the keyed state.  A writer with
+ * the key keys the store or checks its key; a writer without it refuses a
+ * keyed store (nothing written); a reader only learns whether it is. */
+static enum evidence_rc enter_keyed(struct evidence_db *db, const struct store_key *key,
+                                    char *err, size_t errlen)
+{
+    if (key && !(db->key = malloc(sizeof *db->key))) {
+        evidence_seterr(err, errlen, "out of memory");
+        return EVIDENCE_E_INTERNAL;
+    }
+    if (key)
+        memcpy(db->key, key, sizeof *db->key);
+    if (evidence_keyed_attach(db->sql, key) != SQLITE_OK) {
+        evidence_seterr(err, errlen, "exactav_mac: %s", sqlite3_errmsg(db->sql));
+        return EVIDENCE_E_INTERNAL;
+    }
+    if (db->mode == EVIDENCE_OPEN_RW && key)
+        return evidence_keyed_enter(db, key, err, errlen);
+    int keyed = evidence_keyed_probe(db->sql, db->schema_version);
+    if (keyed < 0) {
+        evidence_seterr(err, errlen, "keyed: %s", sqlite3_errmsg(db->sql));
+        return EVIDENCE_E_INTERNAL;
+    }
+    db->keyed = keyed > 0;
+    if (db->keyed && db->mode == EVIDENCE_OPEN_RW) {
+        evidence_seterr(err, errlen, "the store is keyed (docs/security.md#tamper-evidence): "
+                                     "--store-key-file (or $" EVIDENCE_KEY_ENV ") is needed to "
+                                     "write it; nothing written");
+        return EVIDENCE_E_KEY;
+    }
+    return EVIDENCE_OK;
+}
+
+enum evidence_rc evidence_open_keyed(const char *path, enum evidence_open_mode mode,
+                                     const struct store_key *key, struct evidence_db **out,
+                                     char *err, size_t errlen)
 {
     assert(out);
     *out = NULL;
@@ -228,12 +279,20 @@ enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
                 rc = migrate(db, err, errlen);
         }
     }
+    if (rc == EVIDENCE_OK)
+        rc = enter_keyed(db, key, err, errlen);
     if (rc != EVIDENCE_OK) {
         evidence_close(db);
         return rc;
     }
     *out = db;
     return EVIDENCE_OK;
+}
+
+enum evidence_rc evidence_open(const char *path, enum evidence_open_mode mode,
+                               struct evidence_db **out, char *err, size_t errlen)
+{
+    return evidence_open_keyed(path, mode, NULL, out, err, errlen);
 }
 
 enum evidence_rc evidence_read_done(struct evidence_db *db, char *err, size_t errlen)
@@ -250,6 +309,10 @@ void evidence_close(struct evidence_db *db)
     if (!db)
         return;
     sqlite3_close_v2(db->sql);
+    if (db->key) {
+        store_key_wipe(db->key);
+        free(db->key);
+    }
     free(db->path);
     free(db);
 }

@@ -74,12 +74,7 @@ static enum evidence_rc sql_fail(sqlite3 *sql, const char *what, char *err, size
 
 static int64_t pragma_int(sqlite3 *sql, const char *stmt)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(sql, stmt, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return dbfile_query_int(sql, stmt);
 }
 
 static int64_t file_bytes(sqlite3 *sql)
@@ -230,7 +225,11 @@ enum evidence_rc evidence_prune(struct evidence_db *db, const struct evidence_pr
                      NULL, NULL, NULL) != SQLITE_OK)
         return sql_fail(db->sql, "temp table", err, errlen);
     r->bytes_before = file_bytes(db->sql);
-    enum evidence_rc rc = prune_all(db->sql, &o, r, err, errlen);
+    /* keyed (schema v8): what is deleted is counted by a checkpoint */
+    enum evidence_rc rc = db->keyed ? evidence_keyed_checkpoint(db, o.now_ms, err, errlen)
+                                    : EVIDENCE_OK;
+    if (rc == EVIDENCE_OK)
+        rc = prune_all(db->sql, &o, r, err, errlen);
     if (rc == EVIDENCE_OK)
         rc = reclaim(db->sql, r, err, errlen);
     count_kept(db->sql, &o, r);

@@ -60,6 +60,7 @@ const char *evidence_rc_name(enum evidence_rc rc)
     case EVIDENCE_E_CONFLICT: return "conflict";
     case EVIDENCE_E_OPEN: return "cannot open";
     case EVIDENCE_E_VERSION: return "schema version";
+    case EVIDENCE_E_KEY: return "store key";
     case EVIDENCE_E_INTERNAL: break;
     }
     return "internal error";

@@ -2,16 +2,15 @@
 #include "cliutil.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "evidence_text.h"
+#include "store_key.h"
 
 int cli_store_exit(bool file_problem)
 {
@@ -27,27 +26,7 @@ int64_t cli_now_ms(void)
 
 FILE *cli_open_regular(const char *path, unsigned *mode, char *why, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        evidence_text_errno(errno, why, n);
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(why, n, "not a regular file");
-        close(fd);
-        return NULL;
-    }
-    if (mode)
-        *mode = (unsigned)st.st_mode;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        evidence_text_errno(errno, why, n);
-        close(fd);
-    }
-    return f;
+    return store_open_regular(path, mode, why, n); /* one implementation (store_key.h) */
 }
 
 int cli_slurp(const char *path, size_t max, char **buf, size_t *len)

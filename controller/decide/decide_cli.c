@@ -252,7 +252,7 @@ static int open_existing(const struct cli_args *a, const char *cmd, sqlite3 **db
  * $STEPCTL_STORE_KEY_FILE) into k (*have): a keyed store's MACs are then
  * checked too (store_tampered).  The caller wipes k. */
 static int open_keyed(const struct cli_args *a, const char *cmd, sqlite3 **db,
-                      struct smac_key *k, bool *have)
+                      struct store_key *k, bool *have)
 {
     int rc = smac_cli_key(cmd, a->key_file, k, have);
     if (rc != CLI_OK)
@@ -408,7 +408,7 @@ static int replay_one(sqlite3 *db, const char *id, bool as_json)
 /* Does control.db break a MAC (with key k, on a keyed store: smac_verify.h)
  * or a rule of a valid row (vstore.h)?  Says which on f.  An error of the
  * check is no finding (the command's own reads said). */
-static bool store_tampered(FILE *f, sqlite3 *db, const struct smac_key *k)
+static bool store_tampered(FILE *f, sqlite3 *db, const struct store_key *k)
 {
     struct vst_finding v;
     size_t rules;
@@ -433,7 +433,7 @@ int stepctl_cmd_replay(int argc, char **argv)
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    struct smac_key key;
+    struct store_key key;
     bool have = false;
     if ((rc = open_keyed(&a, "replay", &db, &key, &have)) != CLI_OK) {
         smac_key_wipe(&key);
@@ -478,7 +478,7 @@ int stepctl_cmd_explain(int argc, char **argv)
         return ok ? CLI_OK : CLI_USAGE;
     }
     sqlite3 *db = NULL;
-    struct smac_key key;
+    struct store_key key;
     bool have = false;
     if ((rc = open_keyed(&a, "explain", &db, &key, &have)) != CLI_OK) {
         smac_key_wipe(&key);

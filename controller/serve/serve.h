@@ -34,7 +34,7 @@
 
 struct cauth; /* cauth.h */
 
-struct smac_key;
+struct store_key;
 
 #define SRV_MAX_CORS 16 /* --cors-origin given at most this many times */
 
@@ -66,7 +66,7 @@ struct srv_config {
     unsigned char verification_token_sha256[32]; /* --verification-token-file, hashed */
     bool verification_token_set; /* false: every "verification": true request is 401 */
     bool allow_anonymous;        /* --allow-anonymous: no client auth on a non-loopback address */
-    const struct smac_key *store_key; /* --store-key-file (smac.h), or NULL */
+    const struct store_key *store_key; /* --store-key-file (smac.h), or NULL */
 };
 
 #define SRV_INFLIGHT_BUCKETS 4096

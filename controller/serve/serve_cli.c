@@ -19,6 +19,7 @@
 #include "cliutil.h"
 #include "dlv_paths.h"
 #include "evidence.h"
+#include "store_key.h"
 #include "evidence_text.h"
 #include "serve.h"
 #include "smac_cli.h"
@@ -113,6 +114,10 @@ static const char serve_help[] =
     "  --store-key-file F  the key of control.db's MACs (default $STEPCTL_STORE_KEY_FILE;\n"
     "                     docs/security.md#tamper-evidence): keys an unkeyed store; a keyed\n"
     "                     store is served only with it and with every MAC holding (else 66)\n"
+    "  --evidence-key-file F  the key of evidence.db's MACs (exactav --store-key-file): at\n"
+    "                     start --evidence must pass `exactav evidence verify-store\n"
+    "                     --store-key-file F`'s keyed check (another key, a deleted or\n"
+    "                     changed row: 66; the key file's mode or length: 65)\n"
     "exit: 0 stopped after draining, 64 usage (also --paths without --evidence, a non-loopback\n"
     "      --listen without --client-auth or --allow-anonymous), 65 paths.json, the --client-auth\n"
     "      file, the admin or verification token file or the store key file refused (mode, length) or a key not\n"
@@ -234,12 +239,29 @@ static int load_paths(const char *file, struct dlv_paths **out)
 
 /* --evidence opened once read-only before listening: a store that is
  * missing, not SQLite or not an evidence store is refused (66) rather than
- * served as if it held no MISMATCH.  0 or 66. */
-static int evidence_usable(const char *file)
+ * served as if it held no MISMATCH.  With --evidence-key-file, the keyed
+ * check of `exactav evidence verify-store --store-key-file` too
+ * (evidence_check_macs): a store with another key, or tampered, is refused
+ * (66).  0, 65 (the key file's mode or length) or 66. */
+static int evidence_usable(const char *file, const char *key_file)
 {
     struct evidence_db *db = NULL;
     char err[1024], shown[2][1200];
-    enum evidence_rc rc = evidence_open(file, EVIDENCE_OPEN_RO, &db, err, sizeof err);
+    struct store_key k;
+    int krc = key_file ? store_key_load("stepctl serve", "--evidence-key-file", key_file, &k) : 0;
+    if (krc)
+        return krc;
+    enum evidence_rc rc = evidence_open_keyed(file, EVIDENCE_OPEN_RO, key_file ? &k : NULL, &db,
+                                              err, sizeof err);
+    if (key_file)
+        store_key_wipe(&k); /* the connection holds its own copy */
+    struct evidence_mac_check mc;
+    if (rc == EVIDENCE_OK && key_file &&
+        (rc = evidence_check_macs(db, &mc, err, sizeof err)) == EVIDENCE_OK && mc.tampered) {
+        snprintf(err, sizeof err, "store_tampered: %s %s breaks %s: %s (exactav evidence "
+                                  "verify-store)", mc.table, mc.row, mc.rule, mc.detail);
+        rc = EVIDENCE_E_OPEN;
+    }
     evidence_close(db);
     if (rc == EVIDENCE_OK)
         return CLI_OK;
@@ -280,7 +302,7 @@ int stepctl_cmd_serve(int argc, char **argv)
                *drain = NULL, *paths = NULL, *evidence = NULL, *cors = NULL, *public_url = NULL,
                *access_log = NULL, *request_timeout = NULL, *per_ip = NULL, *client_auth = NULL,
                *admin_token = NULL, *admin_listen = NULL, *admin_port_file = NULL,
-               *store_key_file = NULL, *verification_token = NULL;
+               *store_key_file = NULL, *verification_token = NULL, *evidence_key_file = NULL;
     bool help, allow_anonymous = false;
     size_t npos;
     struct cli_opt opts[] = {{"--db", &db, NULL},
@@ -302,6 +324,7 @@ int stepctl_cmd_serve(int argc, char **argv)
                              {"--admin-port-file", &admin_port_file, NULL},
                              {"--allow-anonymous", NULL, &allow_anonymous},
                              {"--store-key-file", &store_key_file, NULL},
+                             {"--evidence-key-file", &evidence_key_file, NULL},
                              {"--verification-token-file", &verification_token, NULL}};
     int rc = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], &help, NULL, 0, &npos);
     if (rc != CLI_OK || help || !db || !listen) {
@@ -311,7 +334,7 @@ int stepctl_cmd_serve(int argc, char **argv)
     }
     struct srv_config c;
     memset(&c, 0, sizeof c);
-    struct smac_key store_key;
+    struct store_key store_key;
     bool have_key = false;
     memset(&store_key, 0, sizeof store_key);
     int64_t n_threads = 2, n_batch = 256, drain_s = 30, request_s = 10, n_per_ip = 64;
@@ -362,7 +385,11 @@ int stepctl_cmd_serve(int argc, char **argv)
     if (paths && (rc = load_paths(paths, &c.paths)) != CLI_OK)
         return rc;
     c.verification_token_set = verification_token != NULL;
-    if ((evidence && (rc = evidence_usable(evidence)) != CLI_OK) ||
+    if (evidence_key_file && !evidence) {
+        fprintf(stderr, "stepctl serve: --evidence-key-file needs --evidence\n");
+        return CLI_USAGE;
+    }
+    if ((evidence && (rc = evidence_usable(evidence, evidence_key_file)) != CLI_OK) ||
         (client_auth && (rc = cauth_load(client_auth, &c.client_auth)) != CLI_OK) ||
         (admin_token && (rc = sauth_load_token(admin_token, c.admin_token_sha256)) != CLI_OK) ||
         (verification_token &&

@@ -208,7 +208,7 @@ static void *loop(void *arg)
 
 /* A keyed store is served only with its key and with every MAC holding:
  * 0, or -1 with err set. */
-static int check_keyed(sqlite3 *db, const struct smac_key *key, char *err, size_t errlen)
+static int check_keyed(sqlite3 *db, const struct store_key *key, char *err, size_t errlen)
 {
     int keyed = smac_is_keyed(db);
     struct vst_finding f;
@@ -226,7 +226,7 @@ static int check_keyed(sqlite3 *db, const struct smac_key *key, char *err, size_
     return keyed < 0 || t != 0 || (keyed > 0 && !key) ? -1 : 0;
 }
 
-struct swr *swr_start(const char *db_path, const struct smac_key *key, size_t batch_max,
+struct swr *swr_start(const char *db_path, const struct store_key *key, size_t batch_max,
                       const struct alc_delivery *delivery, char *err, size_t errlen)
 {
     assert(batch_max >= 1);

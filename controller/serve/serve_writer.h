@@ -36,14 +36,14 @@ struct swr_job {
 };
 
 struct swr;
-struct smac_key;
+struct store_key;
 
 /* Opens control.db (created and migrated when needed) for the writer thread
  * with key (--store-key-file, NULL: none; smac.h), checks it (vstore.h,
  * and a keyed store's MACs: smac_verify.h; a keyed store without its key is
  * refused) and starts it; delivery (may be NULL) is handed to every
  * alc_process and must outlive the writer.  NULL with err set on failure. */
-struct swr *swr_start(const char *db_path, const struct smac_key *key, size_t batch_max,
+struct swr *swr_start(const char *db_path, const struct store_key *key, size_t batch_max,
                       const struct alc_delivery *delivery, char *err, size_t errlen);
 
 void swr_submit(struct swr *w, struct swr_job *job);

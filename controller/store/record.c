@@ -127,7 +127,7 @@ static enum rec_status migrate(sqlite3 *db, char *err, size_t len)
  * read-only (it may be on a read-only mount or belong to another user).
  * See evidence/dbfile.h. */
 static enum rec_status open_store(const char *path, enum rec_mode mode,
-                                  const struct smac_key *key, sqlite3 **out, char *err,
+                                  const struct store_key *key, sqlite3 **out, char *err,
                                   size_t errlen)
 {
     struct dbfile_found found;
@@ -194,7 +194,7 @@ sqlite3 *rec_reference_schema(void)
     return db;
 }
 
-enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct smac_key *key,
+enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct store_key *key,
                                sqlite3 **out, char *err, size_t errlen)
 {
     *out = NULL;

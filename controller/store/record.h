@@ -32,7 +32,7 @@ enum rec_status {
     REC_TAMPERED, /* rec_open_keyed: a writer refused a schema object not stepctl's */
 };
 
-struct smac_key;
+struct store_key;
 
 /* How a command opens control.db.  Whose file it is follows
  * evidence/dbfile.h (application_id; a foreign file is refused before
@@ -52,7 +52,7 @@ enum rec_status rec_open(const char *path, enum rec_mode mode, sqlite3 **db, cha
  * is checked against a keyed one (REC_BAD_KEY); a writer refuses a store
  * with a schema object stepctl did not create that could make it MAC rows
  * (REC_TAMPERED).  See smac_keyed.h. */
-enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct smac_key *key,
+enum rec_status rec_open_keyed(const char *path, enum rec_mode mode, const struct store_key *key,
                                sqlite3 **db, char *err, size_t errlen);
 /* An in-memory database holding the schema this build creates, with the
  * MAC triggers: what smac_keyed.c compares a store's triggers with.  NULL

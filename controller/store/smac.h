@@ -24,36 +24,31 @@
 
 #include <sqlite3.h>
 
-#define SMAC_MIN_KEY 32   /* bytes: a shorter key is refused (65) */
-#define SMAC_MAX_KEY 1024 /* bytes */
-#define SMAC_HEX 65       /* 64 hex digits + NUL */
-#define SMAC_ENV "STEPCTL_STORE_KEY_FILE"
+#include "store_key.h" /* the key and the canonical MAC, shared with evidence.db */
 
-struct smac_key {
-    size_t n;
-    unsigned char b[SMAC_MAX_KEY];
-};
+#define SMAC_HEX STORE_KEY_HEX /* 64 hex digits + NUL */
+#define SMAC_ENV "STEPCTL_STORE_KEY_FILE"
+#define SMAC_KEY_ID_LABEL "stepctl store key id v1" /* store_keying.key_id = HMAC(key, this) */
 
 /* The key file to use: given (the option), else $STEPCTL_STORE_KEY_FILE,
  * else NULL (no key). */
 const char *smac_key_file(const char *given);
 
-/* Reads the key of file: one line (its final newline is not part of it)
- * or raw bytes, SMAC_MIN_KEY to SMAC_MAX_KEY bytes, a regular file readable
- * by its owner only.  0, 65 (mode, length), 66 (cannot read it), after
- * printing why (never the key) prefixed with "stepctl CMD: ". */
-int smac_key_load(const char *cmd, const char *file, struct smac_key *k);
+/* Reads the key of file (store_key_load): 0, 65 (mode, length), 66
+ * (cannot read it), after printing why (never the key) prefixed with
+ * "stepctl CMD: --store-key-file FILE: ". */
+int smac_key_load(const char *cmd, const char *file, struct store_key *k);
 
 /* Wipes a key. */
-void smac_key_wipe(struct smac_key *k);
+void smac_key_wipe(struct store_key *k);
 
 /* Registers stepctl_mac on db with a copy of k (NULL: the function fails,
  * naming --store-key-file).  SQLITE_OK or an SQLite error. */
-int smac_attach(sqlite3 *db, const struct smac_key *k);
+int smac_attach(sqlite3 *db, const struct store_key *k);
 
 /* hex HMAC-SHA-256 of the canonical encoding of (tbl, chain, prev,
  * vals[0..n)).  0, or -1 out of memory. */
-int smac_row(const struct smac_key *k, const char *tbl, const char *chain, const char *prev,
+int smac_row(const struct store_key *k, const char *tbl, const char *chain, const char *prev,
              sqlite3_value **vals, int n, char hex[SMAC_HEX]);
 
 /* Two hex MACs (or key ids) equal, compared in constant time; false when
@@ -61,6 +56,6 @@ int smac_row(const struct smac_key *k, const char *tbl, const char *chain, const
 bool smac_hex_same(const char *a, const char *b);
 
 /* The key id: hex HMAC(key, "stepctl store key id v1"). */
-void smac_key_id(const struct smac_key *k, char hex[SMAC_HEX]);
+void smac_key_id(const struct store_key *k, char hex[SMAC_HEX]);
 
 #endif

@@ -43,7 +43,7 @@ static int object_mac(sqlite3 *db, const json_t *o, char hex[SMAC_HEX])
     return rc;
 }
 
-static int store_key_id(sqlite3 *db, char out[SMAC_HEX])
+static int keying_key_id(sqlite3 *db, char out[SMAC_HEX])
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT key_id FROM store_keying WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
@@ -67,7 +67,7 @@ static int anchor_valid(sqlite3 *db, const json_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "not a store anchor (version 1) made by stepctl verify-store");
         return 65;
     }
-    if (store_key_id(db, mine) != 0 || !smac_hex_same(mine, key_id)) {
+    if (keying_key_id(db, mine) != 0 || !smac_hex_same(mine, key_id)) {
         snprintf(err, errlen, "the anchor was made for another store key (key_id %.16s...)", key_id);
         return 65;
     }
@@ -249,7 +249,7 @@ int smac_anchor_write(sqlite3 *db, const char *path, size_t *chains, struct vst_
         json_decref(heads);
         return -1;
     }
-    int rc = store_key_id(db, key_id) != 0 ? -1 : read_heads(db, heads, f);
+    int rc = keying_key_id(db, key_id) != 0 ? -1 : read_heads(db, heads, f);
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc != 0) {
         json_decref(heads);

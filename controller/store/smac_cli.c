@@ -5,7 +5,7 @@
 
 #include "cliutil.h"
 
-int smac_cli_key(const char *cmd, const char *given, struct smac_key *k, bool *have)
+int smac_cli_key(const char *cmd, const char *given, struct store_key *k, bool *have)
 {
     const char *file = smac_key_file(given);
     *have = file != NULL;
@@ -23,7 +23,7 @@ int smac_cli_exit(enum rec_status st)
 int smac_cli_open(const char *cmd, const char *path, enum rec_mode mode, const char *given,
                   sqlite3 **db)
 {
-    struct smac_key k;
+    struct store_key k;
     bool have = false;
     *db = NULL;
     int rc = smac_cli_key(cmd, given, &k, &have);

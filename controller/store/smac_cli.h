@@ -18,7 +18,7 @@
 
 /* Loads the key of given or $STEPCTL_STORE_KEY_FILE into k (*have: one
  * was named).  0, 65, 66 after printing why. */
-int smac_cli_key(const char *cmd, const char *given, struct smac_key *k, bool *have);
+int smac_cli_key(const char *cmd, const char *given, struct store_key *k, bool *have);
 
 /* rec_open_keyed with that key.  0, or the exit code after printing
  * "stepctl CMD: --db ...": 65 a wrong key (or key file), 66 control.db

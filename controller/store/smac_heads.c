@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dbfile.h"
 #include "smac_tables.h"
 
 /* The head MAC of (tbl, chain, n, last) as SQL over those expressions. */
@@ -63,12 +64,8 @@ int smac_heads_required(sqlite3 *db)
         "SELECT (SELECT COALESCE(json_extract(covered, '$.heads'), 0) = 1 FROM store_keying) "
         "OR EXISTS (SELECT 1 FROM store_macs WHERE tbl = 'store_heads' AND row_key = '"
         SMAC_HEADS_SEEDED "')";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int res = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : -1;
-    sqlite3_finalize(st);
-    return res;
+    int64_t v = dbfile_query_int(db, sql);
+    return v < 0 ? -1 : v != 0;
 }
 
 /* The seeding MAC: from now on this store must have heads (verify-store

@@ -21,7 +21,7 @@ static int have_table(sqlite3 *db)
 
 /* The seeding MAC (and anything else filed under store_heads in store_macs)
  * verifies: mac = stepctl_mac('store_heads', chain, row_key, ''). */
-static int check_seeded(sqlite3 *db, const struct smac_key *k, struct vst_finding *f)
+static int check_seeded(sqlite3 *db, const struct store_key *k, struct vst_finding *f)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT row_key, chain, mac FROM store_macs WHERE tbl = "
@@ -93,7 +93,7 @@ static int check_missing(sqlite3 *db, struct vst_finding *f)
 }
 
 /* One head (st's row: key, tbl, chain, n, last_mac, head_mac, count, newest). */
-static int check_head(const struct smac_key *k, sqlite3_stmt *st, struct vst_finding *f)
+static int check_head(const struct store_key *k, sqlite3_stmt *st, struct vst_finding *f)
 {
     const char *key = (const char *)sqlite3_column_text(st, 0);
     const char *tbl = (const char *)sqlite3_column_text(st, 1);
@@ -118,7 +118,7 @@ static int check_head(const struct smac_key *k, sqlite3_stmt *st, struct vst_fin
 }
 
 /* Every head verifies and is its chain's count and newest MAC. */
-static int check_heads(sqlite3 *db, const struct smac_key *k, struct vst_finding *f)
+static int check_heads(sqlite3 *db, const struct store_key *k, struct vst_finding *f)
 {
     static const char sql[] =
         "SELECT json_array(h.tbl, h.chain), h.tbl, h.chain, h.n, h.last_mac, h.head_mac, "
@@ -137,7 +137,7 @@ static int check_heads(sqlite3 *db, const struct smac_key *k, struct vst_finding
     return res;
 }
 
-int smac_heads_verify(sqlite3 *db, const struct smac_key *k, struct vst_finding *f)
+int smac_heads_verify(sqlite3 *db, const struct store_key *k, struct vst_finding *f)
 {
     int res = smac_heads_required(db);
     if (res <= 0)

@@ -21,6 +21,6 @@
 
 /* In smac_verify's read transaction.  0 the heads hold (or the store need
  * not have them), 1 a finding (*f), -1 an SQLite error. */
-int smac_heads_verify(sqlite3 *db, const struct smac_key *k, struct vst_finding *f);
+int smac_heads_verify(sqlite3 *db, const struct store_key *k, struct vst_finding *f);
 
 #endif

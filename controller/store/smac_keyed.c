@@ -36,47 +36,13 @@ int smac_create_triggers(sqlite3 *db)
     return smac_heads_triggers(db); /* the heads: schema 9 (smac_heads.h) */
 }
 
-static bool in_ref(sqlite3 *ref, const char *name, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    bool yes = false;
-    if (sqlite3_prepare_v2(ref, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?1 "
-                                "AND sql = ?2", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, sql, -1, SQLITE_STATIC);
-        yes = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return yes;
-}
-
 int smac_foreign_object(sqlite3 *db, sqlite3 *ref, char *name, size_t cap)
 {
-    /* LIKE is case-insensitive for ASCII, as SQL names are: "STEPCTL_MAC"
-     * and "stepctl_mac" are one function. */
-    static const char sql[] = "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-                              "AND (type = 'trigger' OR sql LIKE '%stepctl_mac%') ORDER BY rowid";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc, found = 0;
-    while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *type = (const char *)sqlite3_column_text(st, 0);
-        const char *n = (const char *)sqlite3_column_text(st, 1);
-        const char *text = (const char *)sqlite3_column_text(st, 2);
-        if (strcmp(type, "trigger") || !in_ref(ref, n, text)) {
-            snprintf(name, cap, "%s %s", type, n);
-            found = 1;
-        }
-    }
-    if (!found && rc != SQLITE_DONE)
-        found = -1;
-    sqlite3_finalize(st);
-    return found;
+    return store_key_foreign_object(db, ref, "stepctl_mac", name, cap);
 }
 
 /* One MAC of the checkpoint chain over the values of st's current row. */
-static int chain_step(const struct smac_key *k, const char *tbl, sqlite3_stmt *st, char prev[SMAC_HEX])
+static int chain_step(const struct store_key *k, const char *tbl, sqlite3_stmt *st, char prev[SMAC_HEX])
 {
     sqlite3_value *vals[64];
     int n = sqlite3_column_count(st);
@@ -91,7 +57,7 @@ static int chain_step(const struct smac_key *k, const char *tbl, sqlite3_stmt *s
     return 0;
 }
 
-static int checkpoint_table(sqlite3 *db, const struct smac_key *k, const struct smac_table *t,
+static int checkpoint_table(sqlite3 *db, const struct store_key *k, const struct smac_table *t,
                             const char *covered, char prev[SMAC_HEX])
 {
     char cols[1024], sql[1400];
@@ -113,7 +79,7 @@ static int checkpoint_table(sqlite3 *db, const struct smac_key *k, const struct 
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int smac_checkpoint(sqlite3 *db, const struct smac_key *k, int64_t keyed_at_ms,
+int smac_checkpoint(sqlite3 *db, const struct store_key *k, int64_t keyed_at_ms,
                     const char *covered, char hex[SMAC_HEX])
 {
     sqlite3_stmt *st = NULL;
@@ -153,7 +119,7 @@ static int covered_now(sqlite3 *db, char *out, size_t cap)
     return len < cap ? 0 : -1;
 }
 
-static int key_store(sqlite3 *db, const struct smac_key *k, int64_t now_ms)
+static int key_store(sqlite3 *db, const struct store_key *k, int64_t now_ms)
 {
     char covered[1024], cp[SMAC_HEX], id[SMAC_HEX];
     if (covered_now(db, covered, sizeof covered) != 0 ||
@@ -174,22 +140,9 @@ static int key_store(sqlite3 *db, const struct smac_key *k, int64_t now_ms)
 }
 
 /* 1 the key is the store's, 0 not, 2 no keying row (removed), -1 error. */
-static int key_matches(sqlite3 *db, const struct smac_key *k)
+static int key_matches(sqlite3 *db, const struct store_key *k)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT key_id FROM store_keying", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int res = -1, rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        res = 2;
-    if (rc == SQLITE_ROW) {
-        char id[SMAC_HEX];
-        smac_key_id(k, id);
-        const char *stored = (const char *)sqlite3_column_text(st, 0);
-        res = smac_hex_same(stored, id);
-    }
-    sqlite3_finalize(st);
-    return res;
+    return store_key_matches(db, "SELECT key_id FROM store_keying", k, SMAC_KEY_ID_LABEL);
 }
 
 /* The chain heads of a store just keyed (keyed 0), or of one keyed before
@@ -204,7 +157,7 @@ static int heads_enter(sqlite3 *db, int keyed)
     return required ? SQLITE_OK : smac_heads_seed(db, keyed != 0);
 }
 
-enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *k, bool writer,
+enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct store_key *k, bool writer,
                               int64_t now_ms, char *err, size_t errlen)
 {
     if (dbfile_user_version(db) < 7)

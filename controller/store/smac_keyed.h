@@ -38,7 +38,7 @@ enum smac_enter_rc {
  * the key id; a writer checks the schema and re-creates missing MAC
  * triggers.  ref: the schema this build creates (rec_reference_schema),
  * for the writer's check. */
-enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct smac_key *k, bool writer,
+enum smac_enter_rc smac_enter(sqlite3 *db, sqlite3 *ref, const struct store_key *k, bool writer,
                               int64_t now_ms, char *err, size_t errlen);
 
 /* The first schema object of db that ref (the schema this build creates,
@@ -50,7 +50,7 @@ int smac_foreign_object(sqlite3 *db, sqlite3 *ref, char *name, size_t cap);
 /* The hex HMAC chain over every row of the MACed tables with a rowid up to
  * covered's (JSON {table: rowid}), in table then rowid order, started from
  * (keyed_at_ms, covered).  0 or -1. */
-int smac_checkpoint(sqlite3 *db, const struct smac_key *k, int64_t keyed_at_ms,
+int smac_checkpoint(sqlite3 *db, const struct store_key *k, int64_t keyed_at_ms,
                     const char *covered, char hex[SMAC_HEX]);
 
 /* Creates the MAC triggers (IF NOT EXISTS) on db.  SQLITE_OK or not. */

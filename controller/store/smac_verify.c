@@ -10,7 +10,7 @@
 #include "smac_tables.h"
 
 /* Every MAC of table t in order: its row exists and matches. */
-static int check_macs(sqlite3 *db, const struct smac_key *k, const struct smac_table *t,
+static int check_macs(sqlite3 *db, const struct store_key *k, const struct smac_table *t,
                       struct vst_finding *f, size_t *macs)
 {
     char cols[1024], join[512], sql[2400];
@@ -102,7 +102,7 @@ static int check_numbering(sqlite3 *db, struct vst_finding *f)
     return res;
 }
 
-static int check_checkpoint(sqlite3 *db, const struct smac_key *k, struct vst_finding *f)
+static int check_checkpoint(sqlite3 *db, const struct store_key *k, struct vst_finding *f)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT keyed_at_ms, covered, checkpoint FROM store_keying", -1,
@@ -137,7 +137,7 @@ static int check_keying(sqlite3 *db, struct vst_finding *f)
                                : -1;
 }
 
-static int check_all(sqlite3 *db, const struct smac_key *k, struct vst_finding *f, size_t *macs)
+static int check_all(sqlite3 *db, const struct store_key *k, struct vst_finding *f, size_t *macs)
 {
     int res = check_keying(db, f);
     if (res != 0)
@@ -160,7 +160,7 @@ static int check_all(sqlite3 *db, const struct smac_key *k, struct vst_finding *
     return res == 0 ? check_checkpoint(db, k, f) : res;
 }
 
-int smac_verify(sqlite3 *db, const struct smac_key *k, struct vst_finding *f, size_t *macs)
+int smac_verify(sqlite3 *db, const struct store_key *k, struct vst_finding *f, size_t *macs)
 {
     memset(f, 0, sizeof *f);
     *macs = 0;

@@ -28,6 +28,6 @@
 
 /* In a read transaction of db (a keyed store, key checked by rec_open).
  * 0 every MAC holds (*macs: how many), 1 tampered (*f), -1 an SQLite error. */
-int smac_verify(sqlite3 *db, const struct smac_key *k, struct vst_finding *f, size_t *macs);
+int smac_verify(sqlite3 *db, const struct store_key *k, struct vst_finding *f, size_t *macs);
 
 #endif

@@ -83,7 +83,7 @@ int stepctl_cmd_verify_store(int argc, char **argv)
         fputs(vstore_help, ok ? stdout : stderr);
         return ok ? CLI_OK : CLI_USAGE;
     }
-    struct smac_key key;
+    struct store_key key;
     if ((rc = smac_cli_key("verify-store", key_file, &key, &have_key)) != CLI_OK)
         return rc;
     sqlite3 *db = NULL;

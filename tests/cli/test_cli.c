@@ -1032,15 +1032,22 @@ static void case_24_unusable_keys_refused(void **state)
     out_free(&o);
 }
 
-static void case_25_canary_sign_key_signs_what_it_stores(void **state)
+/* Serves the fixtures and writes cfg.json: one canary target, the served
+ * copy against a local reference of the same segments. */
+static void canary_one_target(struct env *e)
 {
-    struct env *e = *state;
-    make_keys(e);
     serve(e);
     assert_int_equal(sh("cd %s && mkdir ref && cp c/*.ts ref/ && cp c/index.m3u8 ref/playlist.m3u8 && printf "
                         "'{\"probe_period_s\": 0, \"targets\": [{\"path_id\": \"p\", \"channel\": \"c\", \"rendition\": "
                         "\"r\", \"program_version\": \"v\", \"candidate\": \"http://127.0.0.1:%d/c/index.m3u8\", "
                         "\"reference\": \"%s/ref\"}]}' > cfg.json", e->dir, e->port, e->dir), 0);
+}
+
+static void case_25_canary_sign_key_signs_what_it_stores(void **state)
+{
+    struct env *e = *state;
+    make_keys(e);
+    canary_one_target(e);
     struct out o = run(e, "%s canary --once --config cfg.json --evidence ev.db --sign-key k2.pem", EXACTAV);
     assert_int_equal(o.rc, 0);
     out_free(&o);
@@ -1154,6 +1161,138 @@ static void case_26_evidence_verify_store_names_the_first_broken_row(void **stat
 }
 
 
+/* verify-store of db under the key file "key": exit 3 naming rule (and
+ * table, unless NULL). */
+static void assert_keyed_finding(const struct env *e, const char *db, const char *rule, const char *table)
+{
+    struct out o = run(e, "%s evidence verify-store --evidence %s --store-key-file key --json", EXACTAV, db);
+    assert_int_equal(o.rc, 3);
+    assert_string_equal(jget(o.json, "kind", NULL), "store_tampered");
+    assert_string_equal(jget(o.json, "rule", NULL), rule);
+    if (table)
+        assert_string_equal(jget(o.json, "table", NULL), table);
+    out_free(&o);
+}
+
+/* Issue 19: a row of evidence.db deleted whole was seen nowhere.  With
+ * --store-key-file every row written gets a MAC and the keyed head counts
+ * and sums them, so verify-store names a deletion (row_deleted), an edit
+ * (row_mac_mismatch) and a head changed by hand (head_mismatch); a writer
+ * without the key writes nothing; a wrong key, or a key file others can
+ * read, is 65.  The key's bytes are printed nowhere. */
+static void case_28_keyed_evidence_store_names_deleted_rows(void **state)
+{
+    struct env *e = *state;
+    static const char secret[] = "evidence-key-0123456789-abcdefghijklmnop";
+    assert_int_equal(sh("cd %s && printf '%s\\n' > key && chmod 600 key && head -c 48 /dev/urandom > other && "
+                        "chmod 600 other && cp key open && chmod 644 open", e->dir, secret), 0);
+    assert_int_equal(sh("cd %s && for p in cdn-a cdn-a cdn-b; do %s verify --json --no-progress --reference "
+                        "%s/ref.ts --candidate %s/cand_copy.ts --path-id $p --evidence ev.db --store-key-file key "
+                        "> $p.json || exit 1; done && %s verify --json --no-progress --reference %s/ref.ts "
+                        "--candidate %s/cand_copy.ts --path-id cdn-i > i.json && EXACTAV_STORE_KEY_FILE=key %s "
+                        "evidence import i.json --evidence ev.db", e->dir, EXACTAV, FX, FX, EXACTAV, FX, FX, EXACTAV),
+                     0);
+    struct out o = run(e, "%s evidence verify-store --evidence ev.db --store-key-file key --json", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_string_equal(o.out, "{\"kind\":\"store_ok\",\"rows\":4,\"signatures_verified\":0,\"macs_verified\":4,"
+                               "\"checkpoints_verified\":1}\n");
+    out_free(&o);
+    /* without the key: the rules only, and stderr says so */
+    o = run(e, "%s evidence verify-store --evidence ev.db --json", EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_string_equal(o.out, "{\"kind\":\"store_ok\",\"rows\":4,\"signatures_verified\":0}\n");
+    assert_non_null(strstr(o.err, "were not checked"));
+    out_free(&o);
+
+    /* prune with the key: the older cdn-a row goes, a checkpoint counts it */
+    o = run(e, "%s evidence prune --evidence ev.db --keep 0s --keep-mismatch 0s --store-key-file key --json && "
+            "%s evidence verify-store --evidence ev.db --store-key-file key --json", EXACTAV, EXACTAV);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.out, "\"evidence\": 1"));
+    assert_non_null(strstr(o.out, "{\"kind\":\"store_ok\",\"rows\":3,\"signatures_verified\":0,\"macs_verified\":3,"
+                                  "\"checkpoints_verified\":2}"));
+    out_free(&o);
+
+    /* a writer without the key, on a keyed store: 65, nothing written */
+    assert_int_equal(sh("cd %s && cp ev.db before.db", e->dir), 0);
+    o = run(e, "%s verify --json --no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts --path-id cdn-n "
+            "--evidence ev.db", EXACTAV, FX, FX);
+    assert_int_equal(o.rc, 65);
+    assert_non_null(strstr(o.err, "--store-key-file"));
+    out_free(&o);
+    /* nor can plain sqlite3 delete a row while the triggers stand */
+    o = run(e, "%s evidence import i.json --evidence ev.db; echo $?; %s evidence prune --evidence ev.db --keep 0s; "
+            "echo $?; sqlite3 ev.db \"DELETE FROM evidence_rows WHERE path_id = 'cdn-b'\" 2>&1 | "
+            "grep -c 'no such function: exactav_mac'; cmp ev.db before.db && sqlite3 ev.db 'select count(*) from "
+            "evidence'", EXACTAV, EXACTAV);
+    assert_string_equal(o.out, "65\n65\n1\n3\n");
+    out_free(&o);
+
+    /* a row deleted with the triggers dropped: row_deleted, exit 3 */
+    assert_int_equal(sh("cd %s && cp ev.db head.db && cp ev.db edit.db && sqlite3 ev.db \"DROP TRIGGER "
+                        "evidence_mac_delete; DELETE FROM fetches WHERE evidence_id IN (SELECT id FROM evidence "
+                        "WHERE path_id = 'cdn-b'); DELETE FROM evidence_rows WHERE path_id = 'cdn-b'; DELETE FROM "
+                        "evidence_macs WHERE id NOT IN (SELECT id FROM evidence_rows)\"", e->dir), 0);
+    assert_keyed_finding(e, "ev.db", "row_deleted", "evidence_head");
+    o = run(e, "%s evidence verify-store --evidence ev.db", EXACTAV); /* the rules alone see nothing */
+    assert_int_equal(o.rc, 0);
+    out_free(&o);
+    /* stepctl serve --evidence-key-file: the same check at start, 66 for a tampered store, the
+     * clean one served (still running when timeout stops it) */
+    o = run(e, "printf '{\"paths\": {\"C\": {\"renditions\": {\"r\": \"http://127.0.0.1:9/a.m3u8\"}, "
+            "\"auth\": {\"type\": \"none\"}}}}' > paths.json; for ev in ev.db before.db; do timeout 3 %s serve "
+            "--db c.db --listen 127.0.0.1:0 --paths paths.json --evidence $ev --evidence-key-file key 2>>serve.err; "
+            "echo $?; done; %s serve --db c.db --listen 127.0.0.1:0 --paths paths.json --evidence before.db "
+            "--evidence-key-file open 2>/dev/null; echo $?; grep -c 'store_tampered: evidence_head 1 breaks "
+            "row_deleted' serve.err", STEPCTL_BIN, STEPCTL_BIN);
+    assert_string_equal(o.out, "66\n124\n65\n1\n");
+    out_free(&o);
+    /* a column changed: row_mac_mismatch naming the row (table evidence) */
+    assert_int_equal(sh("cd %s && sqlite3 edit.db \"UPDATE evidence_rows SET observed_end_ms = observed_end_ms "
+                        "+ 1 WHERE path_id = 'cdn-b'\"", e->dir), 0);
+    assert_keyed_finding(e, "edit.db", "row_mac_mismatch", "evidence");
+    /* the head changed: head_mismatch */
+    assert_int_equal(sh("cd %s && sqlite3 head.db \"UPDATE evidence_head SET n = n - 1\"", e->dir), 0);
+    assert_keyed_finding(e, "head.db", "head_mismatch", "evidence_head");
+
+    /* a wrong key is 65, never tampering; a key file others can read is 65 */
+    o = run(e, "%s evidence verify-store --evidence before.db --store-key-file other --json", EXACTAV);
+    assert_int_equal(o.rc, 65);
+    assert_non_null(strstr(o.err, "the key does not match"));
+    assert_absent(o.out, "store_tampered");
+    out_free(&o);
+    o = run(e, "%s evidence verify-store --evidence before.db --store-key-file open; echo $?; %s verify "
+            "--no-progress --reference %s/ref.ts --candidate %s/cand_copy.ts --evidence before.db "
+            "--store-key-file open; echo $?", EXACTAV, EXACTAV, FX, FX);
+    assert_string_equal(o.out, "65\n65\n");
+    assert_non_null(strstr(o.err, "chmod 600"));
+    assert_absent(o.err, secret);
+    out_free(&o);
+    /* an unkeyed store checked with a key: store_not_keyed */
+    assert_int_equal(sh("cd %s && %s evidence import i.json --evidence plain.db >/dev/null", e->dir, EXACTAV), 0);
+    assert_keyed_finding(e, "plain.db", "store_not_keyed", NULL);
+    /* the key's bytes are in no file but the key file */
+    o = run(e, "grep -rlF '%s' . | sort", secret);
+    assert_string_equal(o.out, "./key\n./open\n");
+    out_free(&o);
+}
+
+/* The canary writes a keyed store with --store-key-file, and refuses to
+ * write a keyed store without it. */
+static void case_29_canary_store_key_file(void **state)
+{
+    struct env *e = *state;
+    canary_one_target(e);
+    struct out o = run(e, "head -c 40 /dev/urandom > key && chmod 600 key && %s canary --once --config cfg.json "
+                       "--evidence ev.db --store-key-file key > /dev/null; echo $?; %s evidence verify-store "
+                       "--evidence ev.db --store-key-file key --json; cp ev.db before.db; %s canary --once --config "
+                       "cfg.json --evidence ev.db > /dev/null 2> keyless.err; echo $?; grep -c -- --store-key-file "
+                       "keyless.err; cmp ev.db before.db && echo unchanged", EXACTAV, EXACTAV, EXACTAV);
+    assert_string_equal(o.out, "0\n{\"kind\":\"store_ok\",\"rows\":1,\"signatures_verified\":0,\"macs_verified\":1,"
+                               "\"checkpoints_verified\":1}\n65\n1\nunchanged\n");
+    out_free(&o);
+}
+
 #define CASE(name) {#name, case_##name}
 static const struct {
     const char *name;
@@ -1180,6 +1319,8 @@ static const struct {
     CASE(25_canary_sign_key_signs_what_it_stores),
     CASE(26_evidence_verify_store_names_the_first_broken_row),
     CASE(27_verify_allocation_id_and_pathway_stored),
+    CASE(28_keyed_evidence_store_names_deleted_rows),
+    CASE(29_canary_store_key_file),
 };
 
 int main(int argc, char **argv)

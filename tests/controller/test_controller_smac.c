@@ -543,7 +543,7 @@ static void ctl_213_whole_allocation_chain_removed_with_its_head_is_found(void *
 /* Keys the unkeyed store of w as a build of schema 8 did, through the
  * library: taken back to schema 8, the store_keying row (its covered
  * without "heads") and the nine MAC triggers, no head. */
-static void key_as_schema_8(struct ctl_world *w, const struct smac_key *k)
+static void key_as_schema_8(struct ctl_world *w, const struct store_key *k)
 {
     assert_int_equal(ctl_sql(w->db, CTL_V9_UNDONE "PRAGMA user_version = 8"), 0);
     sqlite3 *db = NULL;
@@ -588,7 +588,7 @@ static void ctl_214_store_keyed_at_schema_8_is_seeded_by_the_next_keyed_writer(v
     assert_int_equal(ctl_decide_cli(&w.t, "sit.json", sit, w.ev, w.db, d), 0);
     json_decref(sit);
     assert_int_equal(ctl_grant_cli(&w.t, w.db, d, "", g), 0);
-    struct smac_key k = {.n = strlen(KEY)};
+    struct store_key k = {.n = strlen(KEY)};
     memcpy(k.b, KEY, k.n);
     key_as_schema_8(&w, &k);
     key_file(&w, "store.key", KEY "\n", path, sizeof path);

@@ -6,6 +6,7 @@
 #include "dbfile.h"
 #include "evidence_fingerprint.h"
 #include "ev_schema_undo.h"
+#include "store_key.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
     "ALTER TABLE evidence DROP COLUMN pathway; "
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1637,7 +1639,7 @@ static void store_34_v6_rows_kept_whole_new_rows_split(void **state)
                                      " name = 'evidence'"), 1);
     assert_stored_as(t->db, "old", old);
     db = ev_open_rw(t->db);
-    assert_int_equal(evidence_schema_version(db), 7);
+    assert_int_equal(evidence_schema_version(db), EVIDENCE_SCHEMA_VERSION); /* v7, then v8 */
     char *fresh = ev_sample_report("new", "MATCH", now - 10, "cdn-a", "ch1", "360p", "pv7");
     import_ok(db, fresh, now, 1);
     evidence_close(db);
@@ -1652,6 +1654,356 @@ static void store_34_v6_rows_kept_whole_new_rows_split(void **state)
                                      " sql LIKE '%REFERENCES \"evidence_rows\"%'"), 1);
     free(old);
     free(fresh);
+}
+
+/* ---- schema v8: keyed tamper evidence (evidence_keyed.c) ---------------------------------- */
+
+/* A key of 40 bytes, all c. */
+static struct store_key test_key(char c)
+{
+    struct store_key k;
+    memset(&k, 0, sizeof k);
+    k.n = 40;
+    memset(k.b, c, k.n);
+    return k;
+}
+
+static struct evidence_db *open_keyed(const char *path, enum evidence_open_mode mode, char c)
+{
+    struct store_key k = test_key(c);
+    struct evidence_db *db = NULL;
+    char err[512] = "";
+    enum evidence_rc rc = evidence_open_keyed(path, mode, &k, &db, err, sizeof err);
+    if (rc != EVIDENCE_OK)
+        print_error("open keyed: %s\n", err);
+    assert_int_equal(rc, EVIDENCE_OK);
+    return db;
+}
+
+/* The keyed check with key 'k'; the rule it names ("" when clean). */
+static struct evidence_mac_check check_keyed(const char *path)
+{
+    struct evidence_db *db = open_keyed(path, EVIDENCE_OPEN_RO, 'k');
+    struct evidence_mac_check c;
+    char err[512] = "";
+    enum evidence_rc rc = evidence_check_macs(db, &c, err, sizeof err);
+    if (rc != EVIDENCE_OK)
+        print_error("check: %s\n", err);
+    assert_int_equal(rc, EVIDENCE_OK);
+    evidence_close(db);
+    if (c.tampered)
+        print_message("  %s %s %s: %s\n", c.table, c.row, c.rule, c.detail);
+    return c;
+}
+
+static void assert_rule(const char *path, const char *rule)
+{
+    struct evidence_mac_check c = check_keyed(path);
+    assert_true(c.keyed);
+    assert_string_equal(c.tampered ? c.rule : "", rule);
+}
+
+/* Four rows of two scopes under key 'k': a0 < a1 < a2 of cdn-a, b0 of cdn-b. */
+static void keyed_store(const char *path, int64_t now)
+{
+    struct evidence_db *db = open_keyed(path, EVIDENCE_OPEN_RW, 'k');
+    const char *ids[] = {"a0", "a1", "a2", "b0"};
+    for (int i = 0; i < 4; i++) {
+        char *r = ev_sample_report(ids[i], "MATCH", now - MIN_MS(60 - i), i < 3 ? "cdn-a" : "cdn-b",
+                                   "ch1", "360p", "pv7");
+        import_ok(db, r, now, 1);
+        free(r);
+    }
+    evidence_close(db);
+}
+
+/* Keyed by its first writer with a key, a store verifies clean after
+ * inserts, imports and a prune, and also when it held rows before. */
+static void store_35_keyed_store_verifies_clean_after_writes_and_prune(void **state)
+{
+    struct ev_tmp *t = *state;
+    int64_t now = evidence_now_ms();
+    /* rows written before keying are MACed at keying */
+    struct evidence_db *db = ev_open_rw(t->db);
+    struct evidence_record rec = ev_sample_record("before", now - MIN_MS(90));
+    insert_ok(db, &rec);
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_keying"), 0);
+    keyed_store(t->db, now);
+    assert_int_equal(ev_count(t->db, "SELECT rows FROM evidence_keying"), 1);
+    assert_int_equal(ev_count(t->db, "SELECT n FROM evidence_head"), 5);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_macs"), 5);
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_false(c.tampered);
+    assert_int_equal(c.rows, 5);
+    assert_int_equal(c.checkpoints, 1);
+    /* the view's columns and report bytes are those of an unkeyed store */
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM pragma_table_info('evidence')"), 23);
+    /* prune with the key: a0, a1 and "before" go, counted by checkpoint 2 */
+    db = open_keyed(t->db, EVIDENCE_OPEN_RW, 'k');
+    struct evidence_prune_opts o = {now, MIN_MS(1), 0, 1};
+    struct evidence_prune_result r;
+    char err[256] = "";
+    assert_int_equal(evidence_prune(db, &o, &r, err, sizeof err), EVIDENCE_OK);
+    evidence_close(db);
+    assert_int_equal(r.evidence_rows, 2);
+    assert_int_equal(ev_count(t->db, "SELECT n FROM evidence_checkpoints WHERE seq = 2"), 2);
+    c = check_keyed(t->db);
+    assert_false(c.tampered);
+    assert_int_equal(c.rows, 3);
+    assert_int_equal(c.checkpoints, 2);
+    /* a prune that deletes nothing reuses the empty newest checkpoint */
+    for (int i = 0; i < 2; i++) {
+        db = open_keyed(t->db, EVIDENCE_OPEN_RW, 'k');
+        assert_int_equal(evidence_prune(db, &o, &r, err, sizeof err), EVIDENCE_OK);
+        evidence_close(db);
+    }
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence_checkpoints"), 3);
+    assert_rule(t->db, "");
+}
+
+/* A row deleted by hand: refused by plain SQLite while the triggers stand;
+ * with them dropped, its MAC left behind or removed too, row_deleted. */
+static void store_36_row_deleted_by_hand_is_row_deleted(void **state)
+{
+    struct ev_tmp *t = *state;
+    keyed_store(t->db, evidence_now_ms());
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(t->db, &raw), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(raw, "DELETE FROM fetches WHERE evidence_id = 'a1'; "
+                                           "DELETE FROM evidence_rows WHERE id = 'a1'", NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(raw, "DELETE FROM evidence WHERE id = 'a1'", NULL, NULL, NULL),
+                         SQLITE_OK);
+    sqlite3_close(raw);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), 4);
+    assert_rule(t->db, "");
+    exec_raw(t->db, "DROP TRIGGER evidence_mac_delete; DELETE FROM fetches WHERE evidence_id = 'a1'; "
+                    "DELETE FROM evidence_rows WHERE id = 'a1';");
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_string_equal(c.rule, "row_deleted");
+    assert_string_equal(c.row, "a1");
+    exec_raw(t->db, "DELETE FROM evidence_macs WHERE id = 'a1';");
+    c = check_keyed(t->db);
+    assert_string_equal(c.rule, "row_deleted");
+    assert_string_equal(c.table, "evidence_head");
+    /* the next keyed writer puts the trigger back; the deletion stays seen */
+    struct evidence_db *db = open_keyed(t->db, EVIDENCE_OPEN_RW, 'k');
+    evidence_close(db);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE name = "
+                                     "'evidence_mac_delete'"), 1);
+    assert_rule(t->db, "row_deleted");
+}
+
+/* A column or the report changed is row_mac_mismatch; a row added with
+ * the triggers dropped is row_mac_missing. */
+static void store_37_changed_or_added_row_is_named(void **state)
+{
+    struct ev_tmp *t = *state;
+    keyed_store(t->db, evidence_now_ms());
+    char copy[160];
+    ev_tmp_path(t, "copy.db", copy, sizeof copy);
+    exec_raw(t->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "cp %s %s", t->db, copy);
+    assert_int_equal(system(cmd), 0);
+    exec_raw(t->db, "UPDATE evidence_rows SET reason = 'other' WHERE id = 'a2'");
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_string_equal(c.rule, "row_mac_mismatch");
+    assert_string_equal(c.row, "a2");
+    /* the report text alone (the part kept in evidence_rows) */
+    exec_raw(copy, "UPDATE evidence_rows SET report = replace(report, 'MATCH', 'MATCH ') WHERE id = 'b0'");
+    c = check_keyed(copy);
+    assert_string_equal(c.rule, "row_mac_mismatch");
+    assert_string_equal(c.row, "b0");
+    exec_raw(copy, "UPDATE evidence_rows SET report = replace(report, 'MATCH ', 'MATCH') WHERE id = 'b0'");
+    assert_rule(copy, "");
+    exec_raw(copy, "DROP TRIGGER evidence_mac_insert; INSERT INTO evidence_rows (id, check_kind, "
+                   "verdict, reason, profile_id, profile_fingerprint, observed_at_ms, observed_end_ms, "
+                   "recorded_at_ms, report) SELECT 'x9', check_kind, verdict, reason, profile_id, "
+                   "profile_fingerprint, observed_at_ms, observed_end_ms, recorded_at_ms, report "
+                   "FROM evidence_rows WHERE id = 'b0';");
+    c = check_keyed(copy);
+    assert_string_equal(c.rule, "row_mac_missing");
+    assert_string_equal(c.row, "x9");
+}
+
+/* The head, a checkpoint or the keying row changed or removed by hand. */
+static void store_38_head_checkpoint_and_keying_changed_are_named(void **state)
+{
+    struct ev_tmp *t = *state;
+    keyed_store(t->db, evidence_now_ms());
+    exec_raw(t->db, "UPDATE evidence_head SET n = n - 1");
+    assert_rule(t->db, "head_mismatch");
+    /* a keyed writer does not re-sign a broken head: it stays named */
+    struct evidence_db *db = open_keyed(t->db, EVIDENCE_OPEN_RW, 'k');
+    char *r = ev_sample_report("c0", "MATCH", evidence_now_ms() - 5, "cdn-c", "ch1", "360p", "pv7");
+    import_ok(db, r, evidence_now_ms(), 1);
+    free(r);
+    evidence_close(db);
+    assert_rule(t->db, "head_mismatch");
+    exec_raw(t->db, "UPDATE evidence_head SET n = n + 1"); /* back as it was: it verifies, */
+    assert_rule(t->db, "head_mismatch"); /* but counts fewer MACs than there are (not c0's) */
+    exec_raw(t->db, "DELETE FROM evidence_head");
+    assert_rule(t->db, "head_mismatch");
+
+    char other[160];
+    ev_tmp_path(t, "other.db", other, sizeof other);
+    keyed_store(other, evidence_now_ms());
+    exec_raw(other, "UPDATE evidence_checkpoints SET n = 1");
+    assert_rule(other, "checkpoint_mismatch");
+    exec_raw(other, "UPDATE evidence_checkpoints SET n = 0; UPDATE evidence_keying SET rows = 7");
+    assert_rule(other, "checkpoint_mismatch");
+    exec_raw(other, "DELETE FROM evidence_keying");
+    assert_rule(other, "keying_removed");
+    /* a writer with the key refuses a store whose keying was removed */
+    struct store_key k = test_key('k');
+    char err[512] = "";
+    assert_int_equal(evidence_open_keyed(other, EVIDENCE_OPEN_RW, &k, &db, err, sizeof err),
+                     EVIDENCE_E_OPEN);
+    assert_non_null(strstr(err, "store_tampered"));
+}
+
+/* A writer without the key on a keyed store writes nothing: evidence_open
+ * refuses it, and plain SQLite cannot insert through the view. */
+static void store_39_writer_without_key_writes_nothing(void **state)
+{
+    struct ev_tmp *t = *state;
+    keyed_store(t->db, evidence_now_ms());
+    exec_raw(t->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+    long long before = ev_count(t->db, "SELECT count(*) FROM evidence");
+    struct evidence_db *db = NULL;
+    char err[512] = "";
+    assert_int_equal(evidence_open(t->db, EVIDENCE_OPEN_RW, &db, err, sizeof err), EVIDENCE_E_KEY);
+    assert_null(db);
+    assert_non_null(strstr(err, "--store-key-file"));
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(t->db, &raw), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(raw, "INSERT INTO evidence (id, check_kind, verdict, reason, "
+                                           "profile_id, profile_fingerprint, observed_at_ms, "
+                                           "observed_end_ms, recorded_at_ms, report) SELECT 'z', "
+                                           "check_kind, verdict, reason, profile_id, "
+                                           "profile_fingerprint, observed_at_ms, observed_end_ms, "
+                                           "recorded_at_ms, report FROM evidence WHERE id = 'b0'",
+                                     NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM evidence"), before);
+    /* a reader without the key reads as before */
+    db = open_ro(t->db);
+    assert_true(evidence_is_keyed(db));
+    json_t *rows = NULL;
+    struct evidence_filter f = {0};
+    assert_int_equal(evidence_list(db, &f, &rows, err, sizeof err), EVIDENCE_OK);
+    assert_int_equal(json_array_size(rows), before);
+    json_decref(rows);
+    evidence_close(db);
+    assert_rule(t->db, "");
+}
+
+/* A key that is not the store's is EVIDENCE_E_KEY for writers and for the
+ * check, never tampering. */
+static void store_40_wrong_key_is_a_key_error(void **state)
+{
+    struct ev_tmp *t = *state;
+    keyed_store(t->db, evidence_now_ms());
+    struct store_key k = test_key('w');
+    struct evidence_db *db = NULL;
+    char err[512] = "";
+    assert_int_equal(evidence_open_keyed(t->db, EVIDENCE_OPEN_RW, &k, &db, err, sizeof err),
+                     EVIDENCE_E_KEY);
+    assert_non_null(strstr(err, "the key does not match"));
+    db = open_keyed(t->db, EVIDENCE_OPEN_RO, 'w');
+    struct evidence_mac_check c;
+    assert_int_equal(evidence_check_macs(db, &c, err, sizeof err), EVIDENCE_E_KEY);
+    assert_false(c.tampered);
+    evidence_close(db);
+    assert_rule(t->db, "");
+}
+
+/* A new store holding one valid MATCH report of id (cdn-a). */
+static void one_row_store(const char *path, const char *id)
+{
+    struct evidence_db *db = ev_open_rw(path);
+    char *r = ev_sample_report(id, "MATCH", evidence_now_ms() - 20, "cdn-a", "ch1", "360p", "pv7");
+    import_ok(db, r, evidence_now_ms(), 1);
+    free(r);
+    assert_false(evidence_is_keyed(db));
+    evidence_close(db);
+}
+
+/* An unkeyed store keeps schema v8's tables empty and no MAC trigger;
+ * checked with a key it is store_not_keyed. */
+static void store_41_unkeyed_store_is_unchanged(void **state)
+{
+    struct ev_tmp *t = *state;
+    one_row_store(t->db, "u0");
+    assert_int_equal(ev_count(t->db, "SELECT (SELECT count(*) FROM evidence_keying) + (SELECT count(*) "
+                                     "FROM evidence_macs) + (SELECT count(*) FROM evidence_head) + "
+                                     "(SELECT count(*) FROM evidence_checkpoints)"), 0);
+    assert_int_equal(ev_count(t->db, "SELECT count(*) FROM sqlite_master WHERE type = "
+                                     "'trigger' AND name LIKE 'evidence_mac%'"), 0);
+    exec_raw(t->db, "DELETE FROM fetches; DELETE FROM evidence"); /* plain SQLite still may */
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_false(c.keyed);
+    assert_string_equal(c.rule, "store_not_keyed");
+}
+
+/* The key file rules of control.db: 32 to 1024 bytes, one line or raw,
+ * owner-only (else 65), not a regular file or unreadable 66. */
+static void store_42_key_file_rules(void **state)
+{
+    struct ev_tmp *t = *state;
+    char path[160];
+    struct store_key k;
+    assert_int_equal(ev_write_file(t, "k", "0123456789abcdef0123456789abcdef\n", path, sizeof path), 0);
+    chmod(path, 0600);
+    assert_int_equal(store_key_load("test", "--store-key-file", path, &k), 0);
+    assert_int_equal(k.n, 32); /* the newline is not part of it */
+    chmod(path, 0640);
+    assert_int_equal(store_key_load("test", "--store-key-file", path, &k), STORE_KEY_E_DATA);
+    assert_int_equal(ev_write_file(t, "short", "0123456789", path, sizeof path), 0);
+    chmod(path, 0600);
+    assert_int_equal(store_key_load("test", "--store-key-file", path, &k), STORE_KEY_E_DATA);
+    ev_tmp_path(t, "missing", path, sizeof path);
+    assert_int_equal(store_key_load("test", "--store-key-file", path, &k), STORE_KEY_E_NOINPUT);
+    ev_tmp_path(t, "fifo", path, sizeof path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(store_key_load("test", "--store-key-file", path, &k), STORE_KEY_E_NOINPUT);
+    /* the environment names the file when the option does not */
+    assert_int_equal(ev_write_file(t, "envkey", "0123456789abcdef0123456789abcdefXY", path, sizeof path), 0);
+    chmod(path, 0600);
+    bool have = false;
+    setenv(EVIDENCE_KEY_ENV, path, 1);
+    assert_int_equal(evidence_key_load("test", NULL, &k, &have), 0);
+    assert_true(have);
+    assert_int_equal(k.n, 34);
+    unsetenv(EVIDENCE_KEY_ENV);
+    assert_int_equal(evidence_key_load("test", NULL, &k, &have), 0);
+    assert_false(have);
+}
+
+/* A trigger exactav did not create could make a keyed writer MAC rows of
+ * another's choosing: the writer refuses the store, the check names it.  A
+ * store migrated from v6 holds only exactav's own and is keyed. */
+static void store_43_foreign_trigger_is_refused_and_named(void **state)
+{
+    struct ev_tmp *t = *state;
+    struct evidence_db *db = NULL;
+    one_row_store(t->db, "old");
+    exec_raw(t->db, EV_V7_UNDONE "PRAGMA user_version=6;");
+    keyed_store(t->db, evidence_now_ms());
+    struct evidence_mac_check c = check_keyed(t->db);
+    assert_false(c.tampered);
+    assert_int_equal(c.rows, 5);
+    exec_raw(t->db, "CREATE TRIGGER sneaky AFTER INSERT ON evidence_rows BEGIN SELECT 1; END;");
+    struct store_key k = test_key('k');
+    char err[512] = "";
+    assert_int_equal(evidence_open_keyed(t->db, EVIDENCE_OPEN_RW, &k, &db, err, sizeof err),
+                     EVIDENCE_E_OPEN);
+    assert_non_null(strstr(err, "trigger sneaky"));
+    c = check_keyed(t->db);
+    assert_string_equal(c.rule, "foreign_schema_object");
+    assert_string_equal(c.row, "trigger sneaky");
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, ev_setup, ev_teardown)
@@ -1693,6 +2045,15 @@ int main(int argc, char **argv)
         T(store_32_part_index_column_from_the_report),
         T(store_33_profile_stored_once_reports_byte_for_byte),
         T(store_34_v6_rows_kept_whole_new_rows_split),
+        T(store_35_keyed_store_verifies_clean_after_writes_and_prune),
+        T(store_36_row_deleted_by_hand_is_row_deleted),
+        T(store_37_changed_or_added_row_is_named),
+        T(store_38_head_checkpoint_and_keying_changed_are_named),
+        T(store_39_writer_without_key_writes_nothing),
+        T(store_40_wrong_key_is_a_key_error),
+        T(store_41_unkeyed_store_is_unchanged),
+        T(store_42_key_file_rules),
+        T(store_43_foreign_trigger_is_refused_and_named),
     };
     return ev_run_tests("test_evidence_store", tests, sizeof tests / sizeof tests[0], argc, argv);
 }

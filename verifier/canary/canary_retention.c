@@ -58,14 +58,14 @@ static long prune_pictures(const char *dir, time_t before_s)
     return n;
 }
 
-int canary_retention_run(const char *evidence_path, const char *diff_dir, const struct canary_retention *r,
+int canary_retention_run(const char *evidence_path, const struct store_key *key, const char *diff_dir, const struct canary_retention *r,
                          int64_t now_ms, const struct canary_log *log)
 {
     struct evidence_db *db = NULL;
     char err[512] = "";
     struct evidence_prune_opts o = {now_ms, r->keep_ms, r->keep_mismatch_ms, 0};
     struct evidence_prune_result res;
-    enum evidence_rc rc = evidence_open(evidence_path, EVIDENCE_OPEN_RW, &db, err, sizeof err);
+    enum evidence_rc rc = evidence_open_keyed(evidence_path, EVIDENCE_OPEN_RW, key, &db, err, sizeof err);
     if (rc == EVIDENCE_OK)
         rc = evidence_prune(db, &o, &res, err, sizeof err);
     evidence_close(db);

@@ -13,12 +13,16 @@
 #include "canary_config.h"
 #include "canary_log.h"
 
+struct store_key;
+
 /* One prune of evidence_path under r at now_ms; logs one "prune" event
  * (the counts, or why it failed).  With diff_dir (NULL: none), the MISMATCH
  * pictures older than keep_mismatch go too: the PNGs (regular files named
  * *.png, never a link) directly in each target's folder DIR/<target>/, the
- * only files the canary writes there.  0, or -1 when the prune failed. */
-int canary_retention_run(const char *evidence_path, const char *diff_dir, const struct canary_retention *r,
+ * only files the canary writes there.  key: evidence.db's MAC key
+ * (--store-key-file; NULL: none, and a keyed store is then not pruned).
+ * 0, or -1 when the prune failed. */
+int canary_retention_run(const char *evidence_path, const struct store_key *key, const char *diff_dir, const struct canary_retention *r,
                          int64_t now_ms, const struct canary_log *log);
 
 #endif

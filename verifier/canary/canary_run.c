@@ -331,7 +331,7 @@ static int prepare(struct runner *r, char *err, size_t errlen)
     r->run.compare = r->o->compare_full ? VERIFY_COMPARE_FULL : VERIFY_COMPARE_AUTO;
     r->run.diff_dir = r->o->diff_dir ? r->o->diff_dir : r->cfg.diff_dir;
     int rc = 0;
-    r->env.store = canary_store_open(r->o->evidence_path, r->o->sign_key, &rc, err, errlen);
+    r->env.store = canary_store_open(r->o->evidence_path, r->o->sign_key, r->o->store_key, &rc, err, errlen);
     if (!r->env.store)
         return rc;
     if (!(r->metrics = canary_metrics_new()))
@@ -352,7 +352,7 @@ static void retention_due(struct runner *r, int64_t *next_ms)
 {
     if (!r->cfg.retention.on || r->o->once || mono_ms() < *next_ms)
         return;
-    canary_retention_run(r->o->evidence_path, r->run.diff_dir, &r->cfg.retention, util_now_ms(), &r->log);
+    canary_retention_run(r->o->evidence_path, r->o->store_key, r->run.diff_dir, &r->cfg.retention, util_now_ms(), &r->log);
     *next_ms = mono_ms() + r->cfg.retention.every_ms;
 }
 

@@ -20,6 +20,8 @@
 
 #include "canary_config.h"
 
+struct store_key;
+
 struct canary_options {
     const char *config_path;
     const char *evidence_path;
@@ -31,7 +33,9 @@ struct canary_options {
     FILE *log;                   /* the structured log (stderr) */
     bool compare_full;           /* --compare full: never the decoder-input fast path */
     const char *diff_dir;        /* --diff-dir: pictures of a MISMATCH (diffpic.h), or NULL */
+    const char *store_key_file;  /* --store-key-file, or NULL ($EXACTAV_STORE_KEY_FILE) */
     const char *sign_key;        /* --sign-key: Ed25519 key signing every stored report, or NULL */
+    const struct store_key *store_key; /* --store-key-file, loaded: evidence.db's MACs, or NULL */
 };
 
 /* One target's answer in a session (the newest record of the run). */

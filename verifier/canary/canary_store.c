@@ -16,8 +16,8 @@ struct canary_store {
     bool sealed;
 };
 
-struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
-                                       size_t errlen)
+struct canary_store *canary_store_open(const char *path, const char *sign_key, const struct store_key *store_key,
+                                       int *exit_code, char *err, size_t errlen)
 {
     struct canary_store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -32,9 +32,11 @@ struct canary_store *canary_store_open(const char *path, const char *sign_key, i
         free(s);
         return NULL;
     }
-    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, &s->db, err, errlen);
+    enum evidence_rc rc = evidence_open_keyed(path, EVIDENCE_OPEN_RW, store_key, &s->db, err, errlen);
     if (rc != EVIDENCE_OK) {
-        *exit_code = rc == EVIDENCE_E_OPEN || rc == EVIDENCE_E_VERSION ? EXACTAV_EXIT_NOINPUT : EXACTAV_EXIT_INTERNAL;
+        *exit_code = rc == EVIDENCE_E_OPEN || rc == EVIDENCE_E_VERSION ? EXACTAV_EXIT_NOINPUT
+                     : rc == EVIDENCE_E_KEY                            ? EXACTAV_EXIT_UNUSABLE
+                                                                       : EXACTAV_EXIT_INTERNAL;
         reportsig_key_free(s->key);
         free(s);
         return NULL;

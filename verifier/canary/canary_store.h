@@ -21,11 +21,12 @@ struct canary_store;
 
 /* Opens (creating or migrating) the store.  With sign_key (--sign-key, or
  * NULL), every report it stores is signed with that Ed25519 key
- * (reportsig.h), loaded first.  NULL with err set; *exit_code is 66 when
- * the file (or the key file) cannot be opened, 65 an unusable key, 70
- * otherwise. */
-struct canary_store *canary_store_open(const char *path, const char *sign_key, int *exit_code, char *err,
-                                       size_t errlen);
+ * (reportsig.h), loaded first.  store_key: evidence.db's MAC key
+ * (--store-key-file, evidence_open_keyed), or NULL.  NULL with err set;
+ * *exit_code is 66 when the file (or the key file) cannot be opened, 65 an
+ * unusable key (or a keyed store without its key), 70 otherwise. */
+struct canary_store *canary_store_open(const char *path, const char *sign_key, const struct store_key *store_key,
+                                       int *exit_code, char *err, size_t errlen);
 void canary_store_close(struct canary_store *s);
 
 void canary_store_lock(struct canary_store *s);

@@ -18,14 +18,16 @@
 #include "canary_run.h"
 #include "canary_sched.h"
 #include "cli.h"
+#include "evidence.h"
 #include "evidence_text.h"
+#include "store_key.h"
 #include "exitcodes.h"
 #include "util.h"
 
 static const char USAGE[] =
     "usage: exactav canary --config canary.json --evidence evidence.db [--once] [--duration S]\n"
     "                      [--metrics-listen ADDR:PORT] [--shard K/N] [--compare auto|full]\n"
-    "                      [--diff-dir DIR] [--sign-key FILE] [--json]\n"
+    "                      [--diff-dir DIR] [--sign-key FILE] [--store-key-file FILE] [--json]\n"
     "\n"
     "Checks every target of the configuration (a live rendition delivered by one path,\n"
     "against the reference provider's copy) at every segment with Exact-AV v1, and\n"
@@ -50,6 +52,9 @@ static const char USAGE[] =
     "                         the configuration's \"diff_dir\"\n"
     "  --sign-key FILE        sign every stored report with this Ed25519 private key\n"
     "                         (PEM, mode 600; as `exactav verify --sign-key`)\n"
+    "  --store-key-file FILE  the key of evidence.db's MACs (default $EXACTAV_STORE_KEY_FILE;\n"
+    "                         docs/security.md#tamper-evidence): keys an unkeyed store, is\n"
+    "                         needed to write a keyed one (its checks and prunes)\n"
     "  --json                 log lines and the session summary as JSON\n"
     "  -h, --help             this help\n"
     "\n"
@@ -68,7 +73,7 @@ static int parse(int argc, char **argv, struct canary_options *o)
         {"metrics-listen", required_argument, NULL, 'm'}, {"shard", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
         {"compare", required_argument, NULL, 'C'}, {"diff-dir", required_argument, NULL, 'D'},
-        {"sign-key", required_argument, NULL, 'k'},
+        {"sign-key", required_argument, NULL, 'k'}, {"store-key-file", required_argument, NULL, 'K'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -96,6 +101,7 @@ static int parse(int argc, char **argv, struct canary_options *o)
             o->compare_full = optarg[0] == 'f';
             break;
         case 'k': o->sign_key = optarg; break;
+        case 'K': o->store_key_file = optarg; break;
         case 'D':
             if (!optarg[0])
                 return cli_fail(EXACTAV_EXIT_USAGE, "canary", "--diff-dir wants a directory");
@@ -227,8 +233,16 @@ int exactav_cmd_canary(int argc, char **argv)
     char err[1024] = "";
     if ((rc = canary_config_load(o.config_path, &cfg, err, sizeof err)))
         return fail_json(json, cli_fail(rc, "canary", "%s: %s", o.config_path, err));
+    struct store_key key;
+    bool have_key = false;
+    if ((rc = evidence_key_load("exactav canary", o.store_key_file, &key, &have_key))) {
+        canary_config_free(&cfg);
+        return fail_json(json, rc);
+    }
+    o.store_key = have_key ? &key : NULL;
     struct canary_session s;
     rc = canary_run(&o, &cfg, &s, err, sizeof err);
+    store_key_wipe(&key); /* each connection holds its own copy */
     if (rc) {
         canary_session_free(&s);
         return fail_json(json, cli_fail(rc, "canary", "%s", err[0] ? err : "failed"));

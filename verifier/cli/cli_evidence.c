@@ -6,6 +6,7 @@
 #include "evidence.h"
 #include "redact.h"
 #include "reportsig.h"
+#include "store_key.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +29,7 @@ struct opts {
     enum sub sub;
     const char *db;
     const char *trusted_keys; /* import --trusted-keys FILE, or NULL */
+    const char *store_key_file; /* --store-key-file FILE, or NULL ($EXACTAV_STORE_KEY_FILE) */
     bool json;
     struct evidence_filter filter;
     struct evidence_prune_opts prune; /* prune: keep_ms < 0 until --keep is given */
@@ -45,13 +47,23 @@ static const char USAGE[] =
     "usage: exactav evidence list   --evidence FILE.db [filters] [--limit N] [--json]\n"
     "       exactav evidence latest --evidence FILE.db [filters] [--limit N] [--json]\n"
     "       exactav evidence show ID --evidence FILE.db [--json]\n"
-    "       exactav evidence import REPORT.json... --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
-    "       exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION] [--json]\n"
-    "       exactav evidence verify-store --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
+    "       exactav evidence import REPORT.json... --evidence FILE.db [--trusted-keys KEYS.pem]\n"
+    "                                  [--store-key-file KEY] [--json]\n"
+    "       exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION]\n"
+    "                              [--store-key-file KEY] [--json]\n"
+    "       exactav evidence verify-store --evidence FILE.db [--trusted-keys KEYS.pem]\n"
+    "                                     [--store-key-file KEY] [--json]\n"
     "filters: --path-id ID --channel C --rendition R --program-version V\n"
     "         --verdict MATCH|MISMATCH|UNKNOWN --max-age SECONDS --media-sequence N\n"
     "exit: 0 ok, 3 show: no such id / verify-store: a row breaks a rule, 64 usage, 65 invalid report (one exactav verify could\n"
-    "not have produced), 66 cannot open, or not an evidence store this build reads, 70 internal\n";
+    "not have produced) or the store key (its file, a wrong key, a keyed store written without it), 66 cannot open, or\n"
+    "not an evidence store this build reads, 70 internal\n";
+
+/* The option of every writer and of verify-store (docs/security.md#tamper-evidence). */
+#define HELP_STORE_KEY                                                                            \
+    "  --store-key-file KEY  the key of the store's MACs (default $EXACTAV_STORE_KEY_FILE): keys\n" \
+    "                     an unkeyed store, is needed to write a keyed one; 32 to 1024 bytes,\n"  \
+    "                     mode 600 (else 65), unreadable 66; a wrong key is 65\n"
 
 static const char HELP_LIST[] =
     "usage: exactav evidence list --evidence FILE.db [filters] [--limit N] [--json]\n"
@@ -87,7 +99,8 @@ static const char HELP_IMPORT[] =
     "                     carry a signature (verify/canary --sign-key) by one of them\n"
     "                     that verifies, else it is refused (exit 65) as\n"
     "                     signature_missing, signature_unknown_key or signature_invalid.\n"
-    "                     The file unreadable: 66; no Ed25519 public key in it: 65\n";
+    "                     The file unreadable: 66; no Ed25519 public key in it: 65\n"
+    HELP_STORE_KEY;
 
 static const char HELP_PRUNE[] =
     "usage: exactav evidence prune --evidence FILE.db --keep DURATION [--keep-mismatch DURATION]\n"
@@ -100,7 +113,10 @@ static const char HELP_PRUNE[] =
     "(default 30d), the newest probe of each (path, channel, rendition).\n"
     "DURATION: a whole number and a unit, s m h or d (7d, 12h, 30m).\n"
     "Prints what it deleted and kept and the bytes reclaimed; --json: one JSON object.\n"
-    "exit: 0 ok, 64 usage, 66 missing file or not an evidence store, 70 internal\n";
+    "A keyed store is pruned only with its key, and a keyed checkpoint then counts and sums\n"
+    "the MACs of the rows deleted.\n"
+    HELP_STORE_KEY
+    "exit: 0 ok, 64 usage, 65 the store key, 66 missing file or not an evidence store, 70 internal\n";
 
 static const char HELP_VERIFY[] =
     "usage: exactav evidence verify-store --evidence FILE.db [--trusted-keys KEYS.pem] [--json]\n"
@@ -110,10 +126,19 @@ static const char HELP_VERIFY[] =
     "row that breaks one (read-only).  With --trusted-keys every report must also carry a\n"
     "signature (verify/canary --sign-key) that a key of KEYS.pem verifies: a signature\n"
     "import checked is checked again, so a report edited since its import is found.\n"
-    "--json  {\"kind\": \"store_ok\", \"rows\": N, \"signatures_verified\": N} or\n"
+    "With --store-key-file (or $EXACTAV_STORE_KEY_FILE), first the keyed tamper evidence: the\n"
+    "keying row, the keyed head, every checkpoint and every row's MAC, and that the head counts\n"
+    "and sums every MAC the surviving rows and the checkpoints hold, so that a row deleted\n"
+    "whole is found (row_deleted); rules store_not_keyed, keying_removed, head_mismatch,\n"
+    "checkpoint_mismatch, row_mac_missing, row_mac_mismatch, row_deleted.  A keyed store\n"
+    "checked without its key: the rules only, and stderr says the MACs were not checked.\n"
+    "--json  {\"kind\": \"store_ok\", \"rows\": N, \"signatures_verified\": N} (with a key also\n"
+    "        \"macs_verified\": N, \"checkpoints_verified\": N) or\n"
     "        {\"kind\": \"store_tampered\", \"table\", \"row\", \"rule\", \"detail\"}\n"
     "exit: 0 every rule holds, 3 store_tampered (the first broken row named), 64 usage,\n"
-    "      65 no Ed25519 public key in KEYS.pem, 66 cannot open, 70 internal\n";
+    "      65 no Ed25519 public key in KEYS.pem, or the store key (its file; a key that is\n"
+    "      not the store's: \"the key does not match\", never tampering), 66 cannot open,\n"
+    "      70 internal\n";
 
 static enum sub parse_sub(const char *s)
 {
@@ -198,6 +223,7 @@ static const struct { const char *name; unsigned subs; } VALUE_OPTS[] = {
     {"--verdict", FOR_QUERY},     {"--max-age", FOR_QUERY}, {"--limit", FOR_QUERY},
     {"--media-sequence", FOR_QUERY}, {"--keep", FOR_PRUNE}, {"--keep-mismatch", FOR_PRUNE},
     {"--trusted-keys", FOR_IMPORT | FOR_VERIFY},
+    {"--store-key-file", FOR_IMPORT | FOR_PRUNE | FOR_VERIFY},
 };
 
 static int value_opt(const char *name)
@@ -236,6 +262,10 @@ static int parse_option(struct opts *o, int argc, char **argv, int *i, const str
         o->trusted_keys = val;
         return 0;
     }
+    if (strcmp(name, "--store-key-file") == 0) {
+        o->store_key_file = val;
+        return 0;
+    }
     return set_filter_value(o, name, val, io);
 }
 
@@ -269,18 +299,39 @@ static int parse_args(struct opts *o, int argc, char **argv, const struct io *io
 
 static int open_rc(enum evidence_rc rc)
 {
-    return rc == EVIDENCE_E_INTERNAL ? EXACTAV_EVIDENCE_EXIT_SOFTWARE : EXACTAV_EVIDENCE_EXIT_NOINPUT;
+    return rc == EVIDENCE_E_INTERNAL ? EXACTAV_EVIDENCE_EXIT_SOFTWARE
+           : rc == EVIDENCE_E_KEY    ? EXACTAV_EVIDENCE_EXIT_DATAERR
+                                     : EXACTAV_EVIDENCE_EXIT_NOINPUT;
+}
+
+/* Opens the store, with the key of --store-key-file (or the environment)
+ * for the subcommands that take one (the key file is read first: a refused
+ * key leaves the store untouched).  *keyed: a key was given. */
+static int open_db_keyed(const struct opts *o, enum evidence_open_mode mode,
+                         struct evidence_db **db, bool *keyed, const struct io *io)
+{
+    char err[512] = "";
+    struct store_key k;
+    bool have = false;
+    bool takes = o->sub == SUB_IMPORT || o->sub == SUB_PRUNE || o->sub == SUB_VERIFY;
+    int krc = takes ? evidence_key_load("exactav evidence", o->store_key_file, &k, &have) : 0;
+    if (keyed)
+        *keyed = have;
+    if (krc)
+        return krc;
+    enum evidence_rc rc = evidence_open_keyed(o->db, mode, have ? &k : NULL, db, err, sizeof err);
+    if (have)
+        store_key_wipe(&k); /* the connection holds its own copy */
+    if (rc == EVIDENCE_OK)
+        return 0;
+    fprintf(io->err, "exactav evidence: %s: %s\n", o->db, err);
+    return open_rc(rc);
 }
 
 static int open_db(const struct opts *o, enum evidence_open_mode mode, struct evidence_db **db,
                    const struct io *io)
 {
-    char err[512] = "";
-    enum evidence_rc rc = evidence_open(o->db, mode, db, err, sizeof err);
-    if (rc == EVIDENCE_OK)
-        return 0;
-    fprintf(io->err, "exactav evidence: %s: %s\n", o->db, err);
-    return open_rc(rc);
+    return open_db_keyed(o, mode, db, NULL, io);
 }
 
 static int emit(const struct opts *o, const json_t *rows, const struct io *io, bool record)
@@ -613,17 +664,46 @@ static int check_profiles(struct evidence_db *db, struct vfinding *f, const stru
     return 0;
 }
 
+/* With the key: the MACs, head and checkpoints, before the rules
+ * (evidence_check_macs).  Without it, on a keyed store: a note that they
+ * were not checked.  0 or the exit code. */
+static int check_macs(const struct opts *o, struct evidence_db *db, bool keyed, struct vfinding *f,
+                      struct evidence_mac_check *c, const struct io *io)
+{
+    char err[512] = "";
+    if (!keyed) {
+        if (evidence_is_keyed(db))
+            fprintf(io->err, "exactav evidence: %s is keyed: its MACs, head and checkpoints were "
+                             "not checked (the rules only); give --store-key-file\n", o->db);
+        return 0;
+    }
+    enum evidence_rc rc = evidence_check_macs(db, c, err, sizeof err);
+    if (rc != EVIDENCE_OK) {
+        fprintf(io->err, "exactav evidence: %s: %s\n", o->db, err);
+        return open_rc(rc);
+    }
+    if (c->tampered) {
+        found(f, c->row, c->rule, c->detail);
+        f->table = c->table;
+    }
+    return 0;
+}
+
 static int cmd_verify_store(const struct opts *o, const struct io *io)
 {
     struct evidence_db *db = NULL;
     struct reportsig_trust *trust = NULL;
+    bool keyed = false;
     int rc = load_trust(o, &trust, io);
     if (!rc)
-        rc = open_db(o, EVIDENCE_OPEN_RO, &db, io);
+        rc = open_db_keyed(o, EVIDENCE_OPEN_RO, &db, &keyed, io);
     struct vfinding f = {.trust = trust};
+    struct evidence_mac_check macs = {0};
     size_t rows = 0;
     char err[512];
-    if (!rc && evidence_scan(db, check_one, &f, &rows, err, sizeof err) != EVIDENCE_OK) {
+    if (!rc)
+        rc = check_macs(o, db, keyed, &f, &macs, io);
+    if (!rc && !f.tampered && evidence_scan(db, check_one, &f, &rows, err, sizeof err) != EVIDENCE_OK) {
         fprintf(io->err, "exactav evidence: %s\n", err);
         rc = EXACTAV_EVIDENCE_EXIT_SOFTWARE;
     }
@@ -637,6 +717,10 @@ static int cmd_verify_store(const struct opts *o, const struct io *io)
                                        f.table, "row", f.row, "rule", f.rule, "detail", f.detail)
                            : json_pack("{s:s,s:I,s:I}", "kind", "store_ok", "rows", (json_int_t)rows,
                                        "signatures_verified", (json_int_t)f.signed_ok);
+    if (j && keyed && !f.tampered) {
+        json_object_set_new(j, "macs_verified", json_integer((json_int_t)macs.rows));
+        json_object_set_new(j, "checkpoints_verified", json_integer((json_int_t)macs.checkpoints));
+    }
     char *t = o->json && j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (o->json && !t)
@@ -645,6 +729,10 @@ static int cmd_verify_store(const struct opts *o, const struct io *io)
         fprintf(io->out, "%s\n", t);
     else if (f.tampered)
         fprintf(io->out, "store_tampered: %s %s breaks %s: %s\n", f.table, f.row, f.rule, f.detail);
+    else if (keyed)
+        fprintf(io->out, "store_ok: %zu rows hold every rule, %zu signatures verified, %zu MACs "
+                         "and %zu checkpoints verified, the keyed head counts every row\n",
+                rows, f.signed_ok, macs.rows, macs.checkpoints);
     else
         fprintf(io->out, "store_ok: %zu rows hold every rule, %zu signatures verified\n", rows,
                 f.signed_ok);

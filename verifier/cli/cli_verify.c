@@ -14,6 +14,7 @@
 #include "candidate.h"
 #include "credential.h"
 #include "evidence.h"
+#include "store_key.h"
 #include "cli.h"
 #include "exitcodes.h"
 #include "profile.h"
@@ -82,6 +83,9 @@ static const char USAGE[] =
     "                        audio difference into DIR (made when missing; an existing file\n"
     "                        is never replaced: a numbered name is used); the report's\n"
     "                        \"diff_images\" names them.  A MATCH writes nothing\n"
+    "  --store-key-file F    the key of the evidence store's MACs (default\n"
+    "                        $EXACTAV_STORE_KEY_FILE; docs/security.md#tamper-evidence):\n"
+    "                        keys an unkeyed store, is needed to write a keyed one (65)\n"
     "  --sign-key FILE       sign the report (printed and stored) with this Ed25519\n"
     "                        private key (PEM, `openssl genpkey -algorithm ed25519`,\n"
     "                        mode 600): a \"signature\" member, last (docs/evidence.md)\n"
@@ -91,7 +95,8 @@ static const char USAGE[] =
     "  -v, --verbose         show FFmpeg's own messages\n"
     "  -h, --help            this help\n"
     "\n"
-    "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable,\n"
+    "Exit: 0 MATCH, 1 MISMATCH, 2 UNKNOWN, 64 usage, 65 reference or profile not usable\n"
+    "(or the store key: its file, a wrong key, a keyed store without it),\n"
     "66 an input cannot be opened or the evidence store is not usable, 70 internal error.\n"
     "See docs/cli.md.\n";
 
@@ -101,13 +106,13 @@ static const char USAGE[] =
 #define TS33_MAX (((int64_t)1 << 33) - 1)
 
 /* Long options without a short letter. */
-enum { OPT_ALLOCATION_ID = 1000, OPT_PATHWAY };
+enum { OPT_ALLOCATION_ID = 1000, OPT_PATHWAY, OPT_STORE_KEY };
 
 struct verify_opts {
     const char *reference, *candidate, *profile, *evidence;
     const char *path_id, *channel, *rendition, *program_version;
     const char *allocation_id, *pathway;
-    const char *diff_dir, *sign_key;
+    const char *diff_dir, *sign_key, *store_key_file;
     bool have_interval, json, progress, have_seq;
     int64_t start, end, offset, seq_first, seq_last, program;
     int64_t deadline_s, deadline_ms;   /* --deadline, and when it ends (UTC ms) */
@@ -166,6 +171,7 @@ static int parse_delivery(int c, struct verify_opts *o)
     case 'I': o->path_id = optarg; return 0;
     case OPT_ALLOCATION_ID: o->allocation_id = optarg; return 0;
     case OPT_PATHWAY: o->pathway = optarg; return 0;
+    case OPT_STORE_KEY: o->store_key_file = optarg; return 0;
     case 'C': o->channel = optarg; return 0;
     case 'R': o->rendition = optarg; return 0;
     case 'V': o->program_version = optarg; return 0;
@@ -217,6 +223,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"evidence", required_argument, NULL, 'E'}, {"path-id", required_argument, NULL, 'I'},
         {"allocation-id", required_argument, NULL, OPT_ALLOCATION_ID},
         {"pathway", required_argument, NULL, OPT_PATHWAY},
+        {"store-key-file", required_argument, NULL, OPT_STORE_KEY},
         {"channel", required_argument, NULL, 'C'}, {"rendition", required_argument, NULL, 'R'},
         {"program-version", required_argument, NULL, 'V'}, {"media-sequence", required_argument, NULL, 'S'},
         {"cacert", required_argument, NULL, 'A'}, {"redact-param", required_argument, NULL, 'X'},
@@ -396,16 +403,24 @@ static int apply_context(const struct verify_opts *o, struct reference *ref)
  * check starts: a store that is not ours, of another version or not
  * writable here fails now, before any byte is fetched, not after the whole
  * check.  Store errors about the file exit 66, like every other command. */
-static int open_evidence(const char *path, struct evidence_db **db)
+static int open_evidence(const char *path, const char *key_file, struct evidence_db **db)
 {
     char err[1024];
     *db = NULL;
     if (!path)
         return 0;
-    enum evidence_rc rc = evidence_open(path, EVIDENCE_OPEN_RW, db, err, sizeof err);
+    struct store_key k;
+    bool have = false;
+    int krc = evidence_key_load("exactav verify", key_file, &k, &have);
+    if (krc)
+        return krc;
+    enum evidence_rc rc = evidence_open_keyed(path, EVIDENCE_OPEN_RW, have ? &k : NULL, db, err, sizeof err);
+    store_key_wipe(&k); /* the connection holds its own copy */
     if (rc == EVIDENCE_OK)
         return 0;
-    return cli_fail(rc == EVIDENCE_E_INTERNAL ? EXACTAV_EXIT_INTERNAL : EXACTAV_EXIT_NOINPUT,
+    return cli_fail(rc == EVIDENCE_E_INTERNAL ? EXACTAV_EXIT_INTERNAL
+                    : rc == EVIDENCE_E_KEY    ? EXACTAV_EXIT_UNUSABLE
+                                              : EXACTAV_EXIT_NOINPUT,
                     "verify", "--evidence %s: %s", path, err);
 }
 
@@ -547,7 +562,7 @@ int exactav_cmd_verify(int argc, char **argv)
     if (!rc)
         rc = load_sign_key(o.sign_key, &key);
     if (!rc)
-        rc = open_evidence(o.evidence, &edb);
+        rc = open_evidence(o.evidence, o.store_key_file, &edb);
     if (!rc)
         rc = open_candidate(&o, &ref, &cand);
     if (!rc)
